@@ -34,6 +34,31 @@ def test_trace_is_identical_across_chunkings(setup):
     np.testing.assert_array_equal(one.final_models, many.final_models)
 
 
+def test_memory_budget_splits_seeds_without_changing_results(setup):
+    """A budget too small for all seeds at once runs them in batches with the same numbers."""
+    whole = _run(setup, seeds=6)
+    need = whole.meta["memory_per_device_mib"] * 2**20
+    split = _run(setup, seeds=6, memory_budget=need / 2.5)
+    assert split.meta["seed_batches"] >= 2 and whole.meta["seed_batches"] == 1
+    for k in whole.metrics:  # other batch shapes vectorize reductions differently: rounding only
+        np.testing.assert_allclose(split.metrics[k], whole.metrics[k], rtol=0, atol=1e-12)
+    np.testing.assert_allclose(split.final_models, whole.final_models, rtol=0, atol=1e-12)
+
+
+def test_memory_budget_shortens_chunks_when_observing(setup):
+    """With observe, the per-step messages dominate: the run uses more chunks, same numbers."""
+    whole = _run(setup, seeds=2, observe=True, chunks=1)
+    need = whole.meta["memory_per_device_mib"] * 2**20
+    split = _run(setup, seeds=2, observe=True, chunks=1, memory_budget=need / 3)
+    assert split.meta["chunks"] > 1
+    chex.assert_trees_all_equal(split.observed, whole.observed)
+
+
+def test_memory_budget_too_small_for_one_seed_is_a_clear_error(setup):
+    with pytest.raises(ValueError, match="memory_budget"):
+        _run(setup, seeds=1, memory_budget=16)
+
+
 def test_record_every_only_subsamples(setup):
     every1, every5 = _run(setup, record_every=1), _run(setup, record_every=5)
     np.testing.assert_array_equal(every5.steps, every1.steps[::5])

@@ -11,6 +11,7 @@ import hashlib
 import itertools
 import json
 import math
+import os
 import platform
 import time
 from pathlib import Path
@@ -43,6 +44,7 @@ def run(
     devices=None,
     resume_dir=None,
     seeds_per_block: int | None = None,
+    memory_budget: float | None = None,
 ) -> Trace:
     """Run ``algorithm`` for ``steps`` iterations on every seed; returns a :class:`Trace`.
 
@@ -66,6 +68,13 @@ def run(
         each block's trace is saved in this folder as soon as it is done, and a rerun with the
         same configuration loads finished blocks instead of recomputing them.
       seeds_per_block: block size for ``resume_dir`` (default: all seeds in 8 blocks).
+      memory_budget: bytes one device may hold for the run's buffers (default: 80 % of the
+        device's memory where the backend reports it, GPUs; else half the host's memory shared
+        by the local devices). When a chunk's compiled program (its carry in and out, records,
+        observed messages and XLA's temporaries) needs more, the run is split: more chunks
+        first when ``observe`` holds the steps' messages, then sequential batches of seeds.
+        The numbers do not depend on the split (up to float rounding: other batch shapes
+        vectorize reductions differently).
 
     Returns:
       A :class:`Trace` with metrics ``(S, R+1)``, the first record taken before step 0.
@@ -77,7 +86,8 @@ def run(
     _validate(algorithm, problem, network, [params])
     return _dispatch(algorithm, problem, network, params, None, resume_dir, seeds_per_block,
                      steps=steps, seeds=seeds, record_every=record_every, metrics=metrics,
-                     observe=observe, progress=progress, chunks=chunks, devices=devices)
+                     observe=observe, progress=progress, chunks=chunks, devices=devices,
+                     memory_budget=memory_budget)
 
 
 def sweep(
@@ -96,6 +106,7 @@ def sweep(
     devices=None,
     resume_dir=None,
     seeds_per_block: int | None = None,
+    memory_budget: float | None = None,
 ) -> Trace:
     """Like :func:`run` over a grid of Params: every leaf of ``params_grid`` has a leading axis G.
 
@@ -116,7 +127,8 @@ def sweep(
     _validate(algorithm, problem, network, points)
     return _dispatch(algorithm, problem, network, params_grid, size, resume_dir, seeds_per_block,
                      steps=steps, seeds=seeds, record_every=record_every, metrics=metrics,
-                     observe=observe, progress=progress, chunks=chunks, devices=devices)
+                     observe=observe, progress=progress, chunks=chunks, devices=devices,
+                     memory_budget=memory_budget)
 
 
 def grid(params, **axes):
@@ -265,7 +277,7 @@ def _chunk_plan(records: int, chunks: int) -> list[int]:
 
 
 def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, record_every,
-             metrics, observe, progress, chunks, devices) -> Trace:
+             metrics, observe, progress, chunks, devices, memory_budget=None) -> Trace:
     if not isinstance(steps, (int, np.integer)) or steps < 1:
         raise ValueError(f"steps must be a positive integer; got {steps!r}")
     record_every = _default_record_every(steps) if record_every is None else int(record_every)
@@ -274,73 +286,150 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
             f"record_every must divide steps; got steps={steps}, record_every={record_every}")
     seed_list = _seed_list(seeds)
     devices = list(devices or _auto_devices(len(seed_list)))
-    n_pad = (-len(seed_list)) % len(devices)
-    padded = seed_list + [max(seed_list) + 1 + i for i in range(n_pad)]
-    mesh = Mesh(np.array(devices), (SEED_AXIS,))
-    seed_sharding = NamedSharding(mesh, PartitionSpec(SEED_AXIS))
-    keys = jax.device_put(jax.vmap(jax.random.key)(jnp.asarray(padded, jnp.uint32)),
-                          seed_sharding)
+    budget = _memory_budget(devices) if memory_budget is None else float(memory_budget)
+    if budget <= 0:
+        raise ValueError(f"memory_budget must be a positive number of bytes; got {memory_budget}")
+    program = _Program(algorithm, problem, network, params, grid_size, record_every, metrics,
+                       observe, Mesh(np.array(devices), (SEED_AXIS,)))
 
-    def over_batch(fn):
-        """Map ``fn(params, key, carry)`` over seeds (axis 0) and the grid (axis 1)."""
-        if grid_size is not None:
-            fn = jax.vmap(fn, in_axes=(0, None, 0))
-            return jax.vmap(fn, in_axes=(None, 0, 0))
-        return jax.vmap(fn, in_axes=(None, 0, 0))
-
-    def start(p, key, _):
-        carry = init_carry(algorithm, problem, network, p, key)
-        return carry, evaluate_metrics(metrics, algorithm, problem, carry.state)
-
-    def chunk(n_steps):
-        def fn(p, key, carry):
-            return simulate(algorithm, problem, network, p, key, steps=n_steps,
-                            record_every=record_every, metrics=metrics, observe=observe,
-                            carry=carry)
-        return fn
-
-    dummy = jnp.zeros((len(padded),) + ((grid_size,) if grid_size else ()))
     t0 = time.perf_counter()
-    start_fn = jax.jit(over_batch(start)).lower(params, keys, dummy).compile()
-    carry, first = start_fn(params, keys, dummy)
-    plan = _chunk_plan(steps // record_every, chunks or (10 if progress else 1))
-    compiled = {}
-    for n_rec in sorted(set(plan)):
-        compiled[n_rec] = jax.jit(over_batch(chunk(n_rec * record_every))).lower(
-            params, keys, carry).compile()
-    jax.block_until_ready(carry)
+    records = steps // record_every
+    n_chunks = min(records, chunks or (10 if progress else 1))
+    batch = len(seed_list) + (-len(seed_list)) % len(devices)
+    while True:  # shrink until one chunk's program fits the budget
+        plan = _chunk_plan(records, n_chunks)
+        compiled = program.compile(batch, sorted(set(plan)))
+        need = max(_program_bytes(c) for c in compiled.values())
+        if need <= budget:
+            break
+        if observe and n_chunks < records:  # the steps' messages dominate: shorter chunks
+            n_chunks = min(records, 2 * n_chunks)
+        elif batch > len(devices):  # then fewer seeds at a time
+            fit = max(1, int(batch * budget / need / len(devices)))
+            batch = min(batch - len(devices), fit * len(devices))
+        else:
+            raise ValueError(
+                f"one seed per device needs {need / 2**20:.1f} MiB per device, more than "
+                f"memory_budget = {budget / 2**20:.1f} MiB: raise the budget, record less often "
+                "(record_every) or run without observe")
     compile_seconds = time.perf_counter() - t0
 
-    records, observed = [jax.tree.map(lambda a: a[..., None], first)], []
-    bar = _progress_bar(steps, progress, algorithm.name)
+    batches = [seed_list[i:i + batch] for i in range(0, len(seed_list), batch)]
+    bar = _progress_bar(steps * len(batches), progress, algorithm.name)
     t1 = time.perf_counter()
-    for n_rec in plan:
-        carry, rec, seen = compiled[n_rec](params, keys, carry)
-        records.append(rec)
-        observed.append(seen)
-        if bar is not None:
-            jax.block_until_ready(carry)
-            bar.update(n_rec * record_every)
-    jax.block_until_ready(carry)
+    outs = [program.run(compiled, plan, b + [max(b) + 1 + i for i in range(batch - len(b))],
+                        bar, record_every) for b in batches]
     run_seconds = time.perf_counter() - t1
     if bar is not None:
         bar.close()
 
+    cat = lambda *a: np.concatenate(a, axis=0)  # noqa: E731
+    metrics_np, models, observed_np = (jax.tree.map(cat, *parts) for parts in zip(*outs))
     keep = slice(0, len(seed_list))
-    step_axis = 1 if grid_size is None else 2
-    metrics_np = {k: np.concatenate([np.asarray(r[k]) for r in records], axis=-1)[keep]
-                  for k in records[0]}
-    models = np.asarray(algorithm.models(carry.state))[keep]
-    observed_np = (jax.tree.map(lambda *a: np.concatenate(a, axis=step_axis)[keep], *observed)
-                   if observe else {})
+    metrics_np, models = {k: v[keep] for k, v in metrics_np.items()}, models[keep]
+    observed_np = jax.tree.map(lambda a: a[keep], observed_np)
     diverged = ~np.all(np.isfinite(models), axis=(-2, -1))
     for v in metrics_np.values():
         diverged |= ~np.all(np.isfinite(v), axis=-1)
 
     meta = _metadata(algorithm, problem, network, params, grid_size, seed_list, steps,
                      record_every, devices, compile_seconds, run_seconds, diverged)
+    meta.update(seed_batches=len(batches), chunks=len(plan),
+                memory_per_device_mib=need / 2**20, memory_budget_mib=budget / 2**20)
     return Trace(metrics=metrics_np, steps=np.arange(0, steps + 1, record_every),
                  diverged=diverged, final_models=models, observed=observed_np, meta=meta)
+
+
+class _Program:
+    """The compiled pieces of a run for one batch size: ``start`` (init + first record) and one
+    chunk program per chunk length; seeds (axis 0) sharded over the mesh, the carry donated
+    between chunks."""
+
+    def __init__(self, algorithm, problem, network, params, grid_size, record_every, metrics,
+                 observe, mesh):
+        self.algorithm, self.problem, self.network = algorithm, problem, network
+        self.params, self.grid_size, self.record_every = params, grid_size, record_every
+        self.metrics, self.observe = metrics, observe
+        self.sharding = NamedSharding(mesh, PartitionSpec(SEED_AXIS))
+
+    def _over_batch(self, fn):
+        """Map ``fn(params, key, carry)`` over seeds (axis 0) and the grid (axis 1)."""
+        if self.grid_size is not None:
+            fn = jax.vmap(fn, in_axes=(0, None, 0))
+        return jax.vmap(fn, in_axes=(None, 0, 0))
+
+    def _start(self, p, key, _):
+        carry = init_carry(self.algorithm, self.problem, self.network, p, key)
+        return carry, evaluate_metrics(self.metrics, self.algorithm, self.problem, carry.state)
+
+    def _chunk(self, n_steps):
+        def fn(p, key, carry):
+            return simulate(self.algorithm, self.problem, self.network, p, key, steps=n_steps,
+                            record_every=self.record_every, metrics=self.metrics,
+                            observe=self.observe, carry=carry)
+        return fn
+
+    def keys(self, seeds):
+        return jax.device_put(jax.vmap(jax.random.key)(jnp.asarray(seeds, jnp.uint32)),
+                              self.sharding)
+
+    def compile(self, batch: int, lengths) -> dict:
+        keys = self.keys(list(range(batch)))
+        dummy = jnp.zeros((batch,) + ((self.grid_size,) if self.grid_size else ()))
+        start_fn = jax.jit(self._over_batch(self._start), out_shardings=self.sharding)
+        start = start_fn.lower(self.params, keys, dummy).compile()
+        carry_shapes = jax.tree.map(  # the carry as start returns it, without computing it
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=self.sharding),
+            jax.eval_shape(start_fn, self.params, keys, dummy)[0])
+        compiled = {"start": start}
+        for n_rec in lengths:
+            compiled[n_rec] = jax.jit(
+                self._over_batch(self._chunk(n_rec * self.record_every)), donate_argnums=2,
+            ).lower(self.params, keys, carry_shapes).compile()
+        return compiled
+
+    def run(self, compiled, plan, seeds, bar, record_every):
+        """One batch of seeds through every chunk; host arrays ``(metrics, models, observed)``."""
+        keys = self.keys(seeds)
+        dummy = jnp.zeros((len(seeds),) + ((self.grid_size,) if self.grid_size else ()))
+        carry, first = compiled["start"](self.params, keys, dummy)
+        records, observed = [jax.tree.map(lambda a: np.asarray(a)[..., None], first)], []
+        for n_rec in plan:
+            carry, rec, seen = compiled[n_rec](self.params, keys, carry)
+            records.append(jax.device_get(rec))
+            observed.append(jax.device_get(seen))  # to the host: device memory stays flat
+            if bar is not None:
+                bar.update(n_rec * record_every)
+        step_axis = 1 if self.grid_size is None else 2
+        models_fn = jax.vmap(self.algorithm.models)  # models() is written for one replicate
+        if self.grid_size is not None:
+            models_fn = jax.vmap(models_fn)
+        metrics = {k: np.concatenate([np.asarray(r[k]) for r in records], axis=-1)
+                   for k in records[0]}
+        models = np.asarray(models_fn(carry.state))
+        seen = (jax.tree.map(lambda *a: np.concatenate(a, axis=step_axis), *observed)
+                if self.observe else {})
+        return metrics, models, seen
+
+
+def _program_bytes(compiled) -> int:
+    """Device bytes a compiled program holds at once: arguments + outputs + temporaries, less
+    the donated (aliased) buffers. XLA's CPU backend reports no temporaries."""
+    stats = compiled.memory_analysis()
+    if stats is None:
+        return 0
+    return (stats.argument_size_in_bytes + stats.output_size_in_bytes
+            + stats.temp_size_in_bytes - stats.alias_size_in_bytes)
+
+
+def _memory_budget(devices) -> float:
+    """80 % of a device's memory where the backend reports it (GPUs), else half the host's
+    physical memory shared by the local CPU devices."""
+    stats = devices[0].memory_stats() or {}
+    if "bytes_limit" in stats:
+        return 0.8 * stats["bytes_limit"]
+    host = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    return 0.5 * host / len(devices)
 
 
 def _progress_bar(total: int, enabled: bool, name: str):
