@@ -343,7 +343,8 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
 class _Program:
     """The compiled pieces of a run for one batch size: ``start`` (init + first record) and one
     chunk program per chunk length; seeds (axis 0) sharded over the mesh, the carry donated
-    between chunks."""
+    between chunks. The problem and the network are arguments, not closed-over constants: one
+    copy per device serves every seed, and the memory analysis counts them."""
 
     def __init__(self, algorithm, problem, network, params, grid_size, record_every, metrics,
                  observe, mesh):
@@ -353,18 +354,19 @@ class _Program:
         self.sharding = NamedSharding(mesh, PartitionSpec(SEED_AXIS))
 
     def _over_batch(self, fn):
-        """Map ``fn(params, key, carry)`` over seeds (axis 0) and the grid (axis 1)."""
+        """Map ``fn(params, key, carry, problem, network)`` over seeds (axis 0) and the grid
+        (axis 1); problem and network are shared."""
         if self.grid_size is not None:
-            fn = jax.vmap(fn, in_axes=(0, None, 0))
-        return jax.vmap(fn, in_axes=(None, 0, 0))
+            fn = jax.vmap(fn, in_axes=(0, None, 0, None, None))
+        return jax.vmap(fn, in_axes=(None, 0, 0, None, None))
 
-    def _start(self, p, key, _):
-        carry = init_carry(self.algorithm, self.problem, self.network, p, key)
-        return carry, evaluate_metrics(self.metrics, self.algorithm, self.problem, carry.state)
+    def _start(self, p, key, _, problem, network):
+        carry = init_carry(self.algorithm, problem, network, p, key)
+        return carry, evaluate_metrics(self.metrics, self.algorithm, problem, carry.state)
 
     def _chunk(self, n_steps):
-        def fn(p, key, carry):
-            return simulate(self.algorithm, self.problem, self.network, p, key, steps=n_steps,
+        def fn(p, key, carry, problem, network):
+            return simulate(self.algorithm, problem, network, p, key, steps=n_steps,
                             record_every=self.record_every, metrics=self.metrics,
                             observe=self.observe, carry=carry)
         return fn
@@ -377,25 +379,27 @@ class _Program:
         keys = self.keys(list(range(batch)))
         dummy = jnp.zeros((batch,) + ((self.grid_size,) if self.grid_size else ()))
         start_fn = jax.jit(self._over_batch(self._start), out_shardings=self.sharding)
-        start = start_fn.lower(self.params, keys, dummy).compile()
+        data = (self.problem, self.network)
+        start = start_fn.lower(self.params, keys, dummy, *data).compile()
         carry_shapes = jax.tree.map(  # the carry as start returns it, without computing it
             lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=self.sharding),
-            jax.eval_shape(start_fn, self.params, keys, dummy)[0])
+            jax.eval_shape(start_fn, self.params, keys, dummy, *data)[0])
         compiled = {"start": start}
         for n_rec in lengths:
             compiled[n_rec] = jax.jit(
                 self._over_batch(self._chunk(n_rec * self.record_every)), donate_argnums=2,
-            ).lower(self.params, keys, carry_shapes).compile()
+            ).lower(self.params, keys, carry_shapes, *data).compile()
         return compiled
 
     def run(self, compiled, plan, seeds, bar, record_every):
         """One batch of seeds through every chunk; host arrays ``(metrics, models, observed)``."""
         keys = self.keys(seeds)
         dummy = jnp.zeros((len(seeds),) + ((self.grid_size,) if self.grid_size else ()))
-        carry, first = compiled["start"](self.params, keys, dummy)
+        data = (self.problem, self.network)
+        carry, first = compiled["start"](self.params, keys, dummy, *data)
         records, observed = [jax.tree.map(lambda a: np.asarray(a)[..., None], first)], []
         for n_rec in plan:
-            carry, rec, seen = compiled[n_rec](self.params, keys, carry)
+            carry, rec, seen = compiled[n_rec](self.params, keys, carry, *data)
             records.append(jax.device_get(rec))
             observed.append(jax.device_get(seen))  # to the host: device memory stays flat
             if bar is not None:
