@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms, network, privacy
-from jaxdp.algorithms import recal, recal_privacy as acct
+from jaxdp.algorithms import recal, recal_baselines, recal_privacy as acct
 
 
 def test_theorem4_on_a_hand_computed_schedule():
@@ -123,3 +123,23 @@ def test_baseline_reports_use_their_sensitivities():
     admm = algorithms.DPICADMM().privacy(None, net, q, steps=40)
     want = acct.epsilon_after(40, sens=4.0 / 3.0, log_sigma1=1.0, log_R=0.05, delta=q.delta)
     assert admm.worst("theorem") == pytest.approx(float(want), rel=1e-12)
+
+
+def test_schedule_calibration_spends_exactly_the_target_with_decaying_sensitivities():
+    """A constant Δ gives Theorem 4's σ₁; the decaying-step DP-ADMM row's Δ_t = 2cγ^{t−1}α₀ over
+    2000 releases, calibrated in log space, spends exactly ε = 12 in the generic zCDP sum."""
+    log_R = np.log(1.05)
+    const = acct.calibrate_log_sigma1(12.0, 1e-3, 300, sens=0.3, log_R=log_R)
+    sched = acct.calibrate_log_sigma1_schedule(12.0, 1e-3, np.full(300, 0.3), log_R=log_R)
+    assert float(sched) == pytest.approx(float(const), rel=1e-12)
+    net = network.make_network("ring", 8)
+    q = algorithms.DPICADMMParams(rho=1.0, beta=2.0, decay=0.999, c=1.5, log_R=log_R)
+    sens = recal_baselines.icadmm_sensitivity(net, q, 2000)
+    assert sens[0, -1] == pytest.approx(2 * 1.5 * 0.999 ** 1999 / 6.0, rel=1e-12)
+    log_s1 = acct.calibrate_log_sigma1_schedule(12.0, q.delta, sens.max(axis=0), log_R=log_R)
+    report = algorithms.DPICADMM().privacy(None, net, q.replace(log_sigma1=float(log_s1)), 2000)
+    assert report.worst("theorem") == pytest.approx(12.0, rel=1e-9)
+    assert report.worst("zcdp") == pytest.approx(12.0, rel=1e-9)
+    fixed = algorithms.DPICADMM().privacy(None, net, q.replace(decay=1.0, log_sigma1=float(log_s1)),
+                                          2000)
+    assert fixed.worst("theorem") > 12.0  # the same σ with an undecayed step spends more

@@ -11,6 +11,9 @@ Everything below is therefore a reconstruction from the cited papers, flagged as
   Sensitivities follow the paper's own per-step heuristic (Lemma 5: the released vector's history is
   fixed and only the current gradient changes, ``‖∇f_{i,D} − ∇f_{i,D̂}‖ ≤ 2c``). An agent uses its
   own exact value where a mixing product needs it (only neighbours' values arrive noisy).
+* Mixing with own exact values:
+  ``(W x)_i = W_ii x_i + Σ_j W_ij x̃_j = (W x̃)_i + W_ii(x_i − x̃_i)``, from the network's
+  ``mix`` and ``w_diag`` only, so the dense and edge backends agree (tested).
 * Local regularizer: every agent's loss carries its ``l1‖x‖₁`` (jaxdp's ℓ1 problems), handled by
   ``problem.prox`` with each method's step; their sum is RECAL's ``n r``.
 
@@ -35,6 +38,14 @@ A the adjacency, ``d_i`` degrees, ``ξ`` standard Gaussian draws, ``prox`` per a
   ``x̃_i = x_i⁺ + σ_t ξ_i`` broadcast and adopted (Δ_i = 2c/(β + 2ρd_i)),
   ``p_i⁺ = p_i + ρ Σ_{j∈N_i}(x̃_i − x̃_j)``. [12]'s noise is Laplace-like and iteration-indexed;
   here it is Gaussian on the geometric schedule (notes §3.6).
+* **DP-ADMM [13], decaying step** (Tables IV/V, PLF 2000; ``decay`` γ < 1) — the same class with
+  paper 003's decaying step ``α_k = α₀γ^k`` (§VII): the proximal weight becomes
+  ``β_k = (β_i + 2ρd_i)γ^{−k} − 2ρd_i``, so ``x_i⁺ = prox_{α_k r}(x_i − α_k(∇f_i(x_i) + p_i +
+  ρ(Lx)_i))`` and ``Δ_{i,t} = 2cα_{t−1}``. A reconstruction: [13] (Huang et al.; jaxdp's
+  paper-002 ``DPADMM``) is server–worker (it needs W = 11ᵀ/N), logistic only, and its ℓ1 form
+  admits no ridge term, so it cannot run paper 003's ring problems. What it shares with this
+  stand-in is what paper 003 says of it: a linearized (first-order) local step, Gaussian noise on
+  the released primal, and a decaying step.
 * **DP-RWADMM** — Shah & Avrachenkov (arXiv:1810.05067) run one Markov-sampled node per iteration;
   their update is not reproduced in the notes, so this is the closest token-passing ADMM the notes
   point to, Walkman (Mao, Yu, Gao & Yin, IEEE TSP 2020, linearized form), with the token carrying
@@ -47,13 +58,14 @@ A the adjacency, ``d_i`` degrees, ``ξ`` standard Gaussian draws, ``prox`` per a
   2018): odd iterations (engine steps 0, 2, …) solve
   ``x_i⁺ = argmin f_i(x) + ⟨p_i, x⟩ + ρ_k Σ_{j∈N_i}‖x − (x_i + x_j)/2‖²`` (inexactly:
   ``local_steps`` gradient steps of size γ from x_i), release ``x̃_i = x_i⁺ + σ_t ξ_i``
-  (Δ_i = c/(ρ_k d_i), the argmin's sensitivity under the 2ρ_k d_i-strongly convex penalty; Gaussian output perturbation
-  instead of [17]'s objective perturbation); even iterations replace f_i by its linearization with
+  (Δ_i = c/(ρ_k d_i), the argmin's sensitivity under the 2ρ_k d_i-strongly convex penalty;
+  Gaussian output perturbation instead of [17]'s objective perturbation); even iterations replace f_i by its linearization with
   the gradient recycled from the odd step's optimality condition on released values,
   ``g̃_i = −p_i^{odd} − 2ρ d_i x̃_i + ρ(d_i x_i^{odd} + Σ_j x_j^{odd})``, so
   ``x_i⁺ = (ρ(d_i x_i + Σ_j x_j) − g̃_i − p_i)/(2ρ d_i)`` leaks nothing;
   ``p_i⁺ = p_i + ρ_k Σ_j(x_i⁺ − x_j⁺)`` every iteration; ρ_k = ρ θ^{⌊k/2⌋} ([16]'s increasing
-  penalty; θ = 1 fixed). Smooth problems only (paper 003 runs it with r = 0).
+  penalty; θ = 1 fixed, θ = 1/γ > 1 the decaying-step row of Tables IV/V, since the primal step
+  scales as 1/ρ_k). Smooth problems only (paper 003 runs it with r = 0).
 
 Messages per iteration (undirected edges E, here counted as vectors sent on directed edges): NIDS,
 EXTRA, ADMM and MRADMM broadcast one vector per agent (2E); token methods send one token. The
@@ -74,7 +86,7 @@ from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms import recal_privacy as acct
 from jaxdp.algorithms._base import Algorithm
 from jaxdp.algorithms.recal import TokenAlgorithm, local_grad
-from jaxdp.privacy import PrivacyEvents, PrivacyReport, gaussian
+from jaxdp.privacy import PrivacyReport, gaussian
 
 
 # -- Params -------------------------------------------------------------------------------------
@@ -92,6 +104,7 @@ class DPStepParams:
 class DPICADMMParams:
     rho: float = 1.0  # ρ, ADMM penalty (c of IC-ADMM [43]); scalar
     beta: float = 1.0  # β_i, IC-ADMM proximal weight of the linearized f_i; scalar or (N,)
+    decay: float = 1.0  # γ ∈ (0, 1]: step α_k = α₀γ^k, α₀ = 1/(β_i + 2ρd_i); 1 = fixed step
     x0: float = 0.0  # x⁰ = x0·1
     log_sigma1: float = 0.0  # log σ₁
     log_R: float = math.log(1.05)  # log R ≥ 0
@@ -181,9 +194,25 @@ def sigma_t(params, releases: Array, like: Array) -> Array:
     return per_agent(jnp.exp(acct.log_sigma(params.log_sigma1, params.log_R, releases)), like)
 
 
-def mix_own_exact(M, clean: AgentArray, sent: AgentArray) -> AgentArray:
-    """``(M x)_i = M_ii x_i + Σ_{j≠i} M_ij x̃_j``: own exact value, neighbours' transmitted ones."""
-    return M @ sent + jnp.diag(M)[:, None] * (clean - sent)
+def mix_own_exact(network, clean: AgentArray, sent: AgentArray) -> AgentArray:
+    """``(W x)_i = W_ii x_i + Σ_{j≠i} W_ij x̃_j``: own exact value, neighbours' transmitted ones.
+
+    Built from the network's product and diagonal only (``mix``, ``w_diag``), so it runs on
+    either backend: ``W x̃ + diag(W)(x − x̃)``.
+    """
+    return network.mix(sent) + per_agent(network.w_diag, clean) * (clean - sent)
+
+
+def half_mix_own_exact(network, clean: AgentArray, sent: AgentArray) -> AgentArray:
+    """The same with ``W̃ = (I + W)/2``: ``(W̃ x)_i = ½(x_i + (W x)_i)``."""
+    return 0.5 * (clean + mix_own_exact(network, clean, sent))
+
+
+def _start(problem, network, params) -> tuple[AgentArray, dict]:
+    """``x⁰ = x0·1`` for every agent ``(N, d)`` and zeroed release / message counters."""
+    x0 = jnp.full((network.n_agents, problem.dim), params.x0, problem.features.dtype)
+    return x0, {"releases": jnp.zeros((network.n_agents,), jnp.int32),
+                "messages": jnp.zeros((), jnp.int32)}
 
 
 def _geometric_events_report(n_agents, releases, sens, params, description) -> PrivacyReport:
@@ -209,23 +238,43 @@ class _Synchronous(Algorithm):
         return releases + released.astype(jnp.int32), messages + sent
 
 
-# -- DP-NIDS ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class DPNIDS(_Synchronous):
-    """NIDS with prox (Li, Shi & Yan 2019), Gaussian noise on the transmitted ṽ (reconstructed)."""
+class _NoisyStep(_Synchronous):
+    """DP-NIDS and DP-EXTRA: one step size α, a noisy vector per agent per iteration, Δ = 2αc."""
 
-    name = "dp_nids"
     params_type = DPStepParams
     positive = ("alpha", "c")
     nonnegative = ("log_R",)
     unit_interval = ("delta",)
+    released = ""  # "NAME: what is transmitted", for the privacy report
+    state_type = DPNIDSState
 
     def init(self, key, problem, network, params):
         del key
-        x0 = jnp.full((network.n_agents, problem.dim), params.x0, problem.features.dtype)
-        n = network.n_agents
-        return DPNIDSState(x=x0, z=x0, x_prev=x0, g_prev=jnp.zeros_like(x0),
-                           releases=jnp.zeros((n,), jnp.int32), messages=jnp.zeros((), jnp.int32))
+        x0, counters = _start(problem, network, params)
+        return self.state_type(x=x0, z=x0, x_prev=x0, g_prev=jnp.zeros_like(x0),
+                               **self._extra_state(x0), **counters)
+
+    def _extra_state(self, x0) -> dict:
+        """State fields beyond ``x, z, x_prev, g_prev`` and the counters, at x⁰."""
+        del x0
+        return {}
+
+    def privacy(self, problem, network, params, steps):
+        """ε per agent after 1..steps releases (the public first iteration excluded): Δ = 2αc."""
+        del problem
+        return _geometric_events_report(network.n_agents, steps, 2 * params.alpha * params.c,
+                                        params, f"{self.released} (reconstructed)")
+
+
+# -- DP-NIDS ------------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class DPNIDS(_NoisyStep):
+    """NIDS with prox (Li, Shi & Yan 2019), Gaussian noise on the transmitted ṽ (reconstructed)."""
+
+    name = "dp_nids"
+    released = "DP-NIDS: ṽ = v + N(0, σ_t² I)"
+    state_type = DPNIDSState
 
     def step(self, state, noise, problem, network, params, k):
         x, a = state.x, params.alpha
@@ -235,60 +284,41 @@ class DPNIDS(_Synchronous):
         releases, messages = self._counted(state.releases, state.messages, ~first,
                                            jnp.where(first, 0, 2 * network.n_edges))
         v_sent = v + sigma_t(params, releases, v) * noise["xi"]  # transmitted ṽ
-        W_half = 0.5 * (jnp.eye(network.n_agents, dtype=x.dtype) + network.W)  # W̃ = (I+W)/2
         z_new = jnp.where(first, x - a * g,  # z¹ = x⁰ − α∇F(x⁰)
-                          state.z - x + mix_own_exact(W_half, v, v_sent))  # NIDS Alg. 1
+                          state.z - x + half_mix_own_exact(network, v, v_sent))  # NIDS Alg. 1
         x_new = problem.prox(z_new, a)  # x^{k+1} = prox_{αr}(z^{k+1})
         new = DPNIDSState(x=x_new, z=z_new, x_prev=x, g_prev=g, releases=releases,
                           messages=messages)
         return new, {"v": jnp.where(first, jnp.zeros_like(v), v_sent)}
 
-    def privacy(self, problem, network, params, steps):
-        """ε per agent after 1..steps releases (one per iteration after the first): Δ = 2αc."""
-        del problem
-        return _geometric_events_report(network.n_agents, steps, 2 * params.alpha * params.c,
-                                        params, "DP-NIDS: ṽ = v + N(0, σ_t² I) (reconstructed)")
-
 
 # -- DP-EXTRA -----------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class DPEXTRA(_Synchronous):
+class DPEXTRA(_NoisyStep):
     """PG-EXTRA (Shi, Ling, Wu & Yin 2015), Gaussian noise on the transmitted x̃ (reconstructed)."""
 
     name = "dp_extra"
-    params_type = DPStepParams
-    positive = ("alpha", "c")
-    nonnegative = ("log_R",)
-    unit_interval = ("delta",)
+    released = "DP-EXTRA: x̃ = x + N(0, σ_t² I)"
+    state_type = DPEXTRAState
 
-    def init(self, key, problem, network, params):
-        del key
-        x0 = jnp.full((network.n_agents, problem.dim), params.x0, problem.features.dtype)
-        n = network.n_agents
-        return DPEXTRAState(x=x0, z=x0, x_prev=x0, xt_prev=x0, g_prev=jnp.zeros_like(x0),
-                            releases=jnp.zeros((n,), jnp.int32), messages=jnp.zeros((), jnp.int32))
+    def _extra_state(self, x0):
+        return {"xt_prev": x0}  # x̃⁰ = x⁰ (public)
 
     def step(self, state, noise, problem, network, params, k):
-        x, a, W = state.x, params.alpha, network.W
+        x, a = state.x, params.alpha
         g = problem.local_grads(x)
         first = k == 0  # x⁰ is public: sent without noise, nothing released
         releases, messages = self._counted(state.releases, state.messages, ~first,
                                            2 * network.n_edges)
         x_sent = x + jnp.where(first, 0.0, 1.0) * sigma_t(params, releases, x) * noise["xi"]
-        Wx = mix_own_exact(W, x, x_sent)
-        W_half_prev = 0.5 * (state.x_prev + mix_own_exact(W, state.x_prev, state.xt_prev))
+        Wx = mix_own_exact(network, x, x_sent)  # W x^k
+        W_half_prev = half_mix_own_exact(network, state.x_prev, state.xt_prev)  # W̃ x^{k−1}
         z_new = jnp.where(first, Wx - a * g,  # x^{½} = W x⁰ − α∇F(x⁰)
                           state.z + Wx - W_half_prev - a * (g - state.g_prev))  # PG-EXTRA (4)
         x_new = problem.prox(z_new, a)  # x^{k+1} = prox_{αr}(x^{k+½})
         new = DPEXTRAState(x=x_new, z=z_new, x_prev=x, xt_prev=x_sent, g_prev=g,
                            releases=releases, messages=messages)
         return new, {"x": x_sent}
-
-    def privacy(self, problem, network, params, steps):
-        """ε per agent after 1..steps releases of x̃ (the public x⁰ excluded): Δ = 2αc."""
-        del problem
-        return _geometric_events_report(network.n_agents, steps, 2 * params.alpha * params.c,
-                                        params, "DP-EXTRA: x̃ = x + N(0, σ_t² I) (reconstructed)")
 
 
 # -- DP-ADMM of Zhang & Zhu (IC-ADMM + PVP) -----------------------------------------------------
@@ -304,18 +334,17 @@ class DPICADMM(_Synchronous):
 
     def init(self, key, problem, network, params):
         del key
-        x0 = jnp.full((network.n_agents, problem.dim), params.x0, problem.features.dtype)
-        n = network.n_agents
-        return DPICADMMState(x=x0, p=jnp.zeros_like(x0), releases=jnp.zeros((n,), jnp.int32),
-                           messages=jnp.zeros((), jnp.int32))
+        x0, counters = _start(problem, network, params)
+        return DPICADMMState(x=x0, p=jnp.zeros_like(x0), **counters)
 
     def step(self, state, noise, problem, network, params, k):
-        del k
         x, rho = state.x, params.rho
         deg = per_agent(network.degrees, x)
-        denom = per_agent(params.beta, x) + 2 * rho * deg  # β_i + 2ρd_i
+        denom = (per_agent(params.beta, x) + 2 * rho * deg) * params.decay ** (-jnp.asarray(
+            k, x.dtype))  # 1/α_k = (β_i + 2ρd_i)/γ^k (paper 003 §VII: α_k = α₀γ^k)
+        beta_k = denom - 2 * rho * deg  # the proximal weight giving that step
         g = problem.local_grads(x)
-        v = (per_agent(params.beta, x) * x - g - state.p + rho * (deg * x + network.apply_A(x)))
+        v = beta_k * x - g - state.p + rho * (deg * x + network.apply_A(x))
         x_new = problem.prox(v / denom, 1.0 / denom[:, 0])  # IC-ADMM (20)
         releases, messages = self._counted(state.releases, state.messages, jnp.array(True),
                                            2 * network.n_edges)
@@ -325,12 +354,17 @@ class DPICADMM(_Synchronous):
                 {"x": x_sent})
 
     def privacy(self, problem, network, params, steps):
-        """ε per agent after 1..steps releases: Δ_i = 2c/(β_i + 2ρd_i)."""
+        """ε per agent after 1..steps releases: Δ_{i,t} = 2c α_{t−1} = 2cγ^{t−1}/(β_i + 2ρd_i)."""
         del problem
-        deg = np.asarray(network.degrees, np.float64)
-        sens = 2 * float(params.c) / (np.asarray(params.beta) + 2 * float(params.rho) * deg)
-        return _geometric_events_report(network.n_agents, steps, sens, params,
+        return _geometric_events_report(network.n_agents, steps,
+                                        icadmm_sensitivity(network, params, steps), params,
                                         "DP-ADMM (IC-ADMM + PVP): x̃ = x + N(0, σ_t² I)")
+
+    def validate(self, params, problem, network) -> None:
+        super().validate(params, problem, network)
+        decay = float(params.decay)
+        if not 0.0 < decay <= 1.0:
+            raise ValueError(f"DPICADMMParams.decay must be in (0, 1]; got {decay:g}")
 
 
 # -- DP-RWADMM ----------------------------------------------------------------------------------
@@ -397,11 +431,9 @@ class DPMRADMM(_Synchronous):
 
     def init(self, key, problem, network, params):
         del key
-        x0 = jnp.full((network.n_agents, problem.dim), params.x0, problem.features.dtype)
-        n = network.n_agents
+        x0, counters = _start(problem, network, params)
         return DPMRADMMState(x=x0, p=jnp.zeros_like(x0), x_odd=x0, p_odd=jnp.zeros_like(x0),
-                             releases=jnp.zeros((n,), jnp.int32),
-                             messages=jnp.zeros((), jnp.int32))
+                             **counters)
 
     def step(self, state, noise, problem, network, params, k):
         x, p = state.x, state.p
@@ -435,17 +467,9 @@ class DPMRADMM(_Synchronous):
     def privacy(self, problem, network, params, steps):
         """ε per agent after 1..steps private (odd) releases: Δ_i = c/(ρ_t d_i), ρ_t = ρθ^{t−1}."""
         del problem
-        n = network.n_agents
-        t = np.arange(steps, dtype=np.float64)
-        deg = np.asarray(network.degrees, np.float64)
-        sens = float(params.c) / (float(params.rho) * float(params.theta) ** t[None, :]
-                                  * deg[:, None])
-        log_scale = float(params.log_sigma1) - 0.5 * t * float(params.log_R)
-        events = PrivacyEvents.from_schedule(
-            "gaussian", sens, None, n, steps, log_scale=log_scale[None, :],
-            description="DP-MRADMM: odd-step x̃ = x + N(0, σ_t² I) (output perturbation)")
-        return PrivacyReport.from_events(events, float(params.delta), methods=("closed_form",
-                                                                                "rdp"))
+        return _geometric_events_report(
+            network.n_agents, steps, mradmm_sensitivity(network, params, steps), params,
+            "DP-MRADMM: odd-step x̃ = x + N(0, σ_t² I) (output perturbation)")
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)
@@ -457,6 +481,22 @@ class DPMRADMM(_Synchronous):
                              f"{float(problem.reg[problem.loss.l1_key]):g}")
 
 
+def icadmm_sensitivity(network, params, releases: int) -> np.ndarray:
+    """Host (N, K): ``Δ_{i,t} = 2c γ^{t−1}/(β_i + 2ρd_i)``, the t-th release's sensitivity
+    (the gradient enters ``x_i⁺`` with weight α_{t−1} and changes by at most 2c)."""
+    deg = np.asarray(network.degrees, np.float64)[:, None]
+    t = np.arange(releases, dtype=np.float64)[None, :]
+    beta = np.broadcast_to(np.asarray(params.beta, np.float64), deg.shape[:1])[:, None]
+    return 2 * float(params.c) * float(params.decay) ** t / (beta + 2 * float(params.rho) * deg)
+
+
+def mradmm_sensitivity(network, params, releases: int) -> np.ndarray:
+    """Host (N, K): ``Δ_{i,t} = c/(ρθ^{t−1} d_i)``, the t-th odd-step argmin's sensitivity."""
+    deg = np.asarray(network.degrees, np.float64)[:, None]
+    t = np.arange(releases, dtype=np.float64)[None, :]
+    return float(params.c) / (float(params.rho) * float(params.theta) ** t * deg)
+
+
 def penalty(params, k) -> Array:
     """ρ_k = ρ θ^{⌊k/2⌋}: constant over an odd/even pair ([16]'s increasing penalty)."""
     return params.rho * jnp.power(params.theta, (jnp.asarray(k) // 2).astype(jnp.result_type(
@@ -465,5 +505,6 @@ def penalty(params, k) -> Array:
 
 __all__ = [
     "DPICADMM", "DPICADMMParams", "DPEXTRA", "DPMRADMM", "DPMRADMMParams", "DPNIDS", "DPRWADMM",
-    "DPRWADMMParams", "DPStepParams", "mix_own_exact", "penalty", "sigma_t",
+    "DPRWADMMParams", "DPStepParams", "half_mix_own_exact", "icadmm_sensitivity", "mix_own_exact",
+    "mradmm_sensitivity", "penalty", "sigma_t",
 ]

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 
@@ -110,6 +111,20 @@ def calibrate_log_sigma1(epsilon, delta, plf, *, sens, log_R) -> Array:
     return jnp.log(sens) - 0.5 * (jnp.log(2.0) + log_rho_1)
 
 
+def calibrate_log_sigma1_schedule(epsilon, delta, sens, *, log_R) -> Array:
+    """``log σ₁`` at which releases with sensitivities ``sens`` (K,) spend exactly ``(ε, δ)``.
+
+    For a sensitivity that changes with the release count t (decaying steps: Tables IV/V's
+    PLF-2000 rows): ``Σ_t Δ_t²/(2σ_t²) = ρ_tot`` with ``σ_t² = σ₁² R^{−(t−1)}`` gives
+    ``σ₁² = Σ_t Δ_t² R^{t−1} / (2ρ_tot)``, a log-sum-exp. Equals :func:`calibrate_log_sigma1`
+    for a constant Δ.
+    """
+    sens = jnp.asarray(sens)
+    t = jnp.arange(sens.shape[-1], dtype=sens.dtype)
+    log_sum = jax.nn.logsumexp(2.0 * jnp.log(sens) + t * jnp.asarray(log_R), axis=-1)
+    return 0.5 * (log_sum - jnp.log(2.0) - jnp.log(zcdp_for_epsilon(epsilon, delta)))
+
+
 def release_events(n_agents: int, releases: int, *, sens, log_sigma1, log_R,
                    description: str) -> PrivacyEvents:
     """Gaussian events of ``releases`` activations per agent with the geometric schedule.
@@ -117,15 +132,23 @@ def release_events(n_agents: int, releases: int, *, sens, log_sigma1, log_R,
     Args:
       n_agents: N.
       releases: activations (releases) per agent, K ≥ 1.
-      sens: ℓ2 sensitivity, scalar or (N,).
+      sens: ℓ2 sensitivity, scalar, (N,) or (N, K) (a per-release schedule).
       log_sigma1, log_R: the schedule (host floats).
       description: what is released.
     """
     tau = np.arange(1, releases + 1, dtype=np.float64)
     log_scale = float(log_sigma1) - 0.5 * (tau - 1.0) * float(log_R)
-    sens = np.broadcast_to(np.asarray(sens, np.float64), (n_agents,))[:, None]
-    return PrivacyEvents.from_schedule("gaussian", sens, None, n_agents, releases,
-                                       log_scale=log_scale[None, :], description=description)
+    return PrivacyEvents.from_schedule("gaussian", _per_release(sens, n_agents, releases), None,
+                                       n_agents, releases, log_scale=log_scale[None, :],
+                                       description=description)
+
+
+def _per_release(sens, n_agents: int, releases: int) -> np.ndarray:
+    """Sensitivities as (N, K) float64: scalar or (N,) constant over releases, or (N, K)."""
+    sens = np.asarray(sens, np.float64)
+    if sens.ndim == 1:
+        sens = sens[:, None]
+    return np.broadcast_to(sens, (n_agents, releases))
 
 
 def geometric_report(n_agents: int, releases: int, *, sens, log_sigma1, log_R, delta,
@@ -134,15 +157,22 @@ def geometric_report(n_agents: int, releases: int, *, sens, log_sigma1, log_R, d
     paper's Theorem 4 closed form (``"theorem"``), computed in log space.
 
     The report's ``steps`` axis counts an agent's releases (activations), not iterations: by
-    Theorem 1 a run's overall ε is the value at the PLF it reached.
+    Theorem 1 a run's overall ε is the value at the PLF it reached. With an (N, K) ``sens``
+    schedule the ``"theorem"`` curve is Lemma 6 summed release by release (Theorem 1), a
+    cumulative log-sum-exp, since Theorem 4's geometric sum needs a constant Δ.
     """
     events = release_events(n_agents, releases, sens=sens, log_sigma1=log_sigma1, log_R=log_R,
                             description=description)
     report = PrivacyReport.from_events(events, delta, methods=methods)
     steps = report.steps.astype(np.float64)
-    sens_n = np.broadcast_to(np.asarray(sens, np.float64), (n_agents,))
-    log_rho = (np.asarray(log_rho1(sens_n[:, None], log_sigma1))
-               + np.asarray(log_geometric_sum(steps[None, :], log_R)))
+    if np.ndim(sens) == 2:
+        log_terms = (np.asarray(log_rho1(_per_release(sens, n_agents, releases), log_sigma1))
+                     + np.arange(releases) * float(log_R))  # log ρ_t = log ρ₁(t) + (t−1) log R
+        log_rho = np.logaddexp.accumulate(log_terms, axis=1)[:, steps.astype(int) - 1]
+    else:
+        sens_n = np.broadcast_to(np.asarray(sens, np.float64), (n_agents,))
+        log_rho = (np.asarray(log_rho1(sens_n[:, None], log_sigma1))
+                   + np.asarray(log_geometric_sum(steps[None, :], log_R)))
     rho = np.exp(log_rho)
     eps = rho + 2.0 * np.sqrt(rho * math.log(1.0 / delta))
     log10 = np.log10(eps)
@@ -160,7 +190,8 @@ def plf_epsilon_table(plf_values, *, sens, log_sigma1, log_R, delta) -> np.ndarr
 
 
 __all__ = [
-    "SENSITIVITIES", "calibrate_log_sigma1", "epsilon_after", "geometric_report",
+    "SENSITIVITIES", "calibrate_log_sigma1", "calibrate_log_sigma1_schedule", "epsilon_after",
+    "geometric_report",
     "log_expm1", "log_geometric_sum", "log_rho1", "log_sigma", "plf_epsilon_table",
     "release_events", "sensitivity", "zcdp_after",
 ]

@@ -17,6 +17,7 @@ Data (nothing is downloaded): :func:`digits` (scikit-learn's bundled 8×8 digits
 """
 from __future__ import annotations
 
+import functools
 import gzip
 import struct
 from pathlib import Path
@@ -31,6 +32,7 @@ from jaxdp._types import Array, PRNGKey
 _IDX_TYPES = {0x08: np.uint8, 0x09: np.int8, 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
+@functools.partial(jax.jit, static_argnames=("loss", "batch", "steps", "restarts", "distance"))
 def dlg_invert(loss, reg, y: Array, target: Array, key: PRNGKey, *, batch: int = 1,
                steps: int = 500, lr: float = 0.1, restarts: int = 4, distance: str = "l2"):
     """Reconstruct a local batch from one revealed gradient (DLG).
@@ -48,7 +50,9 @@ def dlg_invert(loss, reg, y: Array, target: Array, key: PRNGKey, *, batch: int =
       distance: ``"l2"`` (DLG) or ``"cosine"`` (Inverting Gradients).
 
     Returns:
-      ``(features (B, d), labels (B,), objective ())`` of the best restart.
+      ``(features (B, d), labels (B,), objective ())`` of the best restart. Jitted (``loss``,
+      ``batch``, ``steps``, ``restarts`` and ``distance`` static): attacks on many gradients of
+      one shape share one compilation.
 
     Raises:
       ValueError: an unknown ``distance``.

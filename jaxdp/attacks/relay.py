@@ -14,10 +14,13 @@ structure (α_i, β, n, the regularizer) and the public initialization (``x^1 = 
   activation gives ``∇f_i(y_i^k)`` exactly. With an ℓ1 regularizer (soft threshold at n·l1) the
   inversion is exact on the support of ``x^{k+1}`` and unknown elsewhere.
 
-All functions are pure JAX (one ``lax.scan`` over the transcript), so they vmap over seeds.
+All functions are pure JAX (one ``lax.scan`` over the transcript), so they vmap over seeds; the
+two recursions are jitted (``n_agents`` static).
 Shapes: K recorded iterations, N agents, d model dimension.
 """
 from __future__ import annotations
+
+import functools
 
 import chex
 import jax
@@ -64,6 +67,7 @@ def x_channel_points(tr: Transcript, beta, *, n_agents: int = 1, l1: float = 0.0
     return y, known
 
 
+@functools.partial(jax.jit, static_argnames=("n_agents",))
 def x_channel_gradients(tr: Transcript, alpha, beta, n_agents: int):
     """Exact local gradients from the x-channel (r = 0), one activation late.
 
@@ -102,6 +106,7 @@ def x_channel_gradients(tr: Transcript, alpha, beta, n_agents: int):
     return points, grads, agent, valid
 
 
+@functools.partial(jax.jit, static_argnames=("n_agents",))
 def appendix_a_gradients(tr: Transcript, alpha, beta, n_agents: int, x1: Array):
     """The paper's Appendix A recursion on the u-channel (exact for RECAL, noisy for DP-RECAL).
 

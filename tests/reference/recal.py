@@ -168,8 +168,8 @@ def icadmm(st, noise, problem, W, p, k):
     x_sent = np.zeros_like(x)
     for i in range(N):
         nb = neighbours(W, i)
-        beta = _agent(p["beta"], i)
-        denom = beta + 2 * rho * len(nb)
+        denom = (_agent(p["beta"], i) + 2 * rho * len(nb)) / float(p["decay"]) ** k  # 1/α_k
+        beta = denom - 2 * rho * len(nb)  # β_k
         v = beta * x[i] - smooth_grad(problem, i, x[i]) - pd[i]
         for j in nb:
             v = v + rho * (x[i] + x[j])
