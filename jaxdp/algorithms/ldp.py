@@ -83,6 +83,7 @@ from jaxdp.algorithms._base import Algorithm
 from jaxdp.algorithms.ldp_privacy import (
     expected_loss,
     geometric_schedule,
+    host_schedule,
     theta_loss,
     worst_case_report,
 )
@@ -130,9 +131,51 @@ class LDPDGDState:
     eps_expected: Array  # (N,)
 
 
+# -- shared bases -------------------------------------------------------------------------------
+@dataclasses.dataclass(frozen=True)
+class _LDPFamily(Algorithm):
+    """What every algorithm of the family shares: the per-step draws and B_∞, x0_scale ≥ 0.
+
+    ``draws_weights`` says whether a step draws the private U(0,1) aggregator weights ``w``;
+    subclasses have a ``private`` field (draw the standard Laplace ``lap``).
+    """
+
+    nonnegative = ("sens", "x0_scale")
+    draws_weights = True
+
+    def noise(self, key, state, params, k):
+        del params, k
+        return _draws(key, state.x, weights=self.draws_weights, laplace_noise=self.private)
+
+
+@dataclasses.dataclass(frozen=True)
+class _ADMMFamily(_LDPFamily):
+    """Alg. 1 and the ADMM baselines: (x, λ) state, x^0 random, λ^0 = 0."""
+
+    positive = ("D", "zeta", "beta", "beta_growth")
+
+    def init(self, key, problem, network, params):
+        x0 = _random_start(key, problem, network, params)
+        zeros = jnp.zeros(x0.shape[:1], x0.dtype)
+        return LDPADMMState(x=x0, lam=jnp.zeros_like(x0), eps_real=zeros, eps_expected=zeros)
+
+
+@dataclasses.dataclass(frozen=True)
+class _DGDFamily(_LDPFamily):
+    """Alg. 2, Alg. 2* and [45]: x state, x^0 random, geometric η_k and β_k."""
+
+    params_type = LDPDGDParams
+    positive = ("eta", "eta_decay", "beta", "beta_growth")
+
+    def init(self, key, problem, network, params):
+        x0 = _random_start(key, problem, network, params)
+        zeros = jnp.zeros(x0.shape[:1], x0.dtype)
+        return LDPDGDState(x=x0, eps_real=zeros, eps_expected=zeros)
+
+
 # -- Algorithm 1 --------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class LDPADMM(Algorithm):
+class LDPADMM(_ADMMFamily):
     """Algorithm 1: linearized ADMM with a random per-coordinate aggregator and Laplace noise.
 
     Static configuration:
@@ -147,22 +190,15 @@ class LDPADMM(Algorithm):
 
     name = "ldp_admm"
     params_type = LDPADMMParams
-    positive = ("D", "zeta", "beta", "beta_growth")
-    nonnegative = ("sens", "x0_scale")
     variant: str = "corrected"
     primal: str = "linearized"
     randomize: bool = True
     private: bool = True
     newton_steps: int = 8
 
-    def init(self, key, problem, network, params):
-        x0 = _random_start(key, problem, network, params)
-        zeros = jnp.zeros(x0.shape[:1], x0.dtype)
-        return LDPADMMState(x=x0, lam=jnp.zeros_like(x0), eps_real=zeros, eps_expected=zeros)
-
-    def noise(self, key, state, params, k):
-        del params, k
-        return _draws(key, state.x, weights=self.randomize, laplace_noise=self.private)
+    @property
+    def draws_weights(self):
+        return self.randomize
 
     def step(self, state, noise, problem, network, params, k):
         x, lam = state.x, state.lam
@@ -202,7 +238,7 @@ class LDPADMM(Algorithm):
 
 # -- Algorithm 2 --------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class LDPDGD(Algorithm):
+class LDPDGD(_DGDFamily):
     """Algorithm 2: DGD at the average with a random split of the most distant pair's weight.
 
     Static configuration:
@@ -213,22 +249,16 @@ class LDPDGD(Algorithm):
     """
 
     name = "ldp_dgd"
-    params_type = LDPDGDParams
-    positive = ("eta", "eta_decay", "beta", "beta_growth")
-    nonnegative = ("sens", "x0_scale")
     scope: str = "complete"
     randomize: bool = True
     private: bool = True
 
+    @property
+    def draws_weights(self):
+        return self.randomize
+
     def default_params(self):
         return LDPDGDParams(eta_decay=0.95)  # App. E, Fig. D
-
-    def init(self, key, problem, network, params):
-        return _dgd_init(key, problem, network, params)
-
-    def noise(self, key, state, params, k):
-        del params, k
-        return _draws(key, state.x, weights=self.randomize, laplace_noise=self.private)
 
     def step(self, state, noise, problem, network, params, k):
         x = state.x
@@ -258,7 +288,7 @@ class LDPDGD(Algorithm):
 
 # -- Algorithm 2* -------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class LDPDGDStar(Algorithm):
+class LDPDGDStar(_DGDFamily):
     """Algorithm 2* (App. E, (28)): each coordinate uniform between the neighbourhood min and max.
 
     Static configuration:
@@ -267,18 +297,8 @@ class LDPDGDStar(Algorithm):
     """
 
     name = "ldp_dgd_star"
-    params_type = LDPDGDParams
-    positive = ("eta", "eta_decay", "beta", "beta_growth")
-    nonnegative = ("sens", "x0_scale")
     closed: bool = True
     private: bool = True
-
-    def init(self, key, problem, network, params):
-        return _dgd_init(key, problem, network, params)
-
-    def noise(self, key, state, params, k):
-        del params, k
-        return _draws(key, state.x, weights=True, laplace_noise=self.private)
 
     def step(self, state, noise, problem, network, params, k):
         x = state.x
@@ -355,12 +375,6 @@ def _random_start(key, problem, network, params) -> AgentArray:
     return params.x0_scale * gaussian(key, (network.n_agents, problem.dim), dtype)
 
 
-def _dgd_init(key, problem, network, params) -> LDPDGDState:
-    x0 = _random_start(key, problem, network, params)
-    zeros = jnp.zeros(x0.shape[:1], x0.dtype)
-    return LDPDGDState(x=x0, eps_real=zeros, eps_expected=zeros)
-
-
 def _account(state, released, low, omega, beta, T) -> tuple[Array, Array]:
     """Add this step's realized Σ_l Θ (10) and expected Σ_l γβT (11) to the running totals."""
     real = jnp.sum(theta_loss(released - low, omega, beta, T), axis=1)
@@ -403,7 +417,7 @@ def _local_pair(x: AgentArray, network) -> tuple[AgentArray, Array, AgentArray]:
 
 
 def _dgd_privacy(params, problem, network, steps, what) -> PrivacyReport:
-    eta = float(params.eta) * float(params.eta_decay) ** np.arange(1, steps + 1)
+    eta = host_schedule(params.eta, params.eta_decay, steps)  # η_{k+1}
     alpha = np.repeat(eta[None, :], network.n_agents, axis=0)
     return worst_case_report(alpha, params, problem.dim,
                              f"{what}: x_i^{{k+1}}, Laplace rate β_{{k+1}}, shift ≤ η_{{k+1}}B_∞")

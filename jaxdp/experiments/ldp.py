@@ -11,8 +11,12 @@ and |E| (``gnm``, by rejection) and its own rows. Adult is read from ``adult=PAT
 (``problems.adult_synthetic``) is used and the report says so. x* is the centralized optimum
 (Newton, float64). Accuracy: the paper's "accuracy logarithm log‖x_i^k − x*‖/d" is read as
 log10(mean_i ‖x_i^k − x*‖ / d) (base and averaging unspecified, notes §8.8). Privacy: per
-coordinate, averaged over agents and runs: realized Σ Θ (Thm 2.2), expected Σ γβT (Thm 2.3) and
-the worst case Σ α_{k+1}β_{k+1}B_∞ (the paper's line, without the factor d).
+coordinate, averaged over agents and runs: realized Σ Θ (Thm 2.2), expected Σ γβT (Thm 2.3),
+the worst case Σ α_{k+1}β_{k+1}B_∞ (the paper's line, without the factor d) and, in Fig. 2(b), the
+own bounds of [42] and [43] (**[RECONSTRUCTED]**, ``ldp_baselines``: Laplace density term plus
+log(1 + J), J = 2.8/(D_eff b_i)). The paper's objective (½‖x‖², rows of norm ≤ 1) shrinks x* so
+much that it classifies like the majority class (the Fig. 2 report says by how much); the paper
+measures ‖x_i − x*‖, not accuracy.
 
 Thresholds of the claims were fixed before the runs: "≈ 30 %" is read as 30 ± 10 percentage points;
 "almost the same accuracy" as within half a decade (a factor 10^0.5) at K; "almost the same utility"
@@ -140,9 +144,11 @@ def _fig2(out, seeds, adult, large, steps, progress) -> Report:
         worst = ldp_privacy.worst_case_curve(0.1, 1.02 ** np.arange(1, steps + 1), SENS)
         real = curves["Alg. 1"]["eps_real"].mean(axis=0)
         expected = curves["Alg. 1"]["eps_expected"].mean(axis=0)
+        own = {name: _own_bound(algs[name], inst, steps) for name in ("[42]", "[43]")}
         ax = axes[2 * s + 1]
         for label, y in (("worst case Σαβ_kB", worst), ("Alg. 1 realized (Thm 2.2)", real),
-                         ("Alg. 1 expected (Thm 2.3)", expected)):
+                         ("Alg. 1 expected (Thm 2.3)", expected),
+                         *((f"{name} own bound (reconstructed)", y) for name, y in own.items())):
             ax.plot(np.arange(1, steps + 1), y, label=label)
         ax.set(xlabel="k", ylabel="cumulative privacy loss per coordinate",
                title=f"privacy, N={n}, |E|={e}")
@@ -158,12 +164,18 @@ def _fig2(out, seeds, adult, large, steps, progress) -> Report:
             f"{100 * (1 - expected[-1] / worst[-1]):.1f} %; mean over k of the ratio: "
             f"{100 * (1 - np.mean(real / worst)):.1f} %)",
             reproduced=abs((1 - ratio) - 0.30) <= 0.10)
+        _baseline_privacy_claim(report, f"fig2b-baselines{tag}", real, own, n, e, steps)
+        data.update({f"N{n}_{_key(k)}_own_bound": v for k, v in own.items()})
         data.update({f"N{n}_{_key(k)}_{m}": v for k, c in curves.items() for m, v in c.items()})
         data[f"N{n}_worst"] = worst
+    report.notes.append(_optimum_accuracy(pool, inst[0][0]))
     report.notes.append("[42], [43], [48] are reconstructions in the paper's (Γ, ρ) notation "
-                        "(ldp_baselines.py); their own privacy curves of Fig. 2(b) need the "
-                        "original papers' analyses (global sensitivity, J = 2.8/(D B_i) with B_i "
-                        "undefined) and are not reproduced; [48]'s is omitted by the paper too.")
+                        "(ldp_baselines.py). The own bounds of [42] and [43] in Fig. 2(b) are "
+                        "[RECONSTRUCTED] (the paper does not print them): per step d·β_{k+1}B_∞/"
+                        "D_eff + log(1 + J), J = 2.8/(D_eff b_i), with the paper's B_i read as "
+                        "b_i = 100 and D as the step's penalty sum D_eff (10 for [42], "
+                        "1.02^{k+1}|N_i| for [43]), shown per coordinate (÷ d). [48]'s bound is "
+                        "omitted, as in the paper ('too loose').")
     return _finish(report, fig, out, "ldp_fig2", data)
 
 
@@ -221,7 +233,8 @@ def _figC(out, seeds, adult, steps, progress) -> Report:
     better = err["Alg. 1"][-1] < min(err["Alg. 2*"][-1], err["[45]"][-1])
     costlier = real["Alg. 1"][-1] > max(real["Alg. 2*"][-1], worst["[45]"][-1])
     report.claim("figC-alg1", "Alg. 1 (constant step) has better accuracy but worse privacy loss",
-                 paper="better accuracy, worse privacy", ours=f"Alg. 1: error {err['Alg. 1'][-1]:.3g}"
+                 paper="better accuracy, worse privacy",
+                 ours=f"Alg. 1: error {err['Alg. 1'][-1]:.3g}"
                  f", realized loss {real['Alg. 1'][-1]:.4f} per coordinate",
                  reproduced=better and costlier)
     report.notes.append("Alg. 2* and [45] end far from x* (‖x*‖ ≈ 0.2): their steps η_k sum to "
@@ -274,6 +287,8 @@ def _figD(out, seeds, adult, steps, sizes, progress) -> Report:
                 f"(ratio {final_r / final_f:.2f})", reproduced=final_r <= 2.0 * final_f)
             data.update({f"N{n}_{family}_random_error": c_rand["error"],
                          f"N{n}_{family}_fixed_error": c_fix["error"]})
+        if (n, e) == sizes[0]:
+            report.notes.append(_dgd_diagnosis(pairs["DGD"], inst, steps))
     report.notes.append("Alg. 2 is stated for K_N; on these sparse graphs it runs as "
                         "LDPDGD(scope='local') (closed neighbourhoods with Metropolis weights), "
                         "an inferred variant (the paper does not say how), and 'conventional "
@@ -281,6 +296,34 @@ def _figD(out, seeds, adult, steps, sizes, progress) -> Report:
                         "random split gives the pair weights W_ia ± (w − ½)c, which can be "
                         "negative: it slows consensus most on small sparse graphs.")
     return _finish(report, fig, out, "ldp_figD", data)
+
+
+def _dgd_diagnosis(pair, instances, steps) -> str:
+    """Why Alg. 2's error ratio at K depends on the horizon and the step size (a figD note).
+
+    Random over fixed mean error: the printed Alg. 2 on K_N (same rows) at K and 2K, and the
+    local pair with the non-summable step η_k = 0.99^k at K.
+    """
+    n = instances[0][1].n_agents
+    complete = [(prob, _slotless(network.make_network("complete", n)))
+                for prob, _ in instances]
+    printed = tuple(dataclasses.replace(alg, scope="complete") for alg in pair)
+    default, slow = pair[0].default_params(), algorithms.LDPDGDParams(eta_decay=0.99)
+
+    def ratio(algs, inst, params, k):
+        rand, fixed = (_curves(a, params, inst, k, False, "")["error"].mean(axis=0)
+                       for a in algs)
+        return rand / fixed
+
+    on_complete = ratio(printed, complete, default, 2 * steps)
+    return (f"Alg. 2 diagnosis (N={n}, random/fixed mean error): printed Alg. 2 on K_{n} "
+            f"{on_complete[steps - 1]:.2f} at K={steps} and {on_complete[-1]:.3g} at "
+            f"K={2 * steps}; local variant with η_k = 0.99^k "
+            f"{ratio(pair, instances, slow, steps)[-1]:.2f} at K={steps}. With η_k = 0.95^k the "
+            "steps sum to 19: once they die out the fixed method keeps contracting to x* while "
+            "the random split keeps moving the network average (zero-mean, ∝ the disagreement) "
+            "with no gradient left to pull it back, so the ratio grows with the horizon, on K_N "
+            "as on sparse graphs; with non-vanishing steps it stays near 1.")
 
 
 # -- shared pieces ------------------------------------------------------------------------------
@@ -373,6 +416,39 @@ def _same_accuracy_claim(report, cid, curves, n, e):
                  ours="mean ‖x_i − x*‖ at K: " + ", ".join(f"{k} {v:.3g}" for k, v in
                                                             final.items()),
                  reproduced=max(gaps.values()) <= 0.5)
+
+
+def _optimum_accuracy(pool, problem) -> str:
+    """How x* (run 0) classifies every pooled row, against the majority class."""
+    features, labels = pool
+    x_star = np.asarray(problem.x_star)
+    accuracy = np.mean(np.where(features @ x_star >= 0, 1.0, -1.0) == labels)
+    majority = max(np.mean(labels > 0), np.mean(labels < 0))
+    return (f"Classification by x* (run 0, ‖x*‖ = {np.linalg.norm(x_star):.3f}) over all "
+            f"{len(labels)} rows: accuracy {accuracy:.3f} vs majority class {majority:.3f}. The "
+            "paper's metric is ‖x_i − x*‖, not accuracy; with ½‖x‖² and rows of norm ≤ 1 the "
+            "optimum is strongly shrunk, so x* is close to the majority classifier whatever the "
+            "encoding.")
+
+
+def _own_bound(alg, instances, steps) -> np.ndarray:
+    """A baseline's own privacy bound per coordinate, ``(K,)``, averaged over agents and runs."""
+    return np.mean([alg.theorem_curve(prob, net, alg.default_params(), steps).mean(axis=0)
+                    for prob, net in instances], axis=0)
+
+
+def _baseline_privacy_claim(report, cid, real, own, n, e, steps):
+    """Fig. 2(b): Alg. 1's realized loss against [42]'s and [43]'s own bounds at K."""
+    cut = {name: 1 - real[-1] / y[-1] for name, y in own.items()}
+    average = float(np.mean(list(cut.values())))
+    report.claim(
+        cid, f"Alg. 1's realized privacy loss is on average ≈ 30 % below the bounds of [42] and "
+        f"[43] (N={n}, |E|={e}, K={steps}; [48] omitted as too loose)",
+        paper="≈ 30 % reduction (Fig. 2(b))",
+        ours=f"Alg. 1 realized {real[-1]:.4f} per coordinate vs " + ", ".join(
+            f"{name} {y[-1]:.4f} ({100 * cut[name]:.1f} % lower)" for name, y in own.items())
+        + f"; average {100 * average:.1f} % (baseline bounds [RECONSTRUCTED])",
+        reproduced=abs(average - 0.30) <= 0.10)
 
 
 def _key(name: str) -> str:

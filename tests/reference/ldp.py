@@ -119,14 +119,30 @@ def alg1(st, noise, problem, W, p, k, variant="corrected", primal="linearized", 
     return state, {"x": xn}
 
 
-# -- Algorithm 2 --------------------------------------------------------------------------------
-def alg2(st, noise, problem, W, p, k, scope="complete", randomize=True, private=True):
-    N, d = st["x"].shape
+# -- the DGD family: Algorithms 2, 2* and [45] -------------------------------------------------
+def _dgd_start(st, p, k):
+    """x^k, η_{k+1}, β_{k+1}, an empty x^{k+1} and copies of the two running loss totals."""
     x = st["x"]
     eta = float(p["eta"]) * float(p["eta_decay"]) ** (k + 1)
     beta = float(p["beta"]) * float(p["beta_growth"]) ** (k + 1)
-    xn = np.zeros_like(x)
-    eps_real, eps_exp = st["eps_real"].copy(), st["eps_expected"].copy()
+    return x, eta, beta, np.zeros_like(x), st["eps_real"].copy(), st["eps_expected"].copy()
+
+
+def _dgd_release(out, i, mean, noise, private, low, omega, beta, T):
+    """x_i^{k+1} = mean + Δ_i (rate β) into ``out = (x^{k+1}, eps_real, eps_exp)``; its loss."""
+    xn, eps_real, eps_exp = out
+    xn[i] = mean + (noise["lap"][i] / beta if private else 0.0)
+    if private:
+        account(eps_real, eps_exp, i, xn[i], low, omega, beta, T)
+
+
+def _dgd_state(xn, eps_real, eps_exp):
+    return {"x": xn, "eps_real": eps_real, "eps_expected": eps_exp}, {"x": xn}
+
+
+def alg2(st, noise, problem, W, p, k, scope="complete", randomize=True, private=True):
+    x, eta, beta, *out = _dgd_start(st, p, k)
+    N, d = x.shape
     for i in range(N):
         pool = list(range(N)) if scope == "complete" else sorted(neighbours(W, i) + [i])
         best, a, b = -1.0, None, None
@@ -148,55 +164,40 @@ def alg2(st, noise, problem, W, p, k, scope="complete", randomize=True, private=
                 x[j] for j in range(N) if j not in (a, b)) / N - g
         else:
             mean = centre + (2 * w - 1) * (c / 2) * (x[a] - x[b]) - g
-        xn[i] = mean + (noise["lap"][i] / beta if private else 0.0)
-        if private:
-            omega = c * np.abs(x[a] - x[b]) if randomize else np.zeros(d)
-            account(eps_real, eps_exp, i, xn[i], centre - omega / 2 - g, omega, beta,
-                    eta * float(p["sens"]))
-    return {"x": xn, "eps_real": eps_real, "eps_expected": eps_exp}, {"x": xn}
+        omega = c * np.abs(x[a] - x[b]) if randomize else np.zeros(d)
+        _dgd_release(out, i, mean, noise, private, centre - omega / 2 - g, omega, beta,
+                     eta * float(p["sens"]))
+    return _dgd_state(*out)
 
 
-# -- Algorithm 2* -------------------------------------------------------------------------------
 def alg2_star(st, noise, problem, W, p, k, closed=True, private=True):
-    N, d = st["x"].shape
-    x = st["x"]
-    eta = float(p["eta"]) * float(p["eta_decay"]) ** (k + 1)
-    beta = float(p["beta"]) * float(p["beta_growth"]) ** (k + 1)
-    xn = np.zeros_like(x)
-    eps_real, eps_exp = st["eps_real"].copy(), st["eps_expected"].copy()
+    x, eta, beta, *out = _dgd_start(st, p, k)
+    N, d = x.shape
     for i in range(N):
         pool = neighbours(W, i) + ([i] if closed else [])
         g = eta * local_grad(problem, i, x[i])
-        low, high = np.zeros(d), np.zeros(d)
+        low, high, mean = np.zeros(d), np.zeros(d), np.zeros(d)
         for l in range(d):  # (28), coordinate by coordinate
             low[l] = min(x[j][l] for j in pool)
             high[l] = max(x[j][l] for j in pool)
             w = noise["w"][i][l]
-            xn[i][l] = w * low[l] + (1 - w) * high[l] - g[l] + (
-                noise["lap"][i][l] / beta if private else 0.0)
-        if private:
-            account(eps_real, eps_exp, i, xn[i], low - g, high - low, beta,
-                    eta * float(p["sens"]))
-    return {"x": xn, "eps_real": eps_real, "eps_expected": eps_exp}, {"x": xn}
+            mean[l] = w * low[l] + (1 - w) * high[l] - g[l]
+        _dgd_release(out, i, mean, noise, private, low - g, high - low, beta,
+                     eta * float(p["sens"]))
+    return _dgd_state(*out)
 
 
 # -- reconstructed baselines --------------------------------------------------------------------
 def huang(st, noise, problem, W, p, k, private=True):
     """[45]: y_i ← Σ_j W_ij y_j − η∇f_i(Σ_j W_ij y_j) + Δ_i."""
-    N, d = st["x"].shape
-    x = st["x"]
-    eta = float(p["eta"]) * float(p["eta_decay"]) ** (k + 1)
-    beta = float(p["beta"]) * float(p["beta_growth"]) ** (k + 1)
-    xn = np.zeros_like(x)
-    eps_real, eps_exp = st["eps_real"].copy(), st["eps_expected"].copy()
+    x, eta, beta, *out = _dgd_start(st, p, k)
+    N, d = x.shape
     for i in range(N):
         mixed = W[i, i] * x[i] + sum(W[i, j] * x[j] for j in neighbours(W, i))
         mean = mixed - eta * local_grad(problem, i, mixed)
-        xn[i] = mean + (noise["lap"][i] / beta if private else 0.0)
-        if private:
-            account(eps_real, eps_exp, i, xn[i], mean, np.zeros(d), beta,
-                    eta * float(p["sens"]))
-    return {"x": xn, "eps_real": eps_real, "eps_expected": eps_exp}, {"x": xn}
+        _dgd_release(out, i, mean, noise, private, mean, np.zeros(d), beta,
+                     eta * float(p["sens"]))
+    return _dgd_state(*out)
 
 
 def penalty_admm(st, noise, problem, W, p, k, perturb="dual", increasing=False, private=True,
