@@ -2,10 +2,11 @@
 
 The utility (a final metric averaged over seeds) is differentiated with respect to chosen Params
 fields — step sizes, penalties, clipping norms, noise schedules — and optimized with optax. Fields
-are optimized in log space, so they stay positive. A ``calibrate(params) -> params`` function, written
-with JAX closed-form accountants (e.g. :func:`jaxdp.privacy.gaussian_sigma_for_zcdp`), can reset the
-noise scale from the other fields inside the loop, so every iterate spends exactly the same (ε, δ)
-while utility improves.
+are optimized in log space, so they stay positive (``unit_fields`` in logit space: they stay in
+(0, 1)). A ``calibrate(params) -> params`` function, written with JAX closed-form accountants (e.g.
+:func:`jaxdp.privacy.gaussian_sigma_for_zcdp`), can reset the noise scale from the other fields
+inside the loop, so every iterate spends exactly the same (ε, δ) while utility improves.
+``log_utility`` minimizes ln of the mean instead, for metrics that span decades.
 
 Example (DP-DGD at a fixed (ε, δ): only α and C are free, σ follows the budget)::
 
@@ -60,7 +61,8 @@ def mean_utility(algorithm, problem, network, params, keys, *, steps: int, utili
 def tune(algorithm, problem, network, params, *, fields: Sequence[str], steps: int,
          utility: str = "objective", seeds: int = 16, held_out_seeds: int = 64,
          calibrate: Callable | None = None, optimizer=None, iterations: int = 50,
-         metrics=None, checkpoint_every: int | None = None) -> TuneResult:
+         metrics=None, checkpoint_every: int | None = None,
+         unit_fields: Sequence[str] = (), log_utility: bool = False) -> TuneResult:
     """Minimize the mean final ``utility`` over ``seeds`` with respect to ``fields`` (log space).
 
     Args:
@@ -74,9 +76,13 @@ def tune(algorithm, problem, network, params, *, fields: Sequence[str], steps: i
       optimizer: an optax optimizer on the log-fields (default ``optax.adam(0.05)``).
       iterations: optimizer steps.
       checkpoint_every: bound gradient memory for long runs (see ``final_metrics``).
+      unit_fields: those of ``fields`` that must stay in (0, 1) (e.g. a decay rate): tuned in
+        logit space instead of log space.
+      log_utility: minimize ln of the mean utility instead (the same minimizer; gradients free
+        of the utility's scale, for metrics far below Adam's ε or spanning decades).
 
     Raises:
-      ValueError: an unknown field or a non-positive start value.
+      ValueError: an unknown field, a non-positive start value, or a unit field not in (0, 1).
     """
     for f in fields:
         if f not in params.keys():
@@ -84,22 +90,30 @@ def tune(algorithm, problem, network, params, *, fields: Sequence[str], steps: i
         if np.any(np.asarray(params[f]) <= 0):
             raise ValueError(f"tune: {type(params).__name__}.{f} must be > 0 to tune it in log "
                              f"space; got {params[f]}")
+    for f in unit_fields:
+        if f not in fields or np.any(np.asarray(params[f]) >= 1):
+            raise ValueError(f"tune: unit field {f!r} must be one of the tuned fields {fields} "
+                             f"and lie in (0, 1); got {params[f] if f in params.keys() else None}")
     calibrate = calibrate or (lambda p: p)
+    to_value = {f: jax.nn.sigmoid if f in unit_fields else jnp.exp for f in fields}
     to_params = lambda theta: calibrate(params.replace(  # noqa: E731
-        **{f: jnp.exp(v) for f, v in theta.items()}))
+        **{f: to_value[f](v) for f, v in theta.items()}))
     objective = lambda p, keys: mean_utility(  # noqa: E731
         algorithm, problem, network, p, keys, steps=steps, utility=utility, metrics=metrics,
         checkpoint_every=checkpoint_every)
     train = seed_keys(range(seeds))
-    loss = jax.jit(jax.value_and_grad(lambda theta: objective(to_params(theta), train)))
+    scale = jnp.log if log_utility else (lambda v: v)
+    loss = jax.jit(jax.value_and_grad(lambda theta: scale(objective(to_params(theta), train))))
     optimizer = optimizer or optax.adam(0.05)
-    theta = {f: jnp.log(jnp.asarray(params[f], jnp.result_type(float))) for f in fields}
+    start = {f: jnp.asarray(params[f], jnp.result_type(float)) for f in fields}
+    theta = {f: jnp.log(v) - (jnp.log1p(-v) if f in unit_fields else 0.0)
+             for f, v in start.items()}
     state = optimizer.init(theta)
     history = []
     for _ in range(iterations):
         value, grad = loss(theta)
-        history.append({"utility": float(value),
-                        **{f: np.asarray(jnp.exp(v)).tolist() for f, v in theta.items()}})
+        history.append({"utility": float(jnp.exp(value) if log_utility else value),
+                        **{f: np.asarray(to_value[f](v)).tolist() for f, v in theta.items()}})
         updates, state = optimizer.update(grad, state, theta)
         theta = optax.apply_updates(theta, updates)
     tuned = to_params(theta)
