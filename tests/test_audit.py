@@ -4,7 +4,6 @@ import math
 import jax.numpy as jnp
 import numpy as np
 import pytest
-from scipy import stats
 
 from jaxdp import algorithms, network, problems
 from jaxdp.attacks.audit import (
@@ -12,18 +11,8 @@ from jaxdp.attacks.audit import (
     clopper_pearson_upper,
     epsilon_from_rates,
     epsilon_lower_bound,
+    gaussian_mechanism_epsilon,
 )
-
-
-def gaussian_mechanism_epsilon(mu: float, delta: float) -> float:
-    """Exact ε(δ) of a Gaussian mechanism with sensitivity/σ = mu (Balle & Wang 2018, Thm 8)."""
-    def delta_of(eps):
-        return stats.norm.cdf(-eps / mu + mu / 2) - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2)
-    lo, hi = 0.0, 100.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if delta_of(mid) > delta else (lo, mid)
-    return hi
 
 
 def test_clopper_pearson_and_rate_bound_by_hand():

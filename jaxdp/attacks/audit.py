@@ -77,6 +77,27 @@ def epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
     return best
 
 
+def gaussian_mechanism_epsilon(mu: float, delta: float) -> float:
+    """Exact ε(δ) of a Gaussian mechanism with sensitivity/σ = ``mu`` (Balle & Wang 2018, Thm 8).
+
+    Solves ``Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = δ`` for ε by bisection (float64).
+    """
+    if not (mu > 0 and 0 < delta < 1):
+        raise ValueError(f"need mu > 0 and 0 < delta < 1; got mu={mu}, delta={delta}")
+
+    def delta_of(eps):
+        return (stats.norm.cdf(-eps / mu + mu / 2)
+                - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
+
+    lo, hi = 0.0, mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1.0
+    if delta_of(0.0) <= delta:
+        return 0.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if delta_of(mid) > delta else (lo, mid)
+    return hi
+
+
 def epsilon_lower_bound(scores_0, scores_1, *, delta: float, confidence: float = 0.95,
                         select_fraction: float = 0.5) -> AuditResult:
     """ε lower bound from scores of runs on input 0 and input 1.
@@ -131,6 +152,39 @@ def _choose_threshold(s0: np.ndarray, s1: np.ndarray, delta: float) -> tuple[flo
     return best[1], best[2]
 
 
+def audit_observations(algorithm, problems, network, params, statistic, *, steps: int, seeds,
+                       batch: int = 8192) -> list[np.ndarray]:
+    """``statistic(observed)`` of every run on each problem, from one compiled program.
+
+    The problem is an argument of the jitted ``vmap`` over seeds, so neighbouring problems of the
+    same shapes share one compilation.
+
+    Args:
+      problems: a sequence of problems (e.g. two neighbours).
+      statistic: ``fn(observed) -> ()`` or ``-> (D,)`` where ``observed = {"messages": {...},
+        "models": ...}`` holds one run's messages and models with a leading ``steps`` axis.
+      seeds: one sequence of integer seeds per problem (runs are independent across seeds).
+      batch: seeds per compiled call (memory: batch × steps × message size).
+
+    Returns:
+      One ``(S,)`` or ``(S, D)`` array per problem.
+    """
+    def one(problem, key):
+        _, _, observed = simulate(algorithm, problem, network, params, key, steps=steps,
+                                  record_every=steps, observe=True,
+                                  metrics=lambda p, m: {})
+        return statistic(observed)
+
+    scores_of = jax.jit(jax.vmap(one, in_axes=(None, 0)))
+    out = []
+    for problem, ids in zip(problems, seeds, strict=True):
+        ids = np.asarray(list(ids), np.uint32)
+        out.append(np.concatenate([
+            np.asarray(scores_of(problem, jax.vmap(jax.random.key)(jnp.asarray(ids[i:i + batch]))))
+            for i in range(0, ids.size, batch)]))
+    return out
+
+
 def audit_scores(algorithm, problem, network, params, statistic, *, steps: int, seeds,
                  batch: int = 8192) -> np.ndarray:
     """One score per seed: ``statistic(observed)`` of each run, computed inside one jitted vmap.
@@ -141,19 +195,8 @@ def audit_scores(algorithm, problem, network, params, statistic, *, steps: int, 
       seeds: integer seeds (their runs are independent of other seeds').
       batch: seeds per compiled call (memory: batch × steps × message size).
     """
-    def one(key):
-        _, _, observed = simulate(algorithm, problem, network, params, key, steps=steps,
-                                  record_every=steps, observe=True,
-                                  metrics=lambda p, m: {})
-        return statistic(observed)
-
-    scores_of = jax.jit(jax.vmap(one))
-    seeds = np.asarray(list(seeds), np.uint32)
-    out = []
-    for start in range(0, seeds.size, batch):
-        keys = jax.vmap(jax.random.key)(jnp.asarray(seeds[start:start + batch]))
-        out.append(np.asarray(scores_of(keys)))
-    return np.concatenate(out)
+    return audit_observations(algorithm, (problem,), network, params, statistic, steps=steps,
+                              seeds=(seeds,), batch=batch)[0]
 
 
 def audit(algorithm, problem_0, problem_1, network, params, statistic, *, steps: int,
@@ -165,8 +208,7 @@ def audit(algorithm, problem_0, problem_1, network, params, statistic, *, steps:
       >>> result = audit(alg, prob, prob_neighbour, net, params, stat, steps=1, seeds=100_000)
       >>> result.epsilon_lower   # compare with the paper's ε
     """
-    s0 = audit_scores(algorithm, problem_0, network, params, statistic, steps=steps,
-                      seeds=range(seeds), batch=batch)
-    s1 = audit_scores(algorithm, problem_1, network, params, statistic, steps=steps,
-                      seeds=range(seeds, 2 * seeds), batch=batch)
+    s0, s1 = audit_observations(algorithm, (problem_0, problem_1), network, params, statistic,
+                                steps=steps, seeds=(range(seeds), range(seeds, 2 * seeds)),
+                                batch=batch)
     return epsilon_lower_bound(s0, s1, delta=delta, confidence=confidence)

@@ -4,15 +4,19 @@
 returning a :class:`Report`. Each paper family adds its entries here.
 """
 from jaxdp.experiments._report import Claim, Report
+from jaxdp.experiments.audit import audit_table
 from jaxdp.experiments.baselines import baselines_convergence
 from jaxdp.experiments.demo import demo
 from jaxdp.experiments.dpadmm import dpadmm_accuracy, dpadmm_loss, dpadmm_table3
 from jaxdp.experiments.dpp2 import dpp2_fig1, dpp2_fig2, dpp2_fig3
 from jaxdp.experiments.ldp import ldp_fig1, ldp_fig2, ldp_figC, ldp_figD
 from jaxdp.experiments.ltadmm import ltadmm_fig1, ltadmm_table1
-from jaxdp.experiments.recal import recal_attack, recal_eps, recal_table4, recal_table5
+from jaxdp.experiments.recal import (recal_attack, recal_complexity, recal_eps, recal_table4,
+                                     recal_table5)
+from jaxdp.experiments.tuning import tune_dpadmm, tune_dpp2, tune_ltadmm
 
 REPRODUCTIONS = {
+    "audit-table": audit_table,
     "baselines": baselines_convergence,
     "dpadmm-loss": dpadmm_loss,
     "dpadmm-accuracy": dpadmm_accuracy,
@@ -30,10 +34,15 @@ REPRODUCTIONS = {
     "recal-table5": recal_table5,
     "recal-eps": recal_eps,
     "recal-attack": recal_attack,
+    "recal-complexity": recal_complexity,
+    "tune-dpp2": tune_dpp2,
+    "tune-dpadmm": tune_dpadmm,
+    "tune-ltadmm": tune_ltadmm,
 }
 
-__all__ = ["Claim", "REPRODUCTIONS", "Report", "baselines_convergence", "demo",
+__all__ = ["Claim", "REPRODUCTIONS", "Report", "audit_table", "baselines_convergence", "demo",
            "dpadmm_accuracy", "dpadmm_loss", "dpadmm_table3",
            "dpp2_fig1", "dpp2_fig2", "dpp2_fig3", "ldp_fig1", "ldp_fig2", "ldp_figC",
            "ldp_figD", "ltadmm_fig1", "ltadmm_table1",
-           "recal_attack", "recal_eps", "recal_table4", "recal_table5"]
+           "recal_attack", "recal_complexity", "recal_eps", "recal_table4", "recal_table5",
+           "tune_dpadmm", "tune_dpp2", "tune_ltadmm"]

@@ -1,0 +1,102 @@
+"""The audit table (issue 9): every private algorithm has a case; controls behave; files exist."""
+import math
+import os
+
+import jax
+import numpy as np
+import pytest
+from scipy import stats
+
+from jaxdp.attacks.audit import epsilon_lower_bound, gaussian_mechanism_epsilon
+from jaxdp.experiments import REPRODUCTIONS
+from jaxdp.experiments import audit as table
+
+
+def _case(case_id):
+    return next(c for c in table.cases() if c.id == case_id)
+
+
+def test_every_private_algorithm_of_the_registry_has_an_audit_case():
+    """The table covers every algorithm whose privacy() gives a report, plus three controls."""
+    ids = [c.id for c in table.cases()]
+    assert set(table.private_algorithms()) <= set(ids)
+    assert len(table.private_algorithms()) >= 19
+    assert {"control:dpp2_u0", "control:recal_x", "control:gaussian"} <= set(ids)
+    assert REPRODUCTIONS["audit-table"] is table.audit_table
+
+
+def test_neighbours_differ_only_at_agent_0_and_by_the_stated_amount():
+    """Tilt: ∇f_0 − ∇f_0' = v at every x; sample / flip: one row of agent 0 differs."""
+    v = np.array([0.3, -0.2, 0.1])
+    p0, p1 = table._tilt(4, 6, 3, v)
+    X = np.random.default_rng(0).normal(size=(4, 3))
+    gap = np.asarray(p0.local_grads(X) - p1.local_grads(X))
+    np.testing.assert_allclose(gap[0], v, atol=1e-12)
+    np.testing.assert_allclose(gap[1:], 0.0, atol=1e-12)
+    for q0, q1 in (table._sample(4, 6, 3, 50.0), table._flip(4, 6, 3, lam=0.1)):
+        differs = np.asarray(q0.labels != q1.labels)
+        assert differs.sum() == 1 and differs[0, 0]
+        np.testing.assert_array_equal(q0.features, q1.features)
+
+
+def test_gaussian_mechanism_epsilon_solves_the_balle_wang_equation():
+    """Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = δ at the returned ε, and ε grows with μ."""
+    for mu in (0.5, 1.0, 2.0):
+        eps = gaussian_mechanism_epsilon(mu, 1e-5)
+        lhs = (stats.norm.cdf(-eps / mu + mu / 2)
+               - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
+        assert lhs == pytest.approx(1e-5, rel=1e-6)
+    assert gaussian_mechanism_epsilon(1.0, 1e-5) < gaussian_mechanism_epsilon(2.0, 1e-5)
+    with pytest.raises(ValueError, match="mu"):
+        gaussian_mechanism_epsilon(0.0, 1e-5)
+
+
+def test_likelihood_ratio_scores_separate_a_shift_and_not_identical_inputs():
+    """A Laplace shift gives a bound below its exact ε (= ‖Δ‖₁/b); equal inputs give none."""
+    rng = np.random.default_rng(0)
+    shift = np.array([0.5, 0.5, 0.0])  # exact pure ε = 1.0
+    f0, f1 = rng.laplace(size=(40_000, 3)), rng.laplace(size=(40_000, 3)) + shift
+    s0, s1 = table.likelihood_ratio_scores(f0, f1, "laplace")
+    res = epsilon_lower_bound(s0, s1, delta=0.0)
+    assert 0.3 < res.epsilon_lower < 1.0
+    g0, g1 = rng.normal(size=(40_000, 3)), rng.normal(size=(40_000, 3))
+    s0, s1 = table.likelihood_ratio_scores(g0, g1, "gaussian")
+    assert epsilon_lower_bound(s0, s1, delta=1e-5).epsilon_lower < 0.1
+
+
+def test_positive_controls_are_caught_and_the_gaussian_bound_stays_below_its_exact_epsilon():
+    """At 2e4 seeds: DPP² with u = 0 and DP-RECAL's x-channel reach the seed-count limit; a
+    Gaussian mechanism with μ = 1 gives a positive bound below its exact ε."""
+    seeds = 20_000
+    with jax.enable_x64(True):
+        rows = {cid: table.audit_case(_case(cid), seeds=seeds, batch=seeds)
+                for cid in ("control:dpp2_u0", "control:recal_x", "control:gaussian")}
+    limit = table.max_bound(seeds // 2, 1e-5)
+    for cid in ("control:dpp2_u0", "control:recal_x"):
+        assert rows[cid]["verdict"] == "caught"
+        assert rows[cid]["empirical_lower"] > 0.9 * limit, rows[cid]
+    gauss = rows["control:gaussian"]
+    assert gauss["verdict"] == "sound"
+    assert 0.3 * gauss["exact_eps"] < gauss["empirical_lower"] < gauss["exact_eps"], gauss
+
+
+def _check_files(out):
+    for name in ("audit_table.png", "audit_table.json", "audit_table.csv", "report.md"):
+        assert os.path.getsize(out / name) > 0
+
+
+def test_a_tiny_table_writes_its_files_and_one_claim_per_row(tmp_path):
+    """Tiny settings on one algorithm and one control: files exist, claim ids follow the rows."""
+    report = table.audit_table(tmp_path, **table.TINY, only=("dpp2", "control:gaussian"))
+    assert {c.id for c in report.claims} == {"audit-dpp2", "control-gaussian"}
+    _check_files(tmp_path)
+
+
+@pytest.mark.slow
+def test_the_tiny_full_table_has_every_claim_id(tmp_path):
+    """Tiny settings over every case: one claim per private algorithm and per control."""
+    report = table.audit_table(tmp_path, **table.TINY)
+    expected = {f"audit-{name}" for name in table.private_algorithms()}
+    expected |= {"control-dpp2_u0", "control-recal_x", "control-gaussian"}
+    assert {c.id for c in report.claims} == expected
+    _check_files(tmp_path)
