@@ -193,7 +193,9 @@ def main() -> None:
         return
     if args.layouts:
         rows = [layouts(n, "10", args.repeats) for n in (1000, 10_000)]
-        out = Path(args.out).with_name("mixing_layouts_cpu.json")
+        import jax
+
+        out = Path(args.out).with_name(f"mixing_layouts_{jax.default_backend()}.json")
         out.write_text(json.dumps({"command": "python benchmarks/bench_mixing.py --layouts",
                                    "d": D, "seeds": SEEDS, "rows": rows}, indent=1))
         for r in rows:
