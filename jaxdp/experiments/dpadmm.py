@@ -158,7 +158,7 @@ def paper_metrics(problem, w_tilde, w, convention: str) -> dict:
 
 
 # -- data and runs -----------------------------------------------------------------------------
-def _data(setup: Setup):
+def paper_data(setup: Setup):
     """Normalized (features, labels) and a description; the user's file or the stand-in."""
     if setup.adult is None:
         features, labels = problems.adult_synthetic(seed=0)
@@ -173,7 +173,7 @@ def _data(setup: Setup):
     return problems.normalize_adult(features), labels, source
 
 
-def _split(setup: Setup, features, labels, kind: str, run: int):
+def paper_split(setup: Setup, features, labels, kind: str, run: int):
     """Table II for run ``run``: (training Problem with its test rows, D_w from 162 rows)."""
     n_train = setup.providers * setup.rows
     order = np.random.default_rng(1000 + run).permutation(len(labels))
@@ -223,7 +223,7 @@ def _family(setup, data, kind, alg2_settings=(), alg2_variants=("paper",)):
     net = network.make_network("complete", setup.providers)
     out, dws = {}, []
     for r in _progress(range(setup.seeds), setup.progress, f"dpadmm {kind}"):
-        problem, D_w = _split(setup, features, labels, kind, r)
+        problem, D_w = paper_split(setup, features, labels, kind, r)
         dws.append(D_w)
         for name, (alg, params) in _configs(setup, kind, D_w, alg2_settings,
                                             alg2_variants).items():
@@ -259,7 +259,7 @@ def _save_npz(path: Path, results: dict, **extra) -> str:
 
 # -- dpadmm-loss --------------------------------------------------------------------------------
 def _loss(out, setup: Setup) -> Report:
-    data = _data(setup)
+    data = paper_data(setup)
     results, dws = {}, {}
     for kind in ("l1", "l2"):
         results[kind], dws[kind] = _family(setup, data, kind, ALG2_SETTINGS,
@@ -444,7 +444,7 @@ def _colors(n):
 
 # -- dpadmm-accuracy ----------------------------------------------------------------------------
 def _accuracy(out, setup: Setup) -> Report:
-    data = _data(setup)
+    data = paper_data(setup)
     delta0 = setup.delta_grid[0]
     alg2 = tuple((e, delta0) for e in setup.eps_grid)  # Fig. 6 at Figs. 4–5's δ = 1e-3
     results = {"l1": _family(setup, data, "l1")[0], "l2": _family(setup, data, "l2", alg2)[0]}
@@ -531,7 +531,7 @@ def _plot_accuracy(out, setup, results):
 
 # -- dpadmm-table3 ------------------------------------------------------------------------------
 def _table3(out, setup: Setup) -> Report:
-    data = _data(setup)  # first: a bad --adult file fails before any work
+    data = paper_data(setup)  # first: a bad --adult file fails before any work
     report = Report("dpadmm-table3", "DP-ADMM (paper 002) Table III and the privacy table")
     rows = composition_table(setup.eps_grid, setup.delta_grid, setup.steps)
     out.mkdir(parents=True, exist_ok=True)
@@ -575,7 +575,7 @@ def _privacy_claims(report, rows):
 
 def _timings(setup, data):
     """Seconds per ``steps`` iterations of each method (ℓ2, δ = 1e-3), best of ``seeds`` runs."""
-    problem, D_w = _split(setup, data[0], data[1], "l2", 0)
+    problem, D_w = paper_split(setup, data[0], data[1], "l2", 0)
     net = network.make_network("complete", setup.providers)
     methods = {
         "nonprivate": lambda e: (ConsensusADMM(), ConsensusADMMParams(rho=RHO)),

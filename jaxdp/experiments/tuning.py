@@ -187,11 +187,11 @@ def dpp2_family(steps: int = 500, r_grid=DPP2_R) -> Family:
 def dpadmm_family(steps: int = 100, eps_grid=DPADMM_EPS, providers: int = 100,
                   rows: int = 210, adult=None) -> Family:
     """Sec. VI-B's ℓ2 setting of paper 002 (see the module docstring)."""
-    from jaxdp.experiments.dpadmm import Setup, _data, _split
+    from jaxdp.experiments.dpadmm import Setup, paper_data, paper_split
 
     setup = Setup(seeds=1, steps=steps, providers=providers, rows=rows, adult=adult)
-    features, labels, source = _data(setup)
-    prob, d_w = _split(setup, features, labels, "l2", 0)
+    features, labels, source = paper_data(setup)
+    prob, d_w = paper_split(setup, features, labels, "l2", 0)
     net = network.make_network("complete", providers)
     alg = algorithms.DPADMM()
     paper = algorithms.DPADMMParams(rho=1.0, eps=0.05, delta=DPADMM_DELTA, D_w=d_w)
