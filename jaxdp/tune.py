@@ -34,13 +34,17 @@ class TuneResult:
     Attributes:
       params: the tuned Params (after ``calibrate``).
       history: one dict per iteration: ``utility`` (training seeds) and the free fields' values.
-      held_out: utility mean and 95% CI half-width over held-out seeds, before and after:
-        ``{"initial": (mean, half), "tuned": (mean, half)}``.
+      held_out: utility mean and 95% CI half-width over the held-out seeds whose runs stayed
+        finite, before and after: ``{"initial": (mean, half), "tuned": (mean, half)}``, and
+        ``"diverged": {"initial": n, "tuned": n}``, the held-out seeds left out of those means.
+      stopped: why the loop ended early (``None`` when it ran every iteration): a non-finite
+        utility or gradient at the next iterate; ``params`` is then the last finite iterate.
     """
 
     params: object
     history: list
     held_out: dict
+    stopped: str | None = None
 
 
 def seed_keys(seeds: Sequence[int]) -> jax.Array:
@@ -109,24 +113,38 @@ def tune(algorithm, problem, network, params, *, fields: Sequence[str], steps: i
     theta = {f: jnp.log(v) - (jnp.log1p(-v) if f in unit_fields else 0.0)
              for f, v in start.items()}
     state = optimizer.init(theta)
-    history = []
-    for _ in range(iterations):
+    history, stopped, last_finite = [], None, theta
+    for it in range(iterations):
         value, grad = loss(theta)
-        history.append({"utility": float(jnp.exp(value) if log_utility else value),
-                        **{f: np.asarray(to_value[f](v)).tolist() for f, v in theta.items()}})
+        values = {f: np.asarray(to_value[f](v)).tolist() for f, v in theta.items()}
+        if not all(np.all(np.isfinite(np.asarray(a))) for a in jax.tree.leaves((value, grad))):
+            stopped = (f"iteration {it}: the training utility or its gradient is not finite at "
+                       f"{values} (some training seed diverged); kept the previous iterate")
+            theta = last_finite
+            break
+        history.append({"utility": float(jnp.exp(value) if log_utility else value), **values})
+        last_finite = theta
         updates, state = optimizer.update(grad, state, theta)
         theta = optax.apply_updates(theta, updates)
     tuned = to_params(theta)
     held = seed_keys(range(seeds, seeds + held_out_seeds))
-    return TuneResult(params=tuned, history=history, held_out={
-        "initial": _mean_ci(algorithm, problem, network, calibrate(params), held, steps, utility,
-                            metrics),
-        "tuned": _mean_ci(algorithm, problem, network, tuned, held, steps, utility, metrics)})
+    initial = _held_out(algorithm, problem, network, calibrate(params), held, steps, utility,
+                        metrics)
+    final = _held_out(algorithm, problem, network, tuned, held, steps, utility, metrics)
+    return TuneResult(params=tuned, history=history, stopped=stopped, held_out={
+        "initial": initial[:2], "tuned": final[:2],
+        "diverged": {"initial": initial[2], "tuned": final[2]}})
 
 
-def _mean_ci(algorithm, problem, network, params, keys, steps, utility, metrics):
+def _held_out(algorithm, problem, network, params, keys, steps, utility, metrics):
+    """``(mean, 95% half-width, n_diverged)`` of the final utility over ``keys``: seeds whose
+    utility is not finite are counted, not averaged."""
     def one(key):
         return final_metrics(algorithm, problem, network, params, key, steps=steps,
                              metrics=metrics)[utility]
     values = np.asarray(jax.jit(jax.vmap(one))(keys))
-    return float(values.mean()), float(1.96 * values.std(ddof=1) / np.sqrt(values.size))
+    finite = values[np.isfinite(values)]
+    if finite.size == 0:
+        return float("nan"), float("nan"), int(values.size)
+    half = 1.96 * finite.std(ddof=1) / np.sqrt(finite.size) if finite.size > 1 else float("nan")
+    return float(finite.mean()), float(half), int(values.size - finite.size)

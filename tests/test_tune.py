@@ -43,6 +43,28 @@ def test_tuning_improves_held_out_utility_at_the_same_budget(setup):
     np.testing.assert_allclose(spent, EPS, rtol=1e-9)  # the budget is exactly the same
 
 
+def test_a_diverging_iterate_stops_tuning_at_the_last_finite_one(setup):
+    """An optimizer step into divergence ends the loop with a reason; nothing becomes NaN."""
+    import optax
+
+    prob, net = setup
+    jump = optax.GradientTransformation(  # every update multiplies α by e^4 (log space)
+        lambda _: optax.EmptyState(), lambda g, s, p=None: (jax.tree.map(lambda x: x * 0 + 4, g), s))
+    res = tune(algorithms.DGD(), prob, net, algorithms.DGDParams(alpha=0.05), fields=("alpha",),
+               steps=400, seeds=2, held_out_seeds=4, optimizer=jump, iterations=5)
+    assert res.stopped is not None and "not finite" in res.stopped
+    assert len(res.history) >= 1 and float(res.params.alpha) == res.history[-1]["alpha"]
+    assert all(np.isfinite(h["utility"]) for h in res.history)
+
+
+def test_held_out_seeds_that_diverge_are_counted_not_averaged(setup):
+    prob, net = setup
+    res = tune(algorithms.DGD(), prob, net, algorithms.DGDParams(alpha=1e3), fields=("alpha",),
+               steps=400, seeds=2, held_out_seeds=4, iterations=0)
+    assert res.held_out["diverged"] == {"initial": 4, "tuned": 4}
+    assert np.isnan(res.held_out["tuned"][0])
+
+
 def test_tune_rejects_unknown_or_nonpositive_fields(setup):
     prob, net = setup
     with pytest.raises(ValueError, match="'beta' is not a field of DPDGDParams"):

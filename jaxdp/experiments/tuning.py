@@ -326,7 +326,8 @@ def _tune_point(fam, paper, seeds, held_out, iterations, learning_rate) -> dict:
             "spent_paper": fam.spent(paper), "spent_tuned": fam.spent(tuned),
             "jax_spent_tuned": float(fam.jax_spent(res.params)),
             "paper": list(res.held_out["initial"]), "tuned": list(res.held_out["tuned"]),
-            "valid": valid, "history": [h["utility"] for h in res.history]}
+            "valid": valid, "history": [h["utility"] for h in res.history],
+            "diverged_held_out": res.held_out["diverged"], "stopped": res.stopped}
 
 
 def _valid(fam, params) -> str:
@@ -390,7 +391,10 @@ def _point_line(fam, p) -> str:
     return (f"{fam.x_name} = {p['epsilon']:.4g}: paper {_fmt_params(p['paper_params'], fam)} → "
             f"{_fmt_band(p['paper'])}; tuned {_fmt_params(p['tuned_params'], fam)} (all: "
             f"{p['tuned_params']}) → {_fmt_band(p['tuned'])}; gain {_gain(p):.3g}×; "
-            f"valid: {p['valid']}")
+            f"valid: {p['valid']}"
+            + (f"; held-out seeds diverged (left out of the bands): {p['diverged_held_out']}"
+               if any(p["diverged_held_out"].values()) else "")
+            + (f"; tuning stopped early: {p['stopped']}" if p["stopped"] else ""))
 
 
 def _plot(fam, points, path) -> str:
