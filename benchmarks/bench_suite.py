@@ -20,6 +20,9 @@ Implementations:
   (``agent_grad``; the references loop over samples, which no one would benchmark against). It is
   fed the noise jaxdp draws; drawing it is *not* timed, which favours the loop. Timed on
   ``--loop-steps`` steps and reported as a rate.
+* ``numpy``: one loop over steps, vectorized over agents (stacked equations, ``W @ X``, einsum
+  gradients, the noise drawn by numpy and timed), seeds one after another — for the synchronous
+  workloads (a token step is one agent's work: the loop is already its vectorized form).
 * ``jaxdp_1dev``: ``jaxdp.run`` on one CPU device; ``jaxdp``: one device per core
   (``jaxdp.use_cpu_cores()``), seeds sharded. On a GPU machine ``jaxdp`` runs on the GPU.
 
@@ -179,7 +182,99 @@ def run_jaxdp(workload, seeds, steps, cpu_devices=None):
             "diverged": int(trace.meta["n_diverged"])}
 
 
-IMPLS = {"loop": run_loop, "jaxdp": run_jaxdp,
+def _mean_grad(A, y, x, lam, omega):
+    """Each agent's mean nonconvex-logistic gradient (paper 000's loss) over its rows:
+    A (N, k, d), y (N, k), x (N, d) -> (N, d)."""
+    import numpy as np
+
+    t = np.einsum("nkd,nd->nk", A, x)
+    g = np.einsum("nk,nkd->nd", -y / (1.0 + np.exp(y * t)), A) / A.shape[1]
+    return g + 2 * lam * omega * x / (1 + omega * x * x) ** 2
+
+
+def _numpy_setup(workload):
+    import jax
+    import numpy as np
+
+    alg, prob, net, params, _, _ = WORKLOADS[workload]()
+    data = jax.tree.map(lambda a: np.asarray(a, np.float32), prob)
+    p = {k: np.asarray(v, np.float32) for k, v in params.items()}
+    return alg, data, net, p, (float(prob.reg["lam"]), float(prob.reg["omega"]))
+
+
+def _numpy_dgd(rng, data, net, p, reg, steps):
+    import numpy as np
+
+    A, y, W = data.features, data.labels, net.dense("W").astype(np.float32)
+    X = np.zeros((A.shape[0], A.shape[2]), np.float32)
+    for _ in range(steps):
+        G = _mean_grad(A, y, X, *reg)
+        X = W @ X - p["alpha"] * (G + 0.1 * rng.standard_normal(X.shape, np.float32))
+    return X
+
+
+def _numpy_dpp2(rng, data, net, p, reg, steps):
+    """Alg. 1, (16)-(19), stacked; η^k ~ U(0, 1), Laplace w and e with scales u r^k."""
+    import numpy as np
+
+    A, y, P = data.features, data.labels, net.dense("P").astype(np.float32)
+    X = np.zeros((A.shape[0], A.shape[2]), np.float32)
+    D, Q = np.zeros_like(X), np.zeros_like(X)
+    for k in range(steps):
+        eta = rng.random(dtype=np.float32)
+        w = p["u_w"] * p["r"] ** k * rng.laplace(size=X.shape).astype(np.float32)
+        e = p["u_e"] * p["r"] ** k * rng.laplace(size=X.shape).astype(np.float32)
+        Y = X + (1 - eta) * D + w
+        PY = P @ Y
+        Z = _mean_grad(A, y, X, *reg) + eta * Q + p["rho"] * PY + e
+        X = X + w - p["alpha"] * (Z - e) + p["beta"] * (P @ Z)
+        D, Q = eta * D + Y, eta * Q + p["rho"] * PY
+    return X
+
+
+def _numpy_ltadmm(rng, data, net, p, reg, steps, tau=4, b=8):
+    """Alg. 1 (5a)-(5b), edge form: τ local steps on soft-clipped minibatch gradients, then the
+    bridge update of every directed edge's z."""
+    import numpy as np
+
+    A, y = data.features, data.labels
+    n, m, d = A.shape
+    s, r, rev = (np.asarray(a) for a in (net.senders, net.receivers, net.reverse))
+    deg = np.bincount(r, minlength=n).astype(np.float32)[:, None]
+    X, Z = np.zeros((n, d), np.float32), np.zeros((len(s), d), np.float32)
+    rows = np.arange(n)[:, None]
+    for _ in range(steps):
+        z_sum = np.zeros_like(X)
+        np.add.at(z_sum, r, Z)
+        c = p["beta"] * (p["rho"] * deg * X - z_sum)
+        phi = X
+        for _ in range(tau):
+            batch = np.argpartition(rng.random((n, m)), b, axis=1)[:, :b]  # b-subsets
+            g = _mean_grad(A[rows, batch], y[rows, batch], phi, *reg)
+            g = p["zeta"] / (p["zeta"] + np.linalg.norm(g, axis=1, keepdims=True)) * g
+            g = g + p["sigma_e"] * rng.standard_normal(g.shape, np.float32)
+            phi = phi - p["gamma"] * g - c
+        X = phi
+        msg = Z[rev] - 2 * p["rho"] * X[s]
+        Z = 0.5 * Z - 0.5 * msg
+    return X
+
+
+NUMPY = {"dgd": _numpy_dgd, "dpp2": _numpy_dpp2, "ltadmm": _numpy_ltadmm}
+
+
+def run_numpy(workload, seeds, steps):
+    import numpy as np
+
+    _, data, net, p, reg = _numpy_setup(workload)
+    t0 = time.perf_counter()
+    for seed in range(seeds):
+        NUMPY[workload](np.random.default_rng(seed), data, net, p, reg, steps)
+    return {"run_seconds": time.perf_counter() - t0, "compile_seconds": 0.0,
+            "updates": seeds * steps * net.n_agents}
+
+
+IMPLS = {"loop": run_loop, "numpy": run_numpy, "jaxdp": run_jaxdp,
          "jaxdp_1dev": lambda w, s, k: run_jaxdp(w, s, k, cpu_devices=1)}
 
 
@@ -246,6 +341,9 @@ def main():
     ap.add_argument("--loop-steps", type=int, default=10, help="steps timed for the loop")
     ap.add_argument("--loop-max-seeds", type=int, default=16,
                     help="the loop runs at most this many seeds (its rate does not depend on them)")
+    ap.add_argument("--numpy-steps", type=int, default=100, help="steps timed for numpy")
+    ap.add_argument("--numpy-max-seeds", type=int, default=256,
+                    help="the numpy loop runs at most this many seeds (seeds one after another)")
     ap.add_argument("--out", default=None, help="default: benchmarks/results/suite_<backend>.json")
     ap.add_argument("--plot", action="store_true", help="only redraw the figure from --out")
     ap.add_argument("--cell", nargs=4, metavar=("WORKLOAD", "IMPL", "SEEDS", "STEPS"),
@@ -266,7 +364,9 @@ def main():
             for impl in args.impls:
                 if impl == "loop" and seeds > args.loop_max_seeds:
                     continue
-                steps = args.loop_steps if impl == "loop" else STEPS
+                if impl == "numpy" and (w not in NUMPY or seeds > args.numpy_max_seeds):
+                    continue
+                steps = {"loop": args.loop_steps, "numpy": args.numpy_steps}.get(impl, STEPS)
                 proc = subprocess.run(
                     [sys.executable, __file__, "--cell", w, impl, str(seeds), str(steps)],
                     capture_output=True, text=True, cwd=ROOT)
@@ -278,9 +378,11 @@ def main():
                 print(f"{w:>7} {impl:>10} seeds={seeds:>6}: {r['updates_per_second']:.3e} "
                       f"updates/s, run {r['run_seconds']:.2f}s, compile "
                       f"{r['compile_seconds']:.2f}s, RSS {r['peak_rss_mib']:.0f} MiB", flush=True)
-    loop = {r["workload"]: r["updates_per_second"] for r in rows if r["impl"] == "loop"}
-    for r in rows:
-        r["x_loop"] = r["updates_per_second"] / loop[r["workload"]] if r["workload"] in loop else None
+    for base in ("loop", "numpy"):
+        rate = {r["workload"]: r["updates_per_second"] for r in rows if r["impl"] == base}
+        for r in rows:
+            r[f"x_{base}"] = (r["updates_per_second"] / rate[r["workload"]]
+                              if r["workload"] in rate else None)
     out.parent.mkdir(parents=True, exist_ok=True)
     results = {"machine": machine(), "steps": STEPS, "rows": rows}
     out.write_text(json.dumps(results, indent=2))
