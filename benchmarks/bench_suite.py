@@ -317,11 +317,11 @@ def plot(results: dict, path: Path) -> None:
     workloads = sorted({r["workload"] for r in rows})
     fig, axes = plt.subplots(1, len(workloads), figsize=(4.2 * len(workloads), 3.4), squeeze=False)
     for ax, w in zip(axes[0], workloads):
-        for impl in IMPLS:
+        for color, impl in enumerate(IMPLS):  # one colour per implementation in every panel
             pts = sorted((r["seeds"], r["updates_per_second"]) for r in rows
                          if r["workload"] == w and r["impl"] == impl)
             if pts:
-                ax.plot(*zip(*pts), "o-", label=impl)
+                ax.plot(*zip(*pts), "o-", color=f"C{color}", label=impl)
         ax.set(xscale="log", yscale="log", xlabel="seeds", title=w)
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("agent updates / s")
