@@ -16,6 +16,7 @@ injected into a per-node reference implementation in the tests.
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import Any, ClassVar
 
 import jax
@@ -43,6 +44,12 @@ class Algorithm:
       positive: Params fields that must be > 0 for every agent.
       nonnegative: Params fields that must be >= 0 for every agent.
       unit_interval: Params fields that must lie in [0, 1].
+      models_covered: the final models are a post-processing of the releases :meth:`account`
+        accounts for (``release="messages+models"`` then has the same ε); ``False`` makes that
+        report ``inf`` with :attr:`models_note` as the reason. ``False`` unless shown.
+      models_note: why the models are covered, or what they leak.
+      noise_field: the Params field that scales the noise (ε decreases as it grows), used to
+        calibrate a run to a target ε; ``None`` when the algorithm cannot be calibrated that way.
     """
 
     name: ClassVar[str] = "algorithm"
@@ -50,6 +57,10 @@ class Algorithm:
     positive: ClassVar[tuple[str, ...]] = ()
     nonnegative: ClassVar[tuple[str, ...]] = ()
     unit_interval: ClassVar[tuple[str, ...]] = ()
+    noise_field: ClassVar[str | None] = None
+    models_covered: ClassVar[bool] = False
+    models_note: ClassVar[str] = ("the final models are not shown to be a post-processing of the "
+                                  "accounted releases")
 
     # -- contract ---------------------------------------------------------------------------------
     def default_params(self) -> Params:
@@ -72,9 +83,53 @@ class Algorithm:
         """The agents' current models, shape ``(N, d)``."""
         return state.x
 
-    def privacy(self, problem, network, params: Params, steps: int):
-        """A :class:`jaxdp.privacy.PrivacyReport`, or ``None`` for a non-private algorithm."""
-        del problem, network, params, steps
+    def privacy(self, problem, network, params: Params, steps: int, *, delta: float = 1e-5,
+                release: str = "messages"):
+        """The privacy guarantee of ``steps`` steps: a :class:`jaxdp.privacy.PrivacyReport`.
+
+        ``report.epsilon`` (per agent) and ``report.epsilon_max`` are the guarantee: a sound
+        upper bound under ``report.relation`` and ``report.assumptions``, or ``inf`` with
+        ``report.reason``. The paper's printed and corrected theorems are extra curves, never the
+        guarantee. Assumptions that a check on ``problem`` finds false raise a warning.
+
+        Args:
+          problem, network, params: the run.
+          steps: the number of steps run (``K ≥ 1``).
+          delta: the δ of every (ε, δ) curve, in ``(0, 1)``.
+          release: ``"messages"`` (every message sent) or ``"messages+models"`` (and the final
+            models: ``inf`` where they leak beyond the messages).
+
+        Returns:
+          The report, or ``None`` for a non-private algorithm.
+
+        Raises:
+          ValueError: ``steps < 1``, δ outside ``(0, 1)``, an unknown ``release``, or Params the
+            accountant cannot use (naming the value).
+        """
+        from jaxdp.privacy._dp_accounting import check_delta
+        from jaxdp.privacy._report import check_release
+
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
+            raise ValueError(f"{self.name}.privacy: steps must be an int >= 1; got {steps!r}")
+        delta, release = check_delta(delta), check_release(release)
+        report = self.account(problem, network, params, int(steps), delta=delta)
+        if report is None:
+            return None
+        if release == "messages+models":
+            report = report.covering_models(self.models_covered, self.models_note)
+        for assumption in report.failed_assumptions():
+            warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
+                          f"which fails on this problem ({assumption.how})", stacklevel=2)
+        return report
+
+    def account(self, problem, network, params: Params, steps: int, *, delta: float):
+        """The report for the messages (called by :meth:`privacy` with checked arguments).
+
+        Private algorithms override this: build :class:`~jaxdp.privacy.PrivacyEvents` whose
+        sensitivities bound every released vector under the stated relation, and return
+        ``PrivacyReport.from_events(events, delta, relation=..., released=..., assumptions=...)``.
+        """
+        del problem, network, params, steps, delta
         return None
 
     # -- host-side helpers ------------------------------------------------------------------------

@@ -31,7 +31,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.privacy import PrivacyEvents, PrivacyReport, clip_by_norm, gaussian
+from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport, clip_by_norm, gaussian
 
 
 # -- Params -------------------------------------------------------------------------------------
@@ -134,14 +134,30 @@ class DPDGD(DGD):
         g = clip_by_norm(problem.local_grads(x), params.clip)  # clip: scalar or (N,)
         return g + per_agent(params.sigma * params.clip, x) * noise["xi"]
 
-    def privacy(self, problem, network, params, steps):
+    noise_field = "sigma"
+    models_covered = True
+    models_note = ("x^K = W x^{K-1} − α g̃^{K-1}: a post-processing of the released x^{K-1} and "
+                   "the K-th noisy gradient, which is accounted")
+
+    def account(self, problem, network, params, steps, *, delta):
+        """K Gaussian releases of the clipped gradient, Δ = 2C (agent-level, enforced by the clip).
+
+        The message x_i^{k+1} = Σ_j w_ij x_j^k − α g̃_i^k depends on agent i's data only through
+        g̃_i^k (x^k is itself released), so adaptive composition over k applies.
+        """
+        del problem
         n = network.n_agents
         clip = np.broadcast_to(np.asarray(params.clip, np.float64), (n,))
         sigma = np.broadcast_to(np.asarray(params.sigma, np.float64), (n,))
         events = PrivacyEvents.from_schedule(
             "gaussian", sensitivity=(2 * clip)[:, None], scale=(sigma * clip)[:, None],
-            n_agents=n, steps=steps)
-        return PrivacyReport.from_events(events, delta=1e-5, methods=("closed_form", "rdp"))
+            n_agents=n, steps=steps, description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K")
+        return PrivacyReport.from_events(
+            events, delta=delta, methods=("closed_form", "rdp", "pld"),
+            relation="replace_agent",
+            released="agent i's x_i^k to its neighbours, k = 0..K (x_i^{k+1} carries g̃_i^k)",
+            assumptions=(Assumption("‖clip(∇f_i(x), C)‖₂ ≤ C, so any two f_i, f_i′ give Δ ≤ 2C",
+                                    enforced=True, how="clip_by_norm(·, C)"),))
 
 
 @dataclasses.dataclass(frozen=True)

@@ -8,7 +8,8 @@
   :func:`zcdp_for_epsilon`, :func:`gaussian_rdp`, :func:`rdp_to_dp`, :data:`DEFAULT_ORDERS`; and the
   host :func:`closed_form_curve` of a :class:`PrivacyEvents`.
 * dp-accounting bridge (host): :func:`pld_epsilon`, :func:`rdp_epsilon`.
-* :class:`PrivacyReport`: ε curves per agent by several methods.
+* :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
+  (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable).
 """
@@ -38,9 +39,24 @@ from jaxdp.privacy._mechanisms import (
     laplace,
     laplace_like,
 )
-from jaxdp.privacy._report import PrivacyReport, default_steps
+from jaxdp.privacy._report import (
+    GUARANTEE,
+    PAPER_CORRECTED,
+    PAPER_PRINTED,
+    RELATIONS,
+    RELEASES,
+    Assumption,
+    PrivacyReport,
+    default_steps,
+)
 
 __all__ = [
+    "GUARANTEE",
+    "PAPER_CORRECTED",
+    "PAPER_PRINTED",
+    "RELATIONS",
+    "RELEASES",
+    "Assumption",
     "DEFAULT_ORDERS",
     "MECHANISMS",
     "PrivacyEvents",

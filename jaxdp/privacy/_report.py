@@ -1,12 +1,23 @@
-"""``PrivacyReport``: per-agent ε curves of one run, several ways, side by side (DESIGN.md §8).
+"""``PrivacyReport``: the privacy guarantee of one run, and the curves it is compared with.
+
+**The contract.** :attr:`PrivacyReport.epsilon` (per agent) and :attr:`PrivacyReport.epsilon_max`
+are *the guarantee*: at every reported step, the smallest of the report's **sound** curves
+(:attr:`PrivacyReport.sound`) — accountants applied to sensitivities derived from everything the
+algorithm releases under the stated :attr:`~PrivacyReport.relation`, including hidden state that
+a released vector carries. A report with no sound curve, or one whose release cannot be bounded,
+has ``ε = inf`` and says why in :attr:`~PrivacyReport.reason`. Each report names its privacy unit
+and neighbouring relation (:data:`RELATIONS`), what it covers (:attr:`~PrivacyReport.released`,
+:attr:`~PrivacyReport.release`), and its :class:`Assumption` s, each *enforced* (clipping) or
+*assumed* (a gradient bound), checked on the problem's data where that is possible.
 
 A report holds, for each *method*, an ``(N, K')`` array of ε per agent after each reported step:
-the paper's theorem as printed (``"theorem"``) and corrected (``"theorem_corrected"``), added by the
-algorithm with :meth:`PrivacyReport.with_curve`; and the generic accountants built by
-:meth:`PrivacyReport.from_events` from the algorithm's :class:`PrivacyEvents`: ``"pure_dp"`` or
-``"zcdp"`` (closed forms), ``"rdp"`` and ``"pld"`` (dp-accounting). Budgets may exceed float64
-(paper 000 reaches 1e500): a curve may then also carry exact ``log10`` values, and every output
-(``table``, ``to_dict``, ``plot``) reads ε through :meth:`PrivacyReport.log10`.
+the generic accountants built by :meth:`PrivacyReport.from_events` from the algorithm's
+:class:`PrivacyEvents` (``"pure_dp"`` or ``"zcdp"`` closed forms, ``"rdp"`` and ``"pld"`` through
+dp-accounting; all sound), and curves added with :meth:`PrivacyReport.with_curve`: the paper's
+theorem as printed (:data:`PAPER_PRINTED`) and corrected (:data:`PAPER_CORRECTED`), which are
+compared with the guarantee and never are it. Budgets may exceed float64 (paper 000 reaches
+1e500): a curve may then also carry exact ``log10`` values, and every output (``table``,
+``to_dict``, ``plot``) reads ε through :meth:`PrivacyReport.log10`.
 """
 from __future__ import annotations
 
@@ -34,7 +45,29 @@ NOTES = {
            "bound",
 }
 
+PAPER_PRINTED = "paper, as printed"
+PAPER_CORRECTED = "paper, corrected"
+GUARANTEE = "guarantee"
+
+RELATIONS = {
+    "add_remove_record": ("record", "one record added to or removed from one agent's data set"),
+    "replace_record": ("record", "one record of one agent's data set replaced by another"),
+    "replace_agent": ("agent", "one agent's whole local data set (its objective f_i) replaced"),
+}
+"""Neighbouring relations: key → (privacy unit, meaning). Bounds on *how much* the replaced data
+may differ (a gradient bound, a clipping norm) are :class:`Assumption` s of the report."""
+
+RELEASES = ("messages", "messages+models")
+"""What a report may cover: every message sent, or the messages and the final models too."""
+
 _HUGE_LOG10 = 300.0  # beyond this, ε is shown as 10^x and plotted as log10 ε
+
+
+def check_release(release: str) -> str:
+    """Return ``release`` after checking it is one of :data:`RELEASES`."""
+    if release not in RELEASES:
+        raise ValueError(f"release must be one of {RELEASES}; got {release!r}")
+    return release
 
 
 def default_steps(steps: int, num: int = 50) -> np.ndarray:
@@ -53,6 +86,36 @@ def _format(log10_eps: float) -> str:
     return f"10^{log10_eps:.2f}"
 
 
+@dataclasses.dataclass(frozen=True)
+class Assumption:
+    """One condition the guarantee rests on.
+
+    Attributes:
+      statement: the condition, with its constants (``"‖∇f_i(x)‖₂ ≤ c = 1 for every x"``).
+      enforced: ``True`` when the algorithm makes it hold whatever the data (clipping);
+        ``False`` when it is assumed of the data.
+      how: how it is enforced, or how (and where) it was checked on the problem's data.
+      holds: the outcome of that check: ``True``/``False``, or ``None`` when it cannot be checked
+        (e.g. a bound on a neighbour that is not given).
+    """
+
+    statement: str
+    enforced: bool
+    how: str = ""
+    holds: bool | None = None
+
+    @property
+    def status(self) -> str:
+        """``"enforced"``, or ``"assumed"`` with the outcome of its check."""
+        if self.enforced:
+            return "enforced"
+        return {True: "assumed (holds on this problem)", False: "assumed (FAILS on this problem)",
+                None: "assumed (not checkable)"}[self.holds]
+
+    def __str__(self) -> str:
+        return f"{self.statement} [{self.status}{': ' + self.how if self.how else ''}]"
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class PrivacyReport:
     """ε per agent after each reported step, by several methods.
@@ -64,9 +127,17 @@ class PrivacyReport:
       notes: method name → what the curve means, assumes, and any erratum.
       events: the events the curves were computed from, if any.
       log10_curves: method name → ``(N, K')`` exact ``log10 ε`` for curves computed in log space.
+      sound: the methods that are valid upper bounds under :attr:`relation` and
+        :attr:`assumptions`; the guarantee is their pointwise minimum (``inf`` if none).
+      relation: a key of :data:`RELATIONS` (the privacy unit follows from it).
+      released: what the guarantee covers, in words (which vectors, to whom, at which steps).
+      release: ``"messages"`` or ``"messages+models"`` (:data:`RELEASES`).
+      assumptions: the :class:`Assumption` s the sound curves rest on.
+      reason: why the guarantee is ``inf``, when it is.
 
     Raises:
-      ValueError: a curve whose shape is not ``(N, len(steps))`` with one ``N`` for all.
+      ValueError: a curve whose shape is not ``(N, len(steps))`` with one ``N`` for all, an
+        unknown relation or release, or a sound method that is not a curve.
     """
 
     steps: np.ndarray
@@ -75,6 +146,12 @@ class PrivacyReport:
     notes: dict[str, str] = dataclasses.field(default_factory=dict)
     events: PrivacyEvents | None = None
     log10_curves: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    sound: tuple[str, ...] = ()
+    relation: str = "replace_agent"
+    released: str = ""
+    release: str = "messages"
+    assumptions: tuple[Assumption, ...] = ()
+    reason: str = ""
 
     def __post_init__(self):
         steps = np.asarray(self.steps, dtype=np.int64).reshape(-1)
@@ -88,7 +165,14 @@ class PrivacyReport:
             )
         if set(logs) - set(curves):
             raise ValueError(f"log10_curves {sorted(set(logs) - set(curves))} have no curve")
-        for name, value in (("steps", steps), ("curves", curves), ("log10_curves", logs)):
+        if set(self.sound) - set(curves):
+            raise ValueError(f"sound methods {sorted(set(self.sound) - set(curves))} have no curve")
+        if self.relation not in RELATIONS:
+            raise ValueError(f"relation must be one of {sorted(RELATIONS)}; got {self.relation!r}")
+        check_release(self.release)
+        for name, value in (("steps", steps), ("curves", curves), ("log10_curves", logs),
+                            ("sound", tuple(self.sound)),
+                            ("assumptions", tuple(self.assumptions))):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "notes", dict(self.notes))
 
@@ -96,7 +180,7 @@ class PrivacyReport:
     def from_events(cls, events: PrivacyEvents, delta: float,
                     methods: Sequence[str] = ("closed_form", "rdp", "pld"),
                     at_steps: Sequence[int] | None = None, *,
-                    value_discretization_interval: float = 1e-3) -> PrivacyReport:
+                    value_discretization_interval: float = 1e-3, **contract) -> PrivacyReport:
         """The standard curves of ``events``.
 
         Args:
@@ -106,9 +190,12 @@ class PrivacyReport:
             else ``"zcdp"``), ``"rdp"`` and ``"pld"``.
           at_steps: step counts ``1..K`` to report; ``None`` gives :func:`default_steps` (≤ 50).
           value_discretization_interval: the PLD grid step.
+          **contract: ``relation``, ``released``, ``assumptions`` (see the class). Every method
+            computed here is sound for ``events``; the caller vouches that ``events`` carry the
+            sensitivities of everything released under ``relation``.
 
         Returns:
-          A :class:`PrivacyReport` holding ``events``.
+          A :class:`PrivacyReport` holding ``events``, all of whose curves are :attr:`sound`.
 
         Raises:
           ValueError: an unknown method, bad ``delta`` or ``at_steps``, or a method that does not
@@ -136,12 +223,106 @@ class PrivacyReport:
                                             at_steps=steps)
                 notes["pld"] = NOTES["pld"].format(interval=value_discretization_interval)
         return cls(steps=steps, curves=curves, delta=delta, notes=notes, events=events,
-                   log10_curves=logs)
+                   log10_curves=logs, sound=tuple(curves),
+                   released=contract.pop("released", events.description), **contract)
+
+    @classmethod
+    def infinite(cls, n_agents: int, steps: int, delta: float, reason: str,
+                 **contract) -> PrivacyReport:
+        """A report whose guarantee is ``inf`` at every step, with the reason."""
+        ks = default_steps(steps)
+        inf = np.full((n_agents, ks.size), np.inf)
+        return cls(steps=ks, curves={GUARANTEE: inf}, delta=check_delta(delta),
+                   notes={GUARANTEE: reason}, sound=(GUARANTEE,), reason=reason, **contract)
 
     @property
     def methods(self) -> tuple[str, ...]:
         """The curve names, in insertion order."""
         return tuple(self.curves)
+
+    # -- the guarantee ------------------------------------------------------------------------------
+    @property
+    def unit(self) -> str:
+        """The privacy unit: ``"record"`` or ``"agent"``."""
+        return RELATIONS[self.relation][0]
+
+    @property
+    def relation_text(self) -> str:
+        """The neighbouring relation in words."""
+        return RELATIONS[self.relation][1]
+
+    def epsilon_log10_curve(self) -> np.ndarray:
+        """``(N, K')`` ``log10`` of the guarantee: the minimum over the sound curves."""
+        if not self.sound:
+            return np.full((self._n_agents(), self.steps.size), np.inf)
+        return np.min(np.stack([self.log10(m) for m in self.sound]), axis=0)
+
+    def epsilon_curve(self) -> np.ndarray:
+        """``(N, K')`` the guarantee after each reported step (``inf`` beyond float64)."""
+        with np.errstate(over="ignore"):
+            return 10.0 ** self.epsilon_log10_curve()
+
+    @property
+    def epsilon(self) -> np.ndarray:
+        """``(N,)`` the guarantee per agent after the last reported step."""
+        return self.epsilon_curve()[:, -1]
+
+    @property
+    def epsilon_max(self) -> float:
+        """The guarantee: the largest final ε over agents."""
+        return float(np.max(self.epsilon))
+
+    @property
+    def headline(self) -> str:
+        """The sound method that gives the worst agent's final guarantee (``""`` if none)."""
+        if not self.sound or not np.isfinite(self.epsilon_max):
+            return ""
+        i = int(np.argmax(self.epsilon))
+        return min(self.sound, key=lambda m: self.log10(m)[i, -1])
+
+    def summary(self) -> str:
+        """One paragraph: the guarantee, its relation, what it covers and rests on."""
+        eps = _format(float(np.max(self.epsilon_log10_curve()[:, -1])))
+        lines = [f"ε = {eps} (max over agents, {self.headline or 'no finite bound'}) at "
+                 f"δ = {self.delta:g} after step {self.steps[-1]}, per {self.unit}: "
+                 f"{self.relation_text}."]
+        if self.reason:
+            lines.append(f"ε = inf: {self.reason}")
+        if self.released:
+            lines.append(f"Covers ({self.release}): {self.released}")
+        lines += [f"Assumes: {a}" for a in self.assumptions]
+        return "\n".join(lines)
+
+    def failed_assumptions(self) -> tuple[Assumption, ...]:
+        """The assumptions a check on the problem's data found false."""
+        return tuple(a for a in self.assumptions if a.holds is False)
+
+    def with_contract(self, **fields) -> PrivacyReport:
+        """A copy with contract fields replaced (``relation``, ``released``, ``assumptions``...)."""
+        return dataclasses.replace(self, **fields)
+
+    def covering_models(self, covered: bool, note: str) -> PrivacyReport:
+        """The report for ``release="messages+models"``.
+
+        Args:
+          covered: the final models are a post-processing of what this report accounts for.
+          note: why (or, when not covered, what the models leak).
+
+        Returns:
+          A copy covering the models too: unchanged curves when ``covered``; otherwise every
+          sound curve is ``inf`` and :attr:`reason` is ``note``.
+        """
+        if covered:
+            return dataclasses.replace(self, release="messages+models",
+                                       released=f"{self.released}; final models: {note}")
+        inf = np.full((self._n_agents(), self.steps.size), np.inf)
+        curves = {m: (inf if m in self.sound else c) for m, c in self.curves.items()}
+        logs = {m: v for m, v in self.log10_curves.items() if m not in self.sound}
+        return dataclasses.replace(self, curves=curves, log10_curves=logs,
+                                   release="messages+models", reason=note)
+
+    def _n_agents(self) -> int:
+        return next(iter(self.curves.values())).shape[0]
 
     def _check(self, method: str) -> None:
         if method not in self.curves:
@@ -164,14 +345,17 @@ class PrivacyReport:
         """The largest final ε over agents."""
         return float(np.max(self.final(method)))
 
-    def with_curve(self, name: str, epsilon, note: str = "", log10=None) -> PrivacyReport:
+    def with_curve(self, name: str, epsilon, note: str = "", log10=None, *,
+                   sound: bool = False) -> PrivacyReport:
         """A copy with one more (or a replaced) curve, e.g. the paper's theorem.
 
         Args:
-          name: e.g. ``"theorem"`` or ``"theorem_corrected"``.
+          name: e.g. :data:`PAPER_PRINTED` or :data:`PAPER_CORRECTED`.
           epsilon: ``(N, K')`` ε at :attr:`steps` (may be ``inf`` where ``log10`` is given).
           note: what the curve means, assumes, and its errata.
           log10: optional exact ``(N, K')`` ``log10 ε``.
+          sound: the curve is a valid upper bound under this report's relation and assumptions
+            (an exact closed form), so it joins the guarantee. Papers' theorems are not.
 
         Returns:
           A new :class:`PrivacyReport`.
@@ -179,8 +363,10 @@ class PrivacyReport:
         logs = {k: v for k, v in self.log10_curves.items() if k != name}
         if log10 is not None:
             logs[name] = log10
+        kept = tuple(m for m in self.sound if m != name) + ((name,) if sound else ())
         return dataclasses.replace(self, curves={**self.curves, name: epsilon},
-                                   notes={**self.notes, name: note}, log10_curves=logs)
+                                   notes={**self.notes, name: note}, log10_curves=logs,
+                                   sound=kept)
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary: every curve as floats (``inf`` kept) and as ``log10``."""
@@ -190,7 +376,19 @@ class PrivacyReport:
             "n_agents": self.events.n_agents, "steps": self.events.steps,
         }
         return {
+            "epsilon": [float(v) for v in self.epsilon],
+            "epsilon_max": self.epsilon_max,
+            "headline": self.headline,
             "delta": float(self.delta),
+            "unit": self.unit,
+            "relation": self.relation,
+            "relation_text": self.relation_text,
+            "release": self.release,
+            "released": self.released,
+            "assumptions": [{**dataclasses.asdict(a), "status": a.status}
+                            for a in self.assumptions],
+            "reason": self.reason,
+            "sound": list(self.sound),
             "steps": [int(s) for s in self.steps],
             "methods": {
                 name: {"epsilon": self.curves[name].tolist(),
@@ -202,16 +400,30 @@ class PrivacyReport:
         }
 
     def table(self) -> str:
-        """A plain-text table: one row per method, min / median / max over agents of the final ε.
+        """A plain-text table: the guarantee first, then each method; min / median / max over agents
+        of the final ε. Sound methods are marked ``*``; a paper curve below the guarantee is flagged.
 
         The median is taken on ``log10 ε`` (the geometric mean of the middle two for even ``N``).
         """
-        lines = [f"{'method':<20} {'min':>12} {'median':>12} {'max':>12}"]
+        guarantee = self.epsilon_log10_curve()[:, -1]
+        rows = [(f"{GUARANTEE} ({self.headline or 'inf'})", guarantee, "")]
         for name in self.curves:
+            if name == GUARANTEE:
+                continue
             final = self.log10(name)[:, -1]
+            below = (name not in self.sound and np.any(final < guarantee - 1e-12))
+            flag = "  < guarantee: not a valid bound" if below else ""
+            rows.append((name + (" *" if name in self.sound else ""), final, flag))
+        width = max(24, *(len(r[0]) for r in rows))
+        lines = [f"{'method':<{width}} {'min':>12} {'median':>12} {'max':>12}"]
+        for name, final, flag in rows:
             stats = (np.min(final), np.median(final), np.max(final))
-            lines.append(f"{name:<20} " + " ".join(f"{_format(v):>12}" for v in stats))
-        return "\n".join(lines) + f"\n(δ = {self.delta:g}; final ε after step {self.steps[-1]})"
+            lines.append(f"{name:<{width}} " + " ".join(f"{_format(v):>12}" for v in stats) + flag)
+        lines.append(f"(δ = {self.delta:g}; final ε after step {self.steps[-1]}; per {self.unit}: "
+                     f"{self.relation_text}; * sound accountant)")
+        if self.reason:
+            lines.append(f"ε = inf: {self.reason}")
+        return "\n".join(lines)
 
     def plot(self, ax=None):
         """ε versus step for each method: the worst agent as a line, all agents as a band.
