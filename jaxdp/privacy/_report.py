@@ -412,7 +412,7 @@ class PrivacyReport:
                 continue
             final = self.log10(name)[:, -1]
             below = (name not in self.sound and np.any(final < guarantee - 1e-12))
-            flag = "  < guarantee: not a valid bound" if below else ""
+            flag = "  (below the guarantee: not a proven bound)" if below else ""
             rows.append((name + (" *" if name in self.sound else ""), final, flag))
         width = max(24, *(len(r[0]) for r in rows))
         lines = [f"{'method':<{width}} {'min':>12} {'median':>12} {'max':>12}"]
@@ -426,7 +426,8 @@ class PrivacyReport:
         return "\n".join(lines)
 
     def plot(self, ax=None):
-        """ε versus step for each method: the worst agent as a line, all agents as a band.
+        """ε versus step: the guarantee (worst agent, bold), then each curve (worst agent as a line,
+        all agents as a band; paper curves dashed).
 
         The y axis is logarithmic; when some ε exceeds 1e300 it shows ``log10 ε`` on a linear axis.
 
@@ -440,17 +441,26 @@ class PrivacyReport:
             import matplotlib.pyplot as plt
 
             ax = plt.gca()
-        logs = {name: self.log10(name) for name in self.curves}
-        huge = any(np.any(np.abs(v[np.isfinite(v)]) >= _HUGE_LOG10) for v in logs.values())
+        logs = {name: self.log10(name) for name in self.curves if name != GUARANTEE}
+        guarantee = self.epsilon_log10_curve()
+        huge = any(np.any(np.abs(v[np.isfinite(v)]) >= _HUGE_LOG10)
+                   for v in (*logs.values(), guarantee))
+        scale = (lambda v: v) if huge else (lambda v: 10.0 ** v)  # noqa: E731
+        if np.any(np.isfinite(guarantee)):
+            ax.plot(self.steps, scale(guarantee.max(axis=0)), color="black", lw=2.2,
+                    label=f"guarantee ({self.headline})", zorder=4)
         for name, log10 in logs.items():
-            values = log10 if huge else 10.0 ** log10
-            line, = ax.plot(self.steps, values.max(axis=0), label=name)
+            values = scale(log10)
+            paper = name not in self.sound
+            line, = ax.plot(self.steps, values.max(axis=0), ls="--" if paper else "-",
+                            label=name + ("" if paper else " (sound)"))
             ax.fill_between(self.steps, values.min(axis=0), values.max(axis=0),
-                            color=line.get_color(), alpha=0.2)
+                            color=line.get_color(), alpha=0.15)
         if not huge:
             ax.set_yscale("log")
-        ax.set_xlabel("step")
+        ax.set_xlabel("step k")
         ax.set_ylabel("log10 ε" if huge else "ε")
-        ax.set_title(f"privacy (δ = {self.delta:g})")
-        ax.legend()
+        title = f"privacy per {self.unit} (δ = {self.delta:g})"
+        ax.set_title(title + ("" if np.any(np.isfinite(guarantee)) else ": guarantee ε = ∞"))
+        ax.legend(fontsize=8)
         return ax
