@@ -406,6 +406,9 @@ def audit_case(case: Case, *, seeds: int, batch: int) -> dict:
     return {"algorithm": case.id, "paper": case.paper, "guarantee": guarantee,
             "headline": None if report is None else report.headline,
             "relation": None if report is None else report.relation,
+            "released": None if report is None else report.released,
+            "assumptions": [] if report is None else [str(a) for a in report.assumptions],
+            "reason": None if report is None else report.reason,
             "paper_printed": _curve(report, PAPER_PRINTED),
             "paper_corrected": _curve(report, PAPER_CORRECTED),
             "claimed_eps": case.claimed if isinstance(case.claimed, float) else None,
@@ -518,7 +521,7 @@ def audit_table(out_dir="out/audit-table", *, seeds: int = 100_000, batch: int =
                 print(f"{r['algorithm']:>20}: ε ≥ {r['empirical_lower']:.3g} ({r['verdict']}, "
                       f"{r['seconds']:.1f} s)", flush=True)
     report = Report("audit-table", "Empirical privacy audit of every private algorithm")
-    report.files += _write_data(out, rows) + [_plot(out, rows)]
+    report.files += _write_data(out, rows) + [_plot(out, rows), _write_privacy_table(out, rows)]
     _claims(report, rows)
     report.notes += _notes(seeds)
     report.write(out)
@@ -560,6 +563,51 @@ def _plot(out: Path, rows: list[dict]) -> str:
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     return save(fig, out / "audit_table.png")
+
+
+def privacy_table(rows: list[dict]) -> str:
+    """Markdown: one row per audited private algorithm — unit and relation, what is released, the
+    guarantee and its accountant, assumptions, the paper's printed claim and whether it holds, the
+    empirical bound and the best empirical/guarantee ratio over the ε(δ) profile."""
+    head = ("| algorithm | unit: relation | released | guarantee ε (accountant) | assumptions | "
+            "paper, as printed | printed claim | empirical ε ≥ | ratio |")
+    lines = [head, "|" + "---|" * 9]
+    for r in rows:
+        if r["control"]:
+            continue
+        printed = r["paper_printed"]
+        if printed is None:
+            holds = "no claim"
+        elif r["empirical_lower"] > printed:
+            holds = "**refuted** by the audit"
+        elif r["guarantee"] is not None and printed < r["guarantee"]:
+            holds = "below the guarantee: not proven"
+        else:
+            holds = "consistent"
+        guarantee = ("∞" if r["guarantee"] is not None and math.isinf(r["guarantee"])
+                     else _fmt(r["guarantee"]))
+        why = f" — {r['reason']}" if r.get("reason") else ""
+        lines.append(
+            f"| `{r['algorithm']}` | {_relation_cell(r['relation'])} | {r['released']} | "
+            f"{guarantee} ({r['headline'] or 'none'}){why} | "
+            f"{'; '.join(r['assumptions']) or '—'} | {_fmt(printed)} | {holds} | "
+            f"{r['empirical_lower']:.3g} | {_fmt(r['ratio'])} |")
+    return "\n".join(lines) + "\n"
+
+
+def _relation_cell(relation) -> str:
+    from jaxdp.privacy import RELATIONS
+
+    if relation is None:
+        return "—"
+    unit, text = RELATIONS[relation]
+    return f"{unit}: {text}"
+
+
+def _write_privacy_table(out: Path, rows: list[dict]) -> str:
+    path = out / "privacy_table.md"
+    path.write_text(privacy_table(rows))
+    return str(path)
 
 
 def _fmt(v) -> str:
