@@ -100,3 +100,13 @@ def test_the_tiny_full_table_has_every_claim_id(tmp_path):
     expected |= {f"control-{c.id.split(':')[1]}" for c in table.cases() if c.control}
     assert {c.id for c in report.claims} == expected
     _check_files(tmp_path)
+
+
+def test_the_ideal_audit_ceiling_is_below_the_exact_epsilon_and_grows_with_the_runs():
+    """μ = 1: an exact test over 5e4 runs shows ~0.6 of ε at δ = 1e-5 but ~0.9 at δ = 1e-2."""
+    exact = gaussian_mechanism_epsilon(1.0, 1e-5)
+    ceilings = [table.ideal_gaussian_audit(1.0, n, 1e-5) for n in (10_000, 50_000, 1_000_000)]
+    assert ceilings[0] < ceilings[1] < ceilings[2] < exact
+    assert 0.5 < ceilings[1] / exact < 0.7
+    wide = table.ideal_gaussian_audit(1.0, 50_000, 1e-2) / gaussian_mechanism_epsilon(1.0, 1e-2)
+    assert 0.85 < wide < 1.0

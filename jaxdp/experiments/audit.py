@@ -458,6 +458,12 @@ def ideal_audit(report, n: int, delta: float) -> float | None:
         return None
     k = int(report.steps[-1])
     mu = math.sqrt(sum(float(np.sum(np.exp(2 * s.log_ratio[0, :k]))) for s in events.streams))
+    return ideal_gaussian_audit(mu, n, delta)
+
+
+def ideal_gaussian_audit(mu: float, n: int, delta: float) -> float:
+    """The expected Clopper–Pearson bound of an exact threshold test on a Gaussian mechanism with
+    ``μ = Δ/σ`` and ``n`` evaluation runs per input (see :func:`ideal_audit`)."""
     alpha = (1 - CONFIDENCE) / 2
     best = 0.0
     for t in np.linspace(-2.0, mu + 8.0, 2001):
