@@ -1,4 +1,4 @@
-"""Attacks on RECAL's baton (paper 003 App. A; notes §4.5) and DLG gradient inversion."""
+"""Attacks on RECAL's baton (paper 003 App. A) and DLG gradient inversion."""
 import gzip
 
 import jax

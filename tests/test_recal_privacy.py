@@ -8,8 +8,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp import algorithms, network, privacy
+from jaxdp import algorithms, network, privacy, problems
 from jaxdp.algorithms import recal, recal_baselines, recal_privacy as acct
+from jaxdp.experiments import audit
 
 
 def test_theorem4_on_a_hand_computed_schedule():
@@ -63,7 +64,7 @@ def test_calibration_is_differentiable_and_round_trips():
 
 
 def test_sensitivity_paper_and_tight():
-    """Lemma 5: 4 max_i α_i β c; notes §4.4: 2 α_i β c per agent."""
+    """Lemma 5: 4 max_i α_i β c; per agent: 2 α_i β c."""
     alpha = jnp.array([0.1, 0.3, 0.2])
     assert float(acct.sensitivity(alpha, 0.1, 2.0)) == pytest.approx(4 * 0.3 * 0.1 * 2.0)
     np.testing.assert_allclose(acct.sensitivity(alpha, 0.1, 2.0, "tight"), 2 * alpha * 0.2)
@@ -88,19 +89,157 @@ def test_closed_form_matches_dp_accounting_on_the_same_gaussian_sequence():
         assert tight <= float(privacy.zcdp_to_dp(rho, 1e-3)) + 1e-12
 
 
-def test_dp_recal_report_theorem_equals_zcdp_and_counts_activations():
-    """The report's step axis counts activations, capped at ξ; Theorem 4 = composed zCDP."""
-    prob = jnp.zeros(1)  # unused by privacy()
+def _ring_problem(n=8, d=3, l1=0.0, seed=0):
+    """Least squares + ½‖x‖² (+ l1‖x‖₁) on a ring, small gradients at 0."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, 10, d)) / np.sqrt(d)
+    labels = 0.1 * rng.normal(size=(n, 10))
+    return problems.from_arrays(feats, labels, loss=problems.L1LeastSquares(),
+                                reg={"ridge": 1.0, "l1": l1}, reference=False,
+                                dtype=np.float64)
+
+
+def test_dp_recal_guarantee_is_infinite_and_keeps_theorem4_as_the_papers_curves():
+    """The x channel leaks the gradient: ε = inf with the reason; Theorem 4 (Lemma 5's Δ, then
+    the per-agent Δ_i = 2α_iβc) are the paper's curves at min(k, ξ) activations, never sound."""
     net = network.make_network("ring", 8)
-    params = recal.calibrate(algorithms.DPRECALParams(alpha=0.2, xi=300.0), 12.0)
-    report = algorithms.DPRECAL().privacy(prob, net, params, steps=10_000)
-    assert report.steps[-1] == 300
-    np.testing.assert_allclose(report.curves["theorem"], report.curves["zcdp"], rtol=1e-10)
-    assert report.worst("theorem") == pytest.approx(12.0, rel=1e-10)
-    assert report.worst("rdp") < 12.0
-    tight = algorithms.DPRECAL(sensitivity="tight").privacy(prob, net, params, steps=300)
+    params = recal.calibrate(algorithms.DPRECALParams(alpha=0.2, xi=300.0), 12.0, delta=1e-3)
+    report = algorithms.DPRECAL().privacy(_ring_problem(), net, params, steps=10_000,
+                                          delta=1e-3)
+    assert np.all(np.isinf(report.epsilon)) and "reveals" in report.reason
+    assert privacy.PAPER_PRINTED not in report.sound
+    assert report.worst(privacy.PAPER_PRINTED) == pytest.approx(12.0, rel=1e-10)
     quarter = privacy.zcdp_to_dp(privacy.zcdp_for_epsilon(12.0, 1e-3) / 4, 1e-3)  # Δ/2: ρ/4
-    assert tight.worst("theorem") == pytest.approx(float(quarter), rel=1e-10)
+    assert report.worst(privacy.PAPER_CORRECTED) == pytest.approx(float(quarter), rel=1e-10)
+
+
+def _same_transcript_differences(alg, params, pair, net, steps):
+    """Agent 0's released difference at each step when both data sets produce the *same*
+    transcript: agent 0's noise in the second run is shifted so that its release equals the
+    first run's (σ = 1), so the difference of the means is what an adaptive-composition
+    sensitivity must bound."""
+    key = jax.random.PRNGKey(3)
+    s0 = alg.init(key, pair[0], net, params)
+    s1 = alg.init(key, pair[1], net, params)
+    name = "v" if isinstance(alg, algorithms.DPNIDS) else "x"
+    out = []
+    for k in map(jnp.asarray, range(steps)):
+        noise = alg.noise(jax.random.fold_in(key, k), s0, params, k)
+        n0, m0 = alg.step(s0, noise, pair[0], net, params, k)
+        _, m1 = alg.step(s1, noise, pair[1], net, params, k)
+        gap = m0[name] - m1[name]  # σ = 1: shifting the noise by the gap equalises the releases
+        n1, m1 = alg.step(s1, {"xi": noise["xi"] + gap}, pair[1], net, params, k)
+        np.testing.assert_allclose(m0[name], m1[name], atol=1e-12)  # one transcript
+        out.append(np.asarray(gap[0]))
+        s0, s1 = n0, n1
+    return np.linalg.norm(np.stack(out), axis=-1)
+
+
+@pytest.mark.parametrize("name", ["dp_nids", "dp_extra"])
+def test_synchronous_sensitivities_bound_and_attain_the_worst_pair(name):
+    """Agent 0's gradient is ±c·u (a linear tilt, difference 2c everywhere): from one transcript
+    its released difference never exceeds the derived Δ_k and attains it at the first releases
+    (DP-NIDS: 4αc, twice Lemma 5's; DP-EXTRA: 2αc then 2αc(1 + W_00))."""
+    with jax.enable_x64(True):
+        net = network.make_network("ring", 8)
+        pair = audit._recal_pair(8, 22)
+        alg = algorithms.get(name)
+        params = algorithms.DPStepParams(log_sigma1=0.0, log_R=0.0)
+        steps = 6
+        gaps = _same_transcript_differences(alg, params, pair, net, steps)
+        report = alg.privacy(pair[0], net, params, steps)
+        sens = alg._sensitivity(np.asarray(net.w_diag), params.alpha, params.c, steps, 0.0)
+        assert report.events.sensitivity.shape == (8, steps)
+        np.testing.assert_allclose(report.events.sensitivity, sens)
+        assert np.all(gaps <= sens[0] + 1e-9)
+        attained = 2 if name == "dp_nids" else 3
+        np.testing.assert_allclose(gaps[1:attained], sens[0, 1:attained], rtol=1e-6)
+        first = 4 * params.alpha * params.c if name == "dp_nids" else 2 * params.alpha
+        assert sens[0, 1] == pytest.approx(first)
+
+
+def test_rwadmm_charges_every_token_after_the_agents_first_activation():
+    """From one transcript (tokens made equal), agent 0's data moves every later token; the
+    difference is 4c/(nβ) at its first activation and never exceeds the derived Δ."""
+    with jax.enable_x64(True):
+        net = network.make_network("ring", 8)
+        pair = audit._recal_pair(8, 22)
+        alg = algorithms.DPRWADMM()
+        params = algorithms.DPRWADMMParams(log_sigma1=0.0, log_R=0.0)
+        key = next(k for k in map(jax.random.PRNGKey, range(100))  # agent 0 holds first
+                   if int(alg.init(k, pair[0], net, params).holder) == 0)
+        s0, s1 = alg.init(key, pair[0], net, params), alg.init(key, pair[1], net, params)
+        gaps, senders = [], []
+        for k in map(jnp.asarray, range(24)):
+            noise = alg.noise(jax.random.fold_in(key, k), s0, params, k)
+            n0, m0 = alg.step(s0, noise, pair[0], net, params, k)
+            _, m1 = alg.step(s1, noise, pair[1], net, params, k)
+            gap = m0["x"] - m1["x"]
+            n1, m1 = alg.step(s1, {**noise, "z": noise["z"] + gap}, pair[1], net, params, k)
+            np.testing.assert_allclose(m0["x"], m1["x"], atol=1e-12)
+            gaps.append(float(np.linalg.norm(gap)))
+            senders.append(int(m0["sender"]))
+            s0, s1 = n0, n1
+        sens = acct.rwadmm_sensitivity(8, params.beta, params.c, 24)
+        assert senders[0] == 0 and senders.count(0) >= 2
+        assert gaps[0] == pytest.approx(sens[0], rel=1e-6)
+        assert all(g > 0.1 * sens[0] for g in gaps)  # charged to agent 0 whoever holds the token
+        assert max(gaps) <= sens[1] + 1e-12
+        report = alg.privacy(pair[0], net, params, 24)
+        np.testing.assert_allclose(report.events.sensitivity[0], sens)
+
+
+def test_history_fixed_accounting_under_reports_and_the_guarantee_is_above_the_papers_curve():
+    """The guarantee of DP-NIDS exceeds the paper's history-fixed curve; the audit's positive
+    control claims exactly that accountant on Lemma 5's Δ = 2αc."""
+    net = network.make_network("ring", 8)
+    params = algorithms.DPStepParams(log_sigma1=-1.0)
+    report = algorithms.DPNIDS().privacy(_ring_problem(), net, params, 2)
+    claimed = audit.nids_history_fixed_epsilon(params, net, 2)
+    assert report.epsilon[0] > claimed
+    assert report.worst(privacy.PAPER_PRINTED) < report.epsilon_max
+
+
+def test_prox_residual_widens_the_synchronous_sensitivity():
+    """With an ℓ1 term the prox residual adds 2αl1√d per occurrence: larger Δ, never smaller."""
+    net = network.make_network("ring", 8)
+    params = algorithms.DPStepParams()
+    plain = algorithms.DPNIDS().privacy(_ring_problem(), net, params, 5)
+    l1 = algorithms.DPNIDS().privacy(_ring_problem(l1=0.5), net, params, 5)
+    assert np.all(l1.events.sensitivity >= plain.events.sensitivity)
+    assert l1.epsilon_max > plain.epsilon_max
+    assert acct.prox_residual_bound(_ring_problem(l1=0.5), 0.05) == pytest.approx(
+        2 * 0.05 * 0.5 * math.sqrt(3))
+
+
+def test_mradmm_inexact_solve_sensitivity():
+    """T gradient steps of size γ on a 2ρd-strongly convex penalty: 2γcΣ_{s<T} q^s, below the
+    exact argmin's c/(ρd) and tending to it."""
+    got = acct.mradmm_solve_sensitivity(0.05, 2.0, 1.0, 20)
+    assert float(got) == pytest.approx(2 * 0.05 * (1 - 0.8 ** 20) / 0.2, rel=1e-12)
+    assert float(acct.mradmm_solve_sensitivity(0.05, 2.0, 1.0, 10_000)) == pytest.approx(0.5)
+    # q = 0: only the last step's gradient moves the iterate, 2γc
+    assert float(acct.mradmm_solve_sensitivity(0.25, 2.0, 1.0, 3)) == pytest.approx(0.5)
+
+
+def test_reports_name_relation_assumption_and_model_coverage():
+    """Every family member: replace_agent, the gradient bound assumed and checked (a loose c
+    fails and warns), models covered where they are releases and inf where they are not."""
+    net = network.make_network("ring", 8)
+    prob = _ring_problem()
+    for name in ("dp_nids", "dp_extra", "dp_icadmm", "dp_rwadmm", "dp_mradmm"):
+        alg = algorithms.get(name)
+        report = alg.privacy(prob, net, alg.default_params(), 4)
+        assert report.relation == "replace_agent"
+        (assumption,) = report.assumptions
+        assert not assumption.enforced and assumption.holds is True
+        models = alg.privacy(prob, net, alg.default_params(), 4, release="messages+models")
+        if alg.models_covered:
+            np.testing.assert_allclose(models.epsilon, report.epsilon)
+        else:
+            assert np.all(np.isinf(models.epsilon))
+        with pytest.warns(UserWarning, match="fails on this problem"):
+            alg.privacy(prob, net, alg.default_params().replace(c=1e-3), 4)
 
 
 def test_realised_plf_gives_the_run_budget():
@@ -112,17 +251,16 @@ def test_realised_plf_gives_the_run_budget():
     assert eps[0] < eps[1] < eps[2] == pytest.approx(10.0, rel=1e-10)
 
 
-def test_baseline_reports_use_their_sensitivities():
-    """DP-NIDS Δ = 2αc and DP-ICADMM Δ_i = 2c/(β + 2ρd_i) on the same geometric schedule."""
+def test_icadmm_report_uses_its_sensitivities():
+    """DP-ICADMM Δ_i = 2c/(β + 2ρd_i) on the geometric schedule: its history is in the
+    transcript, so the paper's curve is the zCDP guarantee curve."""
     net = network.make_network("ring", 8)
-    p = algorithms.DPStepParams(alpha=0.1, c=2.0, log_sigma1=1.0, log_R=0.05)
-    nids = algorithms.DPNIDS().privacy(None, net, p, steps=40)
-    want = acct.epsilon_after(40, sens=0.4, log_sigma1=1.0, log_R=0.05, delta=p.delta)
-    assert nids.worst("theorem") == pytest.approx(float(want), rel=1e-12)
     q = algorithms.DPICADMMParams(rho=0.5, beta=1.0, c=2.0, log_sigma1=1.0, log_R=0.05)
-    admm = algorithms.DPICADMM().privacy(None, net, q, steps=40)
-    want = acct.epsilon_after(40, sens=4.0 / 3.0, log_sigma1=1.0, log_R=0.05, delta=q.delta)
-    assert admm.worst("theorem") == pytest.approx(float(want), rel=1e-12)
+    admm = algorithms.DPICADMM().privacy(_ring_problem(), net, q, steps=40, delta=1e-3)
+    want = acct.epsilon_after(40, sens=4.0 / 3.0, log_sigma1=1.0, log_R=0.05, delta=1e-3)
+    assert admm.worst(privacy.PAPER_PRINTED) == pytest.approx(float(want), rel=1e-12)
+    assert admm.worst("zcdp") == pytest.approx(float(want), rel=1e-12)
+    assert admm.epsilon_max <= float(want)
 
 
 def test_schedule_calibration_spends_exactly_the_target_with_decaying_sensitivities():
@@ -137,9 +275,12 @@ def test_schedule_calibration_spends_exactly_the_target_with_decaying_sensitivit
     sens = recal_baselines.icadmm_sensitivity(net, q, 2000)
     assert sens[0, -1] == pytest.approx(2 * 1.5 * 0.999 ** 1999 / 6.0, rel=1e-12)
     log_s1 = acct.calibrate_log_sigma1_schedule(12.0, q.delta, sens.max(axis=0), log_R=log_R)
-    report = algorithms.DPICADMM().privacy(None, net, q.replace(log_sigma1=float(log_s1)), 2000)
-    assert report.worst("theorem") == pytest.approx(12.0, rel=1e-9)
+    prob = _ring_problem()
+    report = algorithms.DPICADMM().privacy(prob, net, q.replace(log_sigma1=float(log_s1)), 2000,
+                                           delta=q.delta)
+    assert report.worst(privacy.PAPER_PRINTED) == pytest.approx(12.0, rel=1e-9)
     assert report.worst("zcdp") == pytest.approx(12.0, rel=1e-9)
-    fixed = algorithms.DPICADMM().privacy(None, net, q.replace(decay=1.0, log_sigma1=float(log_s1)),
-                                          2000)
-    assert fixed.worst("theorem") > 12.0  # the same σ with an undecayed step spends more
+    fixed = algorithms.DPICADMM().privacy(prob, net, q.replace(decay=1.0,
+                                                               log_sigma1=float(log_s1)),
+                                          2000, delta=q.delta)
+    assert fixed.worst(privacy.PAPER_PRINTED) > 12.0  # the same σ, undecayed step: more

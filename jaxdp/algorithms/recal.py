@@ -2,15 +2,14 @@
 
 Luqing Wang, Luyao Guo, Shaofu Yang & Xinli Shi, "Differentially Private Decentralized Optimization
 with Relay Communication", 2024 (arXiv; the ar5iv source text does not print the id).
-Notes: ``papers/notes/003_dprecal.md`` (§3 algorithms, §4 privacy, §7 implementation).
 
 Problem (1): ``min_x Σ_i f_i(x) + n r(x)``. jaxdp's ℓ1 problems (``L1LeastSquares``,
 ``L1Logistic``) have per-agent losses ``data_i + ½·ridge‖x‖² + l1‖x‖₁``; their sum is
 ``Σ data_i + n(½·ridge‖x‖²) + n·l1‖x‖₁``, so RECAL takes the smooth
 ``f_i = data_i + ½·ridge‖x‖²`` (``loss.grad``; ``L_i = problem.smoothness()``) and
 ``n r = n·l1‖·‖₁``: ``prox_{nr}(v) = loss.prox(v, n)``, soft thresholding at ``n·l1`` (unit step,
-(6b)). Which part of the paper's ``½‖x‖² + ½‖x‖₁`` is r is [UNSPECIFIED] (notes §6.1, question
-9); this is one reading.
+(6b)). Which part of the paper's ``½‖x‖² + ½‖x‖₁`` is r is [UNSPECIFIED] in the paper; this is
+one reading.
 
 One iteration k (only the baton holder ``i = i_k`` acts; Algorithm 1 / eq. (7)):
 
@@ -28,12 +27,12 @@ The token is the integer ``holder`` in the state and each step updates one row o
 (``.at[i].set``); vmap over seeds gives independent walks. Step sizes: ``β = 1/(2(n+1))`` and
 ``α_i ∈ (0, 2/(L_i+1))`` (Theorem 2); :func:`theory_params` picks ``α_i = 1/(L_i+1)``.
 
-Stopping at a target PLF (notes §7.3, convention A): ``params.xi`` = ξ. When the baton reaches an
+Stopping at a target PLF: ``params.xi`` = ξ. When the baton reaches an
 agent that already has ξ activations the run freezes (state and messages stay), so every τ_i ≤ ξ and
 the accountant is exact; :func:`plf` gives the PLF reached and ``state.iterations`` the iterations
 executed (= baton messages). A run of K steps stops at K steps or at PLF ξ, whichever first.
 
-Variants (``variant=``; notes §3.3, errata in ``docs/errata.md``):
+Variants (``variant=``; errata in ``docs/errata.md``):
 
 * ``"paper"`` (default): Algorithm 1 as printed, u updated from the **clean** ``u^k`` (step 6) while
   only ``ũ`` is transmitted. The noise then enters only through x and does not accumulate; this is
@@ -47,10 +46,10 @@ the agents (drawn in ``init``); ``x^1 = y_i^1 = x0·1``, ``λ^1 = 0``, ``ũ^1 = 
 before the first activation); the noise index follows Algorithm 1 (the ε drawn at agent i's τ-th
 activation enters the next holder's x-update), not (9b).
 
-Privacy (``jaxdp.algorithms.recal_privacy``): Lemma 6 ``ρ_τ = 8α²β²c²/σ_τ²`` and Theorem 4; the
-report's step axis counts an agent's activations (Theorem 1: evaluate it at the PLF reached).
-Known limitation (notes §4.5, ``jaxdp.attacks.relay``): without a regularizer the transmitted
-``x^{k+1}`` reveals ``y_i^k`` exactly, so gradients leak whatever σ₁ is.
+Privacy: DP-RECAL's guarantee is ε = ∞ (``DPRECAL.account``): the transmitted ``x^{k+1}``
+reveals ``y_i^k`` and then the gradient exactly, whatever σ₁ (``jaxdp.attacks.relay``). Paper 003's
+Lemma 6 ``ρ_τ = 8α²β²c²/σ_τ²`` and Theorem 4 (``jaxdp.algorithms.recal_privacy``) are kept as the
+paper's curves, and for calibrating σ₁ to the paper's budget.
 
 Shapes: N agents, d model dimension.
 """
@@ -69,7 +68,7 @@ from jaxdp.algorithms import recal_privacy as acct
 from jaxdp.algorithms._base import Algorithm
 from jaxdp.network import sample_next_agent, transition_matrix
 from jaxdp.network._random_walk import TRANSITIONS
-from jaxdp.privacy import gaussian
+from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, gaussian
 
 VARIANTS = ("paper", "forwarded")
 
@@ -92,7 +91,7 @@ class DPRECALParams:
     log_sigma1: float = 0.0  # log σ₁ (natural log): σ_τ = σ₁ R^{−(τ−1)/2}, Alg. 1
     log_R: float = math.log(1.05)  # log R ≥ 0, R the noise attenuation (Theorem 4: R > 1)
     c: float = 1.0  # c, gradient bound of Assumption 3 (accountant only; no clipping)
-    delta: float = 1e-3  # δ of the (ε, δ) report (Figs. 2/5)
+    delta: float = 1e-3  # δ that calibrate() targets (Figs. 2/5); reports take privacy(delta=)
 
 
 # -- State --------------------------------------------------------------------------------------
@@ -118,7 +117,7 @@ class TokenAlgorithm(Algorithm):
     the transition matrix ``T`` and ``iterations``; ``noise`` draws the next holder from row
     ``holder`` of T (and a standard Gaussian ``z`` of the model's shape when ``private``);
     ``step`` runs :meth:`_activate` unless the holder already has ξ = ``params.xi`` activations, in
-    which case the whole state freezes (notes §7.3, convention A).
+    which case the whole state freezes.
 
     Static configuration:
       transition: ``"uniform"`` (P = I − D⁻¹L, paper 003 Assumption 2), ``"metropolis"``,
@@ -139,7 +138,7 @@ class TokenAlgorithm(Algorithm):
     def step(self, state, noise, problem, network, params, k):
         del k
         i = state.holder
-        active = state.tau[i] < params.xi  # convention A: never exceed ξ (notes §7.3)
+        active = state.tau[i] < params.xi  # never exceed ξ activations
         new, sent = self._activate(state, noise, problem, network.n_agents, params)
         new = jax.tree.map(lambda a, b: jnp.where(active, a, b), new, state)
         sent = jax.tree.map(lambda a, b: jnp.where(active, a, b), sent, self._sent(state))
@@ -215,7 +214,8 @@ class RECAL(TokenAlgorithm):
 
     def validate(self, params, problem, network) -> None:
         """Base checks plus: the variant, the transition matrix, α_i < 2/(L_i+1) (Theorem 2) and
-        the Schur-complement condition 1/β > n + max_i 1/(1/α_i − L_i/2) (notes §5).
+        the Schur-complement condition 1/β > n + max_i 1/(1/α_i − L_i/2) of the saddle-point
+        system.
 
         Raises:
           ValueError: naming the bad value.
@@ -236,7 +236,7 @@ class RECAL(TokenAlgorithm):
         schur = n + np.max(1.0 / (1.0 / alpha - L / 2.0))
         if not 1.0 / float(params.beta) > schur:
             raise ValueError(f"{self.params_type.__name__}.beta must be < 1/(n + max_i "
-                             f"1/(1/α_i − L_i/2)) = {1.0 / schur:.6g} (notes §5); "
+                             f"1/(1/α_i − L_i/2)) = {1.0 / schur:.6g} (Schur complement); "
                              f"got {float(params.beta):g}")
 
 
@@ -246,7 +246,8 @@ class DPRECAL(RECAL):
 
     ``ũ^{k+1} = u^{k+1} − σ_{τ_i} z`` with ``σ_τ = σ₁ R^{−(τ−1)/2}`` indexed by the active agent's
     own activation count (Alg. 1). Static ``sensitivity``: ``"paper"`` (Lemma 5, 4αβc) or
-    ``"tight"`` (2α_iβc, notes §4.4) for the privacy report.
+    ``"tight"`` (2α_iβc), the Δ that :func:`calibrate` uses; the privacy report's guarantee is
+    ε = inf (:meth:`account`) and shows both as the paper's curves.
     """
 
     name = "dp_recal"
@@ -261,20 +262,37 @@ class DPRECAL(RECAL):
         sigma = jnp.exp(acct.log_sigma(params.log_sigma1, params.log_R, tau_i))  # σ_τ, Alg. 1
         return sigma.astype(like.dtype) * noise["z"]
 
-    def privacy(self, problem, network, params, steps):
-        """ε per agent after 1..min(steps, ξ) activations (Theorem 4, zCDP, dp-accounting RDP).
+    models_covered = True
+    models_note = "the token's x, which every baton carries in the clear"
 
-        ``steps`` counts activations of an agent, not iterations: a run's ε is the value at the
-        PLF it reached (Theorem 1).
+    def account(self, problem, network, params, steps, *, delta):
+        """ε = inf: the transmitted x^{k+1} reveals the holder's gradient exactly.
+
+        ``x^{k+1} = prox_{nr}(x^k − ũ^k − β(x^k − y_i^k))`` gives ``y_i^k`` from two batons, and
+        (7c)/(7d) then give ``∇f_i(y_i^k)`` from the next ones, whatever σ₁ (``jaxdp.attacks.relay``
+        inverts it). Paper 003's Theorem 4 on the ũ channel (Lemma 5's Δ = 4αβc, and the
+        per-agent 2α_iβc) is kept as the paper's curves, evaluated at ``min(k, ξ)`` activations
+        (Theorem 1); both also fix the sender's history, while u carries every λ_i clean.
         """
+        n = network.n_agents
         del problem
-        releases = int(min(steps, float(params.xi)))
-        sens = acct.sensitivity(np.asarray(params.alpha), float(params.beta), float(params.c),
-                                self.sensitivity)
-        return acct.geometric_report(
-            network.n_agents, releases, sens=np.asarray(sens), log_sigma1=float(params.log_sigma1),
-            log_R=float(params.log_R), delta=float(params.delta),
-            description="DP-RECAL: ũ = u − N(0, σ_τ² I) at each activation τ (Alg. 1)")
+        report = PrivacyReport.infinite(
+            n, steps, delta, relation="replace_agent",
+            reason="the baton's x is sent without noise and x^{k+1} = prox_{nr}(x^k − ũ^k − "
+                   "β(x^k − y_i^k)) reveals y_i^k, then ∇f_i(y_i^k) by (7c)-(7d), whatever σ₁; "
+                   "no finite ε bounds the release",
+            released="the baton (x^{k+1}, ũ^{k+1}) sent by the holder at every iteration k < K")
+        activations = np.minimum(report.steps, int(float(params.xi)))
+        kw = dict(log_sigma1=float(params.log_sigma1), log_R=float(params.log_R), delta=delta)
+        for name, kind in ((PAPER_PRINTED, "paper"), (PAPER_CORRECTED, "tight")):
+            sens = np.broadcast_to(np.asarray(acct.sensitivity(
+                np.asarray(params.alpha), float(params.beta), float(params.c), kind)), (n,))
+            eps, log10 = acct.theorem4_curve(n, activations, sens=sens, **kw)
+            what = "Lemma 5: Δ = 4 max_i α_i β c" if kind == "paper" else "Δ_i = 2α_iβc"
+            report = report.with_curve(
+                name, eps, f"ũ channel only, {what}; {acct.THEOREM4_NOTE}; the x channel is "
+                           "ignored", log10=log10)
+        return report
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)

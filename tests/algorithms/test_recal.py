@@ -20,7 +20,7 @@ from tests.reference import recal as ref
 
 
 def l1_problem(kind="l1_ls", n_agents=6, m=5, d=3, seed=0):
-    """Features in [0, 1], ±1 labels (notes §6.1), tiny."""
+    """Features in [0, 1], ±1 labels, tiny."""
     rng = np.random.default_rng(seed)
     A = rng.random((n_agents, m, d))
     b = np.where(rng.random((n_agents, m)) < 0.5, 1.0, -1.0)
