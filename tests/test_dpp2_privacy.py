@@ -6,7 +6,7 @@ import pytest
 
 from jaxdp import algorithms
 from jaxdp.algorithms import dpp2_privacy as acc
-from jaxdp.privacy import PrivacyReport, pld_epsilon, rdp_epsilon
+from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, pld_epsilon, rdp_epsilon
 from tests.harness import small_network, small_problem
 
 KW = dict(d=10, delta=1.0, M=5.03)
@@ -145,23 +145,107 @@ def test_dpp2_privacy_report_has_printed_corrected_and_accounted_curves():
     prob, net = small_problem("logistic"), small_network()
     alg = algorithms.DPP2(adjacency=0.5)
     p = algorithms.DPP2Params(alpha=0.05, r=0.9, u_w=20.0, u_e=20.0)
-    rep = alg.privacy(prob, net, p, steps=30)
-    assert {"theorem", "theorem_corrected", "pure_dp", "pld"} <= set(rep.methods)
-    assert np.all(rep.final("theorem") < rep.final("theorem_corrected"))
-    assert np.all(rep.final("pure_dp") <= rep.final("theorem_corrected"))
+    rep = alg.privacy(prob, net, p, steps=30, delta=1e-6)
+    assert {PAPER_PRINTED, PAPER_CORRECTED, "pure_dp", "pld"} <= set(rep.methods)
+    assert set(rep.sound) == {"pure_dp", "pld"} and rep.delta == 1e-6
+    assert rep.relation == "replace_agent" and rep.unit == "agent"
+    assert np.all(rep.final(PAPER_PRINTED) < rep.final(PAPER_CORRECTED))
+    assert np.all(rep.final("pure_dp") <= rep.final(PAPER_CORRECTED))
     assert np.all(rep.final("pld") <= rep.final("pure_dp"))
+    np.testing.assert_allclose(rep.epsilon, np.minimum(rep.final("pld"), rep.final("pure_dp")))
     M = float(np.max(prob.smoothness()))
     tight = acc.theorem3_log_epsilon(29, d=prob.dim, delta=0.5, alpha=0.05, M=M, u_e=20.0,
                                      u_w=20.0, r=0.9, variant="tight")
     np.testing.assert_allclose(rep.log10("pure_dp")[:, -1], tight[0] / acc.LN10, rtol=1e-12)
+    assumed = {a.holds for a in rep.assumptions}
+    assert assumed == {None, True}  # δ-adjacency not checkable, M̄ computed from the problem
+
+
+def test_printed_theorem_is_zero_after_one_step_but_the_guarantee_is_not():
+    prob, net = small_problem(), small_network()
+    rep = algorithms.DPP2().privacy(prob, net, algorithms.DPP2Params(), steps=1)
+    assert np.all(rep.final(PAPER_PRINTED) == 0.0)
+    np.testing.assert_allclose(rep.final("pure_dp"), np.sqrt(prob.dim) / 1.0, rtol=1e-12)
+    assert "not a proven bound" in rep.table() or "not a valid bound" in rep.table()
+
+
+@pytest.mark.parametrize("lib", ["numpy", "jax"])
+def test_the_one_sound_accountant_is_the_reports_and_runs_in_numpy_and_jax(lib):
+    """``dpp2_log_epsilon`` (what calibration uses) equals the report's pure_dp curve, the
+    pure-DP composition of the events, in numpy and in JAX (and JAX differentiates it)."""
+    import jax
+    import jax.numpy as jnp
+
+    prob, net = small_problem(), small_network()
+    p = algorithms.DPP2Params(alpha=0.05, r=0.9, u_w=3.0, u_e=2.0)
+    alg = algorithms.DPP2(adjacency=2.0)
+    kw = alg.accounting_inputs(prob, net, p)
+    rep = alg.privacy(prob, net, p, steps=40)
+    with jax.enable_x64(True):
+        xp = np if lib == "numpy" else jnp
+        ours = np.asarray(acc.dpp2_log_epsilon(40, xp=xp, **{
+            k: (xp.asarray(v) if k in ("u_e", "u_w", "r") else v) for k, v in kw.items()}))
+        np.testing.assert_allclose(ours[:, rep.steps - 1] / acc.LN10, rep.log10("pure_dp"),
+                                   rtol=1e-12)
+        events = acc.dpp2_events(40, **kw)
+        np.testing.assert_allclose(ours[:, -1] / acc.LN10, acc.log10_pure_dp(events), rtol=1e-12)
+        if lib == "jax":  # ε ∝ 1/u at u_e = u_w = u: d log ε / d log u = −1
+            fixed = {k: v for k, v in kw.items() if k not in ("u_e", "u_w")}
+            grad = jax.grad(lambda lu: acc.dpp2_log_epsilon(
+                40, u_e=jnp.exp(lu), u_w=jnp.exp(lu), xp=jnp, **fixed)[0, -1])(0.3)
+            np.testing.assert_allclose(grad, -1.0, rtol=1e-12)
+
+
+def test_accumulated_sensitivities_bound_and_attain_the_matched_observation_difference():
+    """Replay one transcript under two neighbours f_0, f_0′ = f_0 + ⟨a, x⟩ with f_0 = −(M/2)‖x‖²
+    (nonconvex, M-smooth) and ‖a‖₂ = δ along (1, …, 1): the noise that explains the same y^k, z^k
+    differs by ‖Δw^k‖₁ = √d α δ S_k and ‖Δe^k‖₁ = √d δ S_{k+1} exactly (the declared Δ), so the
+    sensitivities carry the hidden state and are attained."""
+    rng = np.random.default_rng(0)
+    d, K, alpha, M, delta = 3, 6, 0.2, 1.5, 0.7
+    grad0 = lambda x: -M * x  # noqa: E731
+    a = np.full(d, delta / np.sqrt(d))
+    grad1 = lambda x: -M * x + a  # noqa: E731
+    beta, rho, eta = 0.05, 2.0, 0.4
+    Py = rng.normal(size=(K, d))  # the neighbourhood's part of the transcript (public)
+    Pz = rng.normal(size=(K, d))
+    y, z = rng.normal(size=(K, d)), rng.normal(size=(K, d))  # any observed transcript
+    sens_y, sens_z = acc.dpp2_sensitivities(K, d=d, delta=delta, alpha=alpha, M=M)
+    states = []
+    for grad in (grad0, grad1):
+        x, dd, q, noise = np.zeros(d), np.zeros(d), np.zeros(d), []
+        for k in range(K):
+            w = y[k] - x - (1 - eta) * dd  # (16) solved for the noise
+            e = z[k] - grad(x) - eta * q - rho * Py[k]  # (17)
+            noise.append((w, e))
+            x = x + w - alpha * (z[k] - e) + beta * Pz[k]  # (18)
+            dd, q = eta * dd + y[k], eta * q + rho * Py[k]  # (19)
+        states.append(noise)
+    for k in range(K):
+        dw = np.abs(states[0][k][0] - states[1][k][0]).sum()
+        de = np.abs(states[0][k][1] - states[1][k][1]).sum()
+        np.testing.assert_allclose([dw, de], [sens_y[k], sens_z[k]], rtol=1e-10, atol=1e-12)
+
+
+def test_models_are_not_covered():
+    prob, net = small_problem(), small_network()
+    for alg, p in ((algorithms.DPP2(), algorithms.DPP2Params()),
+                   (algorithms.DiaDSP(), algorithms.DiaDSPParams()),
+                   (algorithms.PPDC(), algorithms.PPDCParams())):
+        msgs = alg.privacy(prob, net, p, steps=4)
+        both = alg.privacy(prob, net, p, steps=4, release="messages+models")
+        assert np.all(np.isfinite(msgs.epsilon)) and np.all(np.isinf(both.epsilon))
+        assert both.reason == alg.models_note and "reveal" in both.reason
 
 
 def test_noise_free_or_zero_decay_budget_is_infinite():
     prob, net = small_problem(), small_network()
     for p in (algorithms.DPP2Params(u_w=0.0, u_e=0.0), algorithms.DPP2Params(r=0.0)):
         rep = algorithms.DPP2().privacy(prob, net, p, steps=10)
-        assert np.all(np.isinf(rep.final("pure_dp"))) and np.all(
-            np.isinf(rep.final("theorem_corrected")))
+        assert np.all(np.isinf(rep.epsilon)) and "without Laplace noise" in rep.reason
+        assert np.all(np.isinf(rep.final(PAPER_CORRECTED)))
+    rep = algorithms.PPDC().privacy(prob, net, algorithms.PPDCParams(u_x=0.0), steps=3)
+    assert np.all(np.isinf(rep.epsilon))
     with pytest.raises(ValueError, match=r"need u > 0 and r > 0; got min u = 0"):
         acc.laplace_decay_events(np.ones(3), 0.0, 0.9, 3, "y")
 

@@ -1,6 +1,6 @@
 """DPP²: "Distributed Nonconvex Optimization with Double Privacy Protection and Exact Convergence",
-Zichong Ou, Dandan Wang, Zixuan Liu & Jie Lu, 2025, arXiv 2511.02283. Notes:
-``papers/notes/000_dpp2.md`` (equation numbers below are the paper's).
+Zichong Ou, Dandan Wang, Zixuan Liu & Jie Lu, 2025, arXiv 2511.02283.
+Equation numbers below are the paper's.
 
 A decentralized proximal primal–dual method with two tiers of privacy. Stacked form, X ``(N, d)``
 (row i = agent i), P the ``(N, N)`` Laplacian-like matrix (L = P ⊗ I_d), G = αI − βL (15):
@@ -16,7 +16,7 @@ A decentralized proximal primal–dual method with two tiers of privacy. Stacked
 with d⁰ = q⁰ = 0, x⁰ = 0 ([UNSPECIFIED] in the paper), and one scalar η^k ∈ (0, 1) per step shared
 by all agents: random U(0, 1) ([UNSPECIFIED] distribution) or a constant. Tier 1 is the merging
 with (d, q) weighted by η^k; tier 2 is the Laplace noise. The x-trajectory and the z-messages do
-not depend on the η sequence (reduced form (20)–(21), notes §3.4), which the tests check.
+not depend on the η sequence (reduced form (20)–(21)), which the tests check.
 
 Choices and variants:
 
@@ -30,13 +30,15 @@ Choices and variants:
   k = 0 only, because 0⁰ = 1 (Fig. 1's r̄ = 0; [UNSPECIFIED] whether the authors meant this).
 
 Errata (docs/errata.md, :mod:`jaxdp.algorithms.dpp2_privacy`): the update rules (16)–(19) are
-implemented as printed. Theorem 3 omits the k = 0 release and Corollary 1 is wrong; the privacy
-report gives the printed theorem (``"theorem"``) beside the corrected one
-(``"theorem_corrected"``) and the exact per-step accounting (``"pure_dp"``, and dp-accounting's
-``"pld"`` for the same Laplace releases). The convergence theory (24)–(27) is checked by
-:func:`theory_check`: the paper's experiment violates it (α is ~100× too large, ρλ_min(P) < 1),
-and with ∇f ≡ 0 the noise-free dynamics has determinant 1 on every disagreement mode, so Lemma 1
-cannot hold as stated (notes §5.6; a test shows it).
+implemented as printed. Theorem 3 omits the k = 0 release (ε = 0 after one step) and Corollary 1
+is wrong; the privacy report's guarantee is the sound accounting of the releases at their
+accumulated sensitivities (``"pure_dp"`` in log space, and dp-accounting's ``"pld"``), per agent
+(relation ``"replace_agent"``, δ-adjacency assumed); the printed theorem
+(``PAPER_PRINTED``) and the corrected one (``PAPER_CORRECTED``) are extra curves. The final models
+are not covered: (18) removes the e-noise, so a released model reveals a noise-free gradient.
+The convergence theory (24)–(27) is checked by :func:`theory_check`: the paper's experiment
+violates it (α is ~100× too large, ρλ_min(P) < 1), and with ∇f ≡ 0 the noise-free dynamics
+has determinant 1 on every disagreement mode, so Lemma 1 cannot hold as stated.
 
 Shapes: N agents, d model dimension.
 """
@@ -53,7 +55,7 @@ import numpy as np
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms import dpp2_privacy as acc
 from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
-from jaxdp.privacy import PrivacyReport, laplace
+from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyReport, laplace
 
 
 # -- Params, State ------------------------------------------------------------------------------
@@ -125,21 +127,34 @@ class DPP2(Algorithm):
         q_new = eta * q + params.rho * Py  # (19), Alg. 1 l.10
         return DPP2State(x=x_new, d=d_new, q=q_new), {"y": y, "z": z}
 
-    def privacy(self, problem, network, params, steps):
-        """ε per agent after each step: Theorem 3 printed and corrected, exact, and PLD.
+    models_covered = False
+    models_note = ("x^{k+1} = x^k + w^k − α(z^k − e^k) + βPz^k (18) removes the e-noise: given "
+                   "the transcript, x^K = T(transcript) − α∇f_i(x^{K−1}), so one released model "
+                   "reveals a noise-free gradient of agent i (ε = inf)")
 
-        ``"theorem"`` (printed, omits k = 0), ``"theorem_corrected"`` (adds it), ``"pure_dp"``
-        (exact per-step sensitivities S_k, pure-DP composition of the same releases) and ``"pld"``
-        (dp-accounting, δ_DP = 1e-5, for the same Laplace releases; the closed form where a step's
-        Δ/b exceeds 50). With ``u = 0`` or ``r = 0`` nothing is left to account: ε = inf, and only
-        the theorem curves are given. All in log space (budgets reach 1e500).
+    def account(self, problem, network, params, steps, *, delta):
+        """The Laplace releases y^k, z^k, k < K, at their exact accumulated sensitivities.
+
+        Sound curves: ``"pure_dp"`` (:func:`~jaxdp.algorithms.dpp2_privacy.dpp2_log_epsilon`, log
+        space) and ``"pld"`` (dp-accounting, the same releases). The paper's Theorem 3 as printed
+        (omits the k = 0 release; ε = 0 after one step) and corrected are extra curves. With
+        ``u = 0`` or ``r = 0`` a release is noise-free: ε = inf.
         """
         setting = self.accounting_inputs(problem, network, params)
-        if min(np.min(setting["u_e"]), np.min(setting["u_w"]), np.min(setting["r"])) > 0:
+        contract = dict(relation="replace_agent", released=_RELEASED,
+                        assumptions=self.assumptions(problem))
+        noisy = min(np.min(setting["u_e"]), np.min(setting["u_w"]), np.min(setting["r"])) > 0
+        if noisy:
             events = acc.dpp2_events(steps, **setting)
-            report = PrivacyReport.from_events(events, delta=1e-5, methods=("closed_form", "pld"))
+            report = PrivacyReport.from_events(events, delta=delta, methods=("pld",), **contract)
+            log_eps = acc.dpp2_log_epsilon(steps, **setting)[:, report.steps - 1]
+            with np.errstate(over="ignore"):
+                report = report.with_curve(
+                    "pure_dp", np.exp(log_eps), _PURE_NOTE, log10=log_eps / acc.LN10, sound=True)
         else:
-            report = _infinite_report(network.n_agents, steps)
+            report = PrivacyReport.infinite(
+                network.n_agents, steps, delta, "u = 0 or r = 0: a release without Laplace noise "
+                "(z⁰ = ∇f_i(x⁰) + ρPy⁰ is sent in the clear at u_e = 0)", **contract)
         cols = report.steps - 1
         for name, variant, note in _THEOREM_CURVES:
             log_eps = acc.theorem3_log_epsilon_curve(steps, variant=variant, **setting)[:, cols]
@@ -147,6 +162,10 @@ class DPP2(Algorithm):
             with np.errstate(over="ignore"):
                 report = report.with_curve(name, np.exp(log_eps), note, log10=log_eps / acc.LN10)
         return report
+
+    def assumptions(self, problem) -> tuple:
+        """Def. 1's δ-adjacency (assumed of the neighbour) and M̄-smoothness (checked for f_i)."""
+        return adjacency_assumptions(self.adjacency, problem)
 
     def validate(self, params, problem, network):
         """Base checks, scalar α, β, ρ, G = αI − βP ≻ 0 (15), and a known ``eta_mode``.
@@ -178,11 +197,29 @@ class DPP2(Algorithm):
 
 
 _THEOREM_CURVES = (
-    ("theorem", "paper", "Theorem 3 as printed: ε = c̃ Σ_{k=1}^{K} r^{-k}, K = steps − 1 "
-     "[ERRATUM: omits the k = 0 release of z]; δ-adjacency with δ = DPP2.adjacency"),
-    ("theorem_corrected", "corrected",
-     "Theorem 3 with the k = 0 release: ε = c̃ Σ_{k=0}^{K} r^{-k}"),
+    (PAPER_PRINTED, "paper", "Theorem 3 as printed: ε = c̃ Σ_{k=1}^{K} r^{-k}, K = steps − 1 "
+     "[ERRATUM: omits the k = 0 release of z, so ε = 0 after one step; needs αM̄ < 1]; "
+     "δ-adjacency with δ = DPP2.adjacency"),
+    (PAPER_CORRECTED, "corrected",
+     "Theorem 3 with the k = 0 release: ε = c̃ Σ_{k=0}^{K} r^{-k} (c̃ bounds every S_k by "
+     "1/(1 − αM̄); needs αM̄ < 1)"),
 )
+_RELEASED = ("agent i's y_i^k (16) and z_i^k (17) to its neighbours, k = 0..K−1, with η^k public; "
+             "the final models are not covered")
+_PURE_NOTE = ("pure ε-DP: Σ_k (Δ_y^k/θ_w^k + Δ_z^k/θ_e^k), basic composition, with the "
+              "accumulated ℓ1 sensitivities Δ_y^k = √d α δ S_k, Δ_z^k = √d δ S_{k+1} of the "
+              "matched-observation argument (App. A-A), S_k = (1 − (αM̄)^k)/(1 − αM̄); any αM̄")
+
+
+def adjacency_assumptions(adjacency: float, problem) -> tuple:
+    """The δ-adjacency of Def. 1 (assumed) and M̄-smoothness (checked on ``problem``'s f_i)."""
+    M = float(np.max(problem.smoothness()))
+    return (Assumption(f"Def. 1 δ-adjacency: sup_x ‖∇f_i(x) − ∇f_i′(x)‖₂ ≤ δ = {adjacency:g} for "
+                       "the replaced agent", enforced=False,
+                       how="a bound on the neighbour's data set: not checkable", holds=None),
+            Assumption(f"f_i and its replacement f_i′ are M̄-smooth, M̄ = {M:.6g}", enforced=False,
+                       how="M̄ = max_i M_i computed from this problem's data (holds for f_i); the "
+                           "replacement's smoothness is assumed", holds=True))
 
 
 def require_scalars(params, fields) -> None:
@@ -191,13 +228,6 @@ def require_scalars(params, fields) -> None:
         if np.ndim(params[field]) != 0:
             raise ValueError(f"{type(params).__name__}.{field} must be a scalar (common to all "
                              f"agents); got shape {np.shape(params[field])}")
-
-
-def _infinite_report(n: int, steps: int) -> PrivacyReport:
-    ks = np.arange(1, steps + 1)
-    inf = np.full((n, steps), np.inf)
-    return PrivacyReport(steps=ks, curves={"pure_dp": inf}, delta=1e-5, log10_curves={
-        "pure_dp": inf}, notes={"pure_dp": "u = 0 or r = 0: a release without noise, ε = inf"})
 
 
 def _decayed(u, r, k, like):

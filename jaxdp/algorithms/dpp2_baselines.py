@@ -1,14 +1,14 @@
 """The private baselines of paper 000 (DPP², arXiv 2511.02283, Sec. VI, Fig. 3): DiaDSP and PPDC.
 
 The DPP² paper gives only their names, references and Fig. 3's parameters, not their update rules.
-The forms below are the reconstructions of ``papers/notes/000_dpp2.md`` §3.7, flagged there
+The forms below are reconstructions, flagged
 [VERIFY against the cited papers]; they could not be checked against the cited papers here (no
 access to their text). What is taken from where:
 
 * **DiaDSP** — T. Ding, S. Zhu, J. He, C. Chen & X. Guan, "Differentially private distributed
   optimization via state and direction perturbation in multiagent systems", IEEE TAC 67(2), 2022
   (the paper's [25]). Gradient tracking with Laplace noise on both transmitted variables, state x
-  and direction y, decaying as ``u r^k`` (notes §3.7):
+  and direction y, decaying as ``u r^k``:
 
   .. code-block:: text
 
@@ -16,9 +16,9 @@ access to their text). What is taken from where:
       x^{k+1} = W x̃^k − α y^k
       y^{k+1} = W ỹ^k + ∇F(x^{k+1}) − ∇F(x^k),   y⁰ = ∇F(x⁰)
 
-  W is the network's doubly stochastic mixing matrix (Metropolis–Hastings by default). The notes
-  leave open whether the self-terms use the noisy copies; here every term Σ_j w_ij x̃_j includes
-  j = i with the agent's own transmitted (noisy) value. PGTC ([27]'s gradient tracking with
+  W is the network's doubly stochastic mixing matrix (Metropolis–Hastings by default). The DPP²
+  paper leaves open whether the self-terms use the noisy copies; here every term Σ_j w_ij x̃_j
+  includes j = i with the agent's own transmitted (noisy) value. PGTC ([27]'s gradient tracking with
   compression) reduces to this form without compression (paper, Sec. VI) and is not implemented
   separately: its compressor is not specified.
 * **PPDC** — A. Xie, X. Yi, X. Wang, M. Cao & X. Ren, "Differentially private and
@@ -34,10 +34,11 @@ access to their text). What is taken from where:
 
   P is the network's Laplacian-like matrix (I − W_MH by default; ηγλ_max(P) must stay below 2,
   so the raw Laplacian diverges at Fig. 3's η = 0.01, γ = 65). The paper also lists ``u_v = 1``,
-  whose role the notes could not recover (§8 Q7); it is not modelled.
+  whose role could not be recovered; it is not modelled.
 
 Privacy: the papers' own ε theorems use other adjacency notions and are not reproduced. Both
-classes report the pure-DP budget of their releases under DPP²'s δ-adjacency, with per-step
+classes report a sound guarantee per agent (relation ``"replace_agent"``, DPP²'s δ-adjacency
+assumed): pure-DP and PLD composition of their Laplace releases, with accumulated per-step
 sensitivities from the matched-observation argument of DPP²'s App. A-A
 (:func:`~jaxdp.algorithms.dpp2_privacy.diadsp_sensitivities`,
 :func:`~jaxdp.algorithms.dpp2_privacy.ppdc_sensitivities`) — [OURS].
@@ -55,7 +56,7 @@ import numpy as np
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms import dpp2_privacy as acc
 from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
-from jaxdp.algorithms.dpp2 import require_scalars
+from jaxdp.algorithms.dpp2 import adjacency_assumptions, require_scalars
 from jaxdp.privacy import PrivacyReport, concat, laplace
 
 
@@ -94,7 +95,7 @@ class _DecayingLaplace(Algorithm):
     """Shared noise and privacy plumbing: Laplace draws per transmitted variable, scales u·r^k.
 
     Attributes:
-      adjacency: δ of DPP²'s Def. 1 used by :meth:`privacy` (ε is proportional to it).
+      adjacency: δ of DPP²'s Def. 1 used by :meth:`account` (pure ε is proportional to it).
     """
 
     adjacency: float = 1.0
@@ -114,19 +115,28 @@ class _DecayingLaplace(Algorithm):
             jnp.asarray(params.r, value.dtype), k)
         return value + per_agent(theta, value) * noise[name]
 
-    def privacy(self, problem, network, params, steps):
-        """Pure-DP ε per agent of every release ([OURS] sensitivities, δ-adjacency), log space."""
+    def account(self, problem, network, params, steps, *, delta):
+        """Laplace releases at their accumulated sensitivities ([OURS], DPP²'s δ-adjacency).
+
+        Given the transcript, the hidden state that each release carries is a deterministic function
+        of the transcript and f_i (matched observations), so its difference between neighbours is
+        bounded by a recursion in k (:meth:`_sensitivities`), never taken with the history fixed.
+        Sound curves ``"pure_dp"`` and ``"pld"``; ``u = 0`` or ``r = 0`` gives ε = inf.
+        """
         n = network.n_agents
         vec = lambda v: np.broadcast_to(np.asarray(v, np.float64), (n,))  # noqa: E731
+        contract = dict(relation="replace_agent", released=self.released,
+                        assumptions=adjacency_assumptions(self.adjacency, problem))
+        scales = [vec(params[scale]) for _, scale, _ in self.streams]
+        if min(float(np.min(vec(params.r))), *(float(np.min(u)) for u in scales)) <= 0:
+            return PrivacyReport.infinite(n, steps, delta, "u = 0 or r = 0: a release without "
+                                          "Laplace noise", **contract)
         M = float(np.max(problem.smoothness()))
         sens = self._sensitivities(steps, problem.dim, M, params)
-        events = concat([acc.laplace_decay_events(s, vec(params[scale]), vec(params.r), steps,
-                                                  desc)
-                         for s, (_, scale, desc) in zip(sens, self.streams, strict=True)])
-        report = PrivacyReport.from_events(events, delta=1e-5, methods=("closed_form",))
-        note = (f"{report.notes['pure_dp']}; {self.name}: per-step sensitivities under DPP²'s "
-                f"δ-adjacency (δ = {self.adjacency:g}), [OURS]")
-        return dataclasses.replace(report, notes={"pure_dp": note})
+        events = concat([acc.laplace_decay_events(s, u, vec(params.r), steps, desc)
+                         for s, u, (_, _, desc) in zip(sens, scales, self.streams, strict=True)])
+        return PrivacyReport.from_events(events, delta=delta, methods=("closed_form", "pld"),
+                                         **contract)
 
     def validate(self, params, problem, network):
         """Base checks plus scalar-only fields.
@@ -148,6 +158,9 @@ class DiaDSP(_DecayingLaplace):
     nonnegative = ("u_x", "u_y")
     unit_interval = ("r",)
     streams = (("xi", "u_x", "x̃ = x + ξ"), ("zeta", "u_y", "ỹ = y + ζ"))
+    released = "agent i's x̃_i^k and ỹ_i^k to its neighbours, k = 0..K−1"
+    models_note = ("x^K = W x̃^{K−1} − α y^{K−1}: the model reveals the hidden direction y^{K−1} "
+                   "= ỹ^{K−1} − ζ^{K−1}, i.e. the noise ζ and through it ∇f_i (ε = inf)")
 
     def init(self, key, problem, network, params):
         del key, params
@@ -179,6 +192,9 @@ class PPDC(_DecayingLaplace):
     unit_interval = ("r",)
     streams = (("xi", "u_x", "x̃ = x + ξ"),)
     scalars = ("gamma", "omega", "eta")
+    released = "agent i's x̃_i^k to its neighbours, k = 0..K−1"
+    models_note = ("x^K = x^{K−1} − η(γPx̃ + ωv + ∇f_i(x^{K−1})) is built from the noiseless "
+                   "x^{K−1}: with the transcript it reveals ξ^{K−1} and ∇f_i(x^{K−1}) (ε = inf)")
 
     def init(self, key, problem, network, params):
         del key, params

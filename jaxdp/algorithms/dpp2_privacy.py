@@ -2,8 +2,7 @@
 
 Theorem 3 as printed and corrected, in log space; Corollary 1 as printed and corrected; solvers for
 r or u given ε; the same releases as :class:`~jaxdp.privacy.PrivacyEvents` for dp-accounting; and
-the sensitivities of the baselines DiaDSP and PPDC under the same adjacency (notes
-``papers/notes/000_dpp2.md`` §4).
+the sensitivities of the baselines DiaDSP and PPDC under the same adjacency.
 
 Adjacency (Def. 1): two objective sets differ only at agent i₀ and
 ``sup_x ‖∇f⁽¹⁾_{i₀}(x) − ∇f⁽²⁾_{i₀}(x)‖ ≤ δ``. Every ε here is proportional to δ; this δ is *not*
@@ -25,7 +24,7 @@ with ℓ1 sensitivity ``√d × ℓ2``, so
 
 A run of ``s`` steps releases k = 0..s−1, i.e. Theorem 3 with horizon ``K = s − 1``.
 
-Corollary 1 (parameter selection) is wrong twice (notes §4.4): δ and M̄ are swapped in its
+Corollary 1 (parameter selection) is wrong twice: δ and M̄ are swapped in its
 conditions on u_e and α, and its range ``r > (c̃/ε)^{1/(K−1)}`` is necessary, not sufficient
 (K = 10, ε/c̃ = 100 allows r = 0.5995, where Σ_{k=1}^{10} r^{−k} = 414 > 100). :func:`corollary1`
 gives both versions; :func:`solve_r` and :func:`solve_u` solve Theorem 3 exactly instead.
@@ -96,18 +95,11 @@ def theorem3_log_terms(steps: int, *, d: int, delta: float, alpha: float, M: flo
     decay = _log_r_power(k, r)  # (N, K): log r^{-k}
     with np.errstate(divide="ignore", invalid="ignore"):
         if variant == "tight":
-            s_next = np.exp(log_s_factor(k + 1, alpha * M))
-            s_now = np.exp(log_s_factor(k, alpha * M))
-            per_k = _ratio(s_next, u_e) + alpha * _ratio(s_now, u_w)
-            return math.log(math.sqrt(d) * delta) + np.log(per_k) + decay
+            return dpp2_log_terms(steps, d=d, delta=delta, alpha=alpha, M=M, u_e=u_e, u_w=u_w,
+                                  r=r)
         log_c = np.log(c_tilde(d=d, delta=delta, alpha=alpha, M=M, u_e=u_e, u_w=u_w))[:, None]
         terms = log_c + decay
         return np.where(k[None, :] == 0, -np.inf, terms) if variant == "paper" else terms
-
-
-def _ratio(sensitivity: np.ndarray, u: np.ndarray) -> np.ndarray:
-    """``(N, K)``: sensitivity ``(K,)`` over scale ``(N,)``; 0 where nothing leaks (even u = 0)."""
-    return np.where(sensitivity[None, :] == 0, 0.0, sensitivity[None, :] / u[:, None])
 
 
 def theorem3_log_epsilon_curve(steps: int, **kw) -> np.ndarray:
@@ -123,12 +115,64 @@ def theorem3_log_epsilon_curve(steps: int, **kw) -> np.ndarray:
 def theorem3_log_epsilon(K: int, **kw):
     """log ε of Theorem 3 for horizon K (releases k = 0..K), per agent: ``(N,)``.
 
-    Example (notes §4.3, Fig. 3 DPP²: log10(ε/δ) ≈ 500.9):
+    Example (Fig. 3 DPP²: log10(ε/δ) ≈ 500.9):
       >>> theorem3_log_epsilon(500, d=10, delta=1.0, alpha=0.0994, M=5.03, u_e=1.0, u_w=0.994,
       ...                      r=0.1, variant="paper")[0] / LN10   # doctest: +ELLIPSIS
       500.8...
     """
     return theorem3_log_epsilon_curve(K + 1, **kw)[:, -1]
+
+
+# -- the sound accountant (one implementation, numpy or JAX) ------------------------------------
+def dpp2_log_epsilon(steps: int, *, d: int, delta: float, alpha: float, M: float, u_e, u_w, r,
+                     xp=np):
+    """``(N, steps)`` natural log of DPP²'s sound pure-DP ε after s = 1..steps steps.
+
+    The pure-DP composition of the Laplace releases y^k (scale u_w r^k, ℓ1 sensitivity
+    ``√d α δ S_k``) and z^k (scale u_e r^k, ``√d δ S_{k+1}``), k = 0..s−1, with
+    ``S_k = (1 − (αM)^k)/(1 − αM)`` (:func:`dpp2_sensitivities`):
+    ``log ε_s = logsumexp_{k<s} [log(√d δ) + log(S_{k+1}/u_e + α S_k/u_w) − k log r]``.
+    Valid for any αM (no αM < 1 condition) and exact in log space (budgets reach 1e500).
+
+    Every data-dependent part of a release is accounted with the state it carries: given the
+    transcript, d^k, q^k are public and ``x^{k+1} = T^k(transcript) − α∇f_i(x^k)`` (from (16)–(18)),
+    so ``Δx^{k+1} = −αΔg^k`` and ``‖Δg^k‖₂ ≤ δ + M‖Δx^k‖₂``: the sensitivities grow with k
+    (App. A-A's matched-observation argument), none is taken "with the history fixed".
+
+    Args:
+      steps: number of steps s ≥ 1.
+      d, delta, alpha, M: dimension, δ of Def. 1, α and the smoothness M̄ (host floats).
+      u_e, u_w, r: scalars or ``(N,)`` arrays of ``xp`` (traced, differentiable under JAX);
+        each must be > 0 (a zero scale has no finite ε).
+      xp: ``numpy`` (default) or ``jax.numpy``.
+
+    Returns:
+      ``(N, steps)`` log ε (N = 1 for scalar inputs).
+    """
+    terms = dpp2_log_terms(steps, d=d, delta=delta, alpha=alpha, M=M, u_e=u_e, u_w=u_w, r=r, xp=xp)
+    if xp is np:
+        return np.logaddexp.accumulate(terms, axis=1)
+    import jax
+
+    return jax.lax.cumlogsumexp(terms, axis=1)
+
+
+def dpp2_log_terms(steps: int, *, d: int, delta: float, alpha: float, M: float, u_e, u_w, r,
+                   xp=np):
+    """``(N, steps)`` log of the pure ε spent by the releases of step k = 0..steps−1
+    (:func:`dpp2_log_epsilon` sums them; same arguments)."""
+    u_e, u_w, r = (xp.atleast_1d(xp.asarray(v, dtype=xp.float64 if xp is np else None))
+                   for v in (u_e, u_w, r))
+    k = np.arange(steps, dtype=np.float64)
+    log_s_next = np.asarray(log_s_factor(k + 1, alpha * M))  # log S_{k+1} (> −inf)
+    log_s_now = np.asarray(log_s_factor(k, alpha * M))  # log S_k (−inf at k = 0)
+    log_y = (math.log(alpha) if alpha > 0 else -np.inf) + log_s_now  # (K,)
+    terms = xp.logaddexp(log_s_next[None, :] - xp.log(u_e)[:, None],
+                         xp.where(np.isfinite(log_y)[None, :],
+                                  np.where(np.isfinite(log_y), log_y, 0.0)[None, :]
+                                  - xp.log(u_w)[:, None], -np.inf))
+    decay = xp.where(k[None, :] == 0, 0.0, -k[None, :] * xp.log(r)[:, None])  # log r^{−k}, 0⁰ = 1
+    return terms + math.log(math.sqrt(d) * delta) + decay
 
 
 # -- solvers and Corollary 1 ----------------------------------------------------------------------
@@ -192,7 +236,7 @@ def corollary1(epsilon: float, K: int, *, d: int, delta: float, M: float, u_e: f
     """Corollary 1 as printed (``variant="paper"``) or corrected.
 
     * paper: ``u_e > √d M̄/ε``; ``α < min{1/M̄, (ε − √d M̄/u_e)/(δ(√d/u_w + ε))}``;
-      ``r > (c̃/ε)^{1/(K−1)}`` — not sufficient (notes §4.4).
+      ``r > (c̃/ε)^{1/(K−1)}`` — not sufficient.
     * corrected: ``u_e > √d δ/ε``; ``α < min{1/M̄, (ε − √d δ/u_e)/(√d δ/u_w + ε M̄)}`` (which is
       c̃ < ε); ``r ≥`` :func:`solve_r` with the printed Theorem 3 (``variant="paper"``).
 
@@ -280,6 +324,7 @@ def log10_pure_dp(events: PrivacyEvents) -> np.ndarray:
 
 __all__ = [
     "Corollary1", "c_tilde", "corollary1", "diadsp_sensitivities", "dpp2_events",
+    "dpp2_log_epsilon", "dpp2_log_terms",
     "dpp2_sensitivities", "laplace_decay_events", "log10_pure_dp", "log_s_factor",
     "ppdc_sensitivities", "solve_r", "solve_u", "theorem3_log_epsilon",
     "theorem3_log_epsilon_curve", "theorem3_log_terms",

@@ -1,14 +1,14 @@
 r"""Local differential privacy by random local aggregators: Algorithms 1, 2 and 2* of paper 001.
 
 H. Xiao, Y. Ye & S. Devadas, "Local Differential Privacy in Decentralized Optimization", preprint
-2019, arXiv 1902.06101. Notes: ``papers/notes/001_ldp.md``. Errata: ``docs/errata.md`` (paper 001).
+2019, arXiv 1902.06101. Errata: ``docs/errata.md`` (paper 001).
 
 Every agent releases its new iterate plus Laplace noise Δ of **rate** β_{k+1} per coordinate
 (density (β/2)e^{−β|y|}; ``laplace(key)/β``), β_k = β_0 r^k (the experiments: 1.02^k, so the noise
 shrinks). The mixing weights are fresh private U(0,1) draws per (agent, step, coordinate), so each
 released coordinate is Laplace noise around a mean that is *uniform on an interval* of length ω —
 the source of the amplification γ < 1 of Thm 2.3 (``ldp_privacy.py``). Stacked form (X, Λ ``(N, d)``;
-P the neighbour average, L the graph Laplacian, ∇F(X) the rows ∇f_i(x_i); notes §3.4–3.6):
+P the neighbour average, L the graph Laplacian, ∇F(X) the rows ∇f_i(x_i);):
 
 **Algorithm 1** (``LDPADMM``, modified private ADMM with first-order approximation), θ ~ U(0,1):
 
@@ -20,7 +20,7 @@ P the neighbour average, L the graph Laplacian, ∇F(X) the rows ∇f_i(x_i); no
    \Lambda^{k+1} = \Lambda^k - \zeta L X^{k+1}          \quad \text{(Alg. 1 l.5, corrected)}
 
 θ = Γ_i/D_i, so Γ_i = θD_i and |N_i|ρ̄_i = (1 − θ)D_i; on K_N, P X is Σ_{j≠i}x_j/(N−1) as printed,
-on another graph |N_i| replaces N − 1 (notes §3.4, an inference: the paper states K_N only).
+on another graph |N_i| replaces N − 1 (an inference: the paper states K_N only).
 ``primal="exact"`` replaces the first-order step by the exact argmin (12) (randomized exact ADMM,
 Thm 3.1, Fig. D): ∇f_i(x) + D_i x = λ_i + D_i·(Term A), solved by ``newton_steps`` Newton steps.
 
@@ -34,7 +34,7 @@ distant pair in ℓ1, x̄ the average:
 
 (eq. (7) with its typo fixed: the second term is x_{î_k}, not x_{i_k}). ``scope="complete"``
 (default) is the printed algorithm and refuses any other graph. ``scope="local"`` is our variant
-for other graphs (the paper runs Alg. 2 on sparse graphs in Fig. D without saying how, notes §8.4):
+for other graphs (the paper runs Alg. 2 on sparse graphs in Fig. D without saying how):
 x̄ becomes agent i's mixed point (W X)_i, the pair is the most distant one in i's closed
 neighbourhood, and the pair's weight c = W_ia + W_ib is split at random,
 x_i^{k+1} = (WX)_i + (2w − 1)(c/2)(x_a − x_b) − η∇f_i((WX)_i) + Δ_i. With Metropolis weights on
@@ -42,23 +42,26 @@ K_N (W = 11ᵀ/N) it is exactly (7) (tested); with w = ½ it is DGD with the gra
 point.
 
 **Algorithm 2*** (``LDPDGDStar``, App. E (28)), w ~ U(0,1) per coordinate, over Ñ_i = N_i ∪ {i}
-(``closed=True``, the tilde's reading, notes §8.5) or N_i:
+(``closed=True``, the tilde's reading) or N_i:
 
 .. math::
 
    x_i^{k+1}[l] = w \min_{j\in\tilde N_i} x_j^k[l] + (1-w) \max_{j\in\tilde N_i} x_j^k[l]
                   - \eta_{k+1} \nabla f_i(x_i^k)[l] + \Delta_i^{k+1}[l]         \quad (28)
 
-**Privacy bookkeeping** (notes §4.7). Each state carries, per agent, the realized loss
+**Privacy bookkeeping**. Each state carries, per agent, the realized loss
 Σ_l Θ(x^{k+1}[l] − a[l]; ω[l], β_{k+1}, T) (Thm 2.2, (10)) and the expected loss Σ_l γ·β_{k+1}T
 (Thm 2.3 with the realized ω), summed over steps and coordinates: Alg. 1 a = min(x_i, (PX)_i) +
 D_i^{-1}(λ_i − ∇f_i), ω = |x_i − (PX)_i|, T = B_∞/D_i; Alg. 2 ω = c|x_a − x_b| around the centre,
 T = η_{k+1}B_∞; Alg. 2* a = min − η∇f_i, ω = max − min, T = η_{k+1}B_∞. ``privacy()`` gives the
-data-independent worst case: Laplace releases of ℓ1 sensitivity d·α_{k+1}B_∞ and scale 1/β_{k+1}
-(α = 1/D_i or η_{k+1}); its ``theorem`` curve is the paper's per-coordinate line Σ α β B_∞
-(Fig. 2(b)), ``advanced_composition`` footnote 1.
+guarantee for the released d-vector (relation ``"replace_agent"``, B_∞ assumed): d Laplace
+coordinates of shift ≤ α_{k+1}B_∞ and scale 1/β_{k+1} per release (α = 1/D_i or η_{k+1}), by PLD
+and pure-DP composition; every release's mean is a function of the released iterates except the
+fresh gradient term, so no hidden state carries data. The paper's per-coordinate line Σ α β B_∞
+(Fig. 2(b)) is the ``PAPER_PRINTED`` curve — not a bound for the vector. The models are the
+released iterates (covered).
 
-**Erratum (Alg. 1 dual sign, notes §3.4).** The paper prints λ_i ← λ_i − ζΣ_{j≠i}(x_j − x_i),
+**Erratum (Alg. 1 dual sign).** The paper prints λ_i ← λ_i − ζΣ_{j≠i}(x_j − x_i),
 i.e. Λ ← Λ + ζLX; with +D^{-1}λ in (6) this is positive feedback and diverges (for N = 2, f = 0,
 θ = ½ the disagreement grows by 1 + 2ζ/D per step). ``variant="paper"`` implements it;
 the default ``variant="corrected"`` uses Λ ← Λ − ζLX, the node form of (13) with edge-incidence
@@ -66,7 +69,7 @@ A_i, which converges linearly (Thm 3.2). Both are tested.
 
 Unspecified in the paper and chosen here (flagged): θ, w ~ U(0,1) (implied by Thm 2.3 and App. E's
 "expectation of the penalty terms"); x_i^0 ~ N(0, ``x0_scale``² I) ("randomly"); B_∞ = 0.01 as the
-paper's 1/b_i (with ±1 labels and features in [0, 1] the rigorous bound is 2/b_i, notes §8.6).
+paper's 1/b_i (with ±1 labels and features in [0, 1] the rigorous bound is 2/b_i).
 Shapes: N agents, d model dimension.
 """
 from __future__ import annotations
@@ -142,6 +145,8 @@ class _LDPFamily(Algorithm):
 
     nonnegative = ("sens", "x0_scale")
     draws_weights = True
+    models_covered = True
+    models_note = "the models are the iterates x_i^K, the last released messages"
 
     def noise(self, key, state, params, k):
         del params, k
@@ -222,10 +227,16 @@ class LDPADMM(_ADMMFamily):
         return (LDPADMMState(x=x_new, lam=lam_new, eps_real=eps_real, eps_expected=eps_exp),
                 {"x": x_new})
 
-    def privacy(self, problem, network, params, steps):
+    def account(self, problem, network, params, steps, *, delta):
+        """x_i^{k+1} (6): mean = aggregate of released iterates + D_i^{-1}(λ_i − ∇f_i(x_i^k)),
+        λ a function of released iterates: per coordinate shift ≤ B_∞/D_i, fresh each step."""
+        if not self.private:
+            return None
         alpha = np.broadcast_to(1.0 / np.asarray(params.D, np.float64), (network.n_agents,))
         return worst_case_report(np.repeat(alpha[:, None], steps, axis=1), params, problem.dim,
-                                 "Alg. 1: x_i^{k+1}, Laplace rate β_{k+1}, shift ≤ B_∞/D_i")
+                                 "agent i's x_i^{k+1} (6) to its neighbours, k = 0..K−1 "
+                                 "(Laplace rate β_{k+1}, shift ≤ B_∞/D_i per coordinate)",
+                                 delta=delta)
 
     def validate(self, params, problem, network):
         _check_choice("variant", self.variant, VARIANTS)
@@ -272,8 +283,8 @@ class LDPDGD(_DGDFamily):
         return _release(self, state, noise, params, k, mean, centre - 0.5 * omega - drift,
                         omega, eta)
 
-    def privacy(self, problem, network, params, steps):
-        return _dgd_privacy(params, problem, network, steps, "Alg. 2")
+    def account(self, problem, network, params, steps, *, delta):
+        return _dgd_privacy(self, params, problem, network, steps, "Alg. 2", delta)
 
     def validate(self, params, problem, network):
         _check_choice("scope", self.scope, SCOPES)
@@ -308,8 +319,8 @@ class LDPDGDStar(_DGDFamily):
         mean = noise["w"] * low + (1 - noise["w"]) * high - drift  # (28)
         return _release(self, state, noise, params, k, mean, low - drift, high - low, eta)
 
-    def privacy(self, problem, network, params, steps):
-        return _dgd_privacy(params, problem, network, steps, "Alg. 2*")
+    def account(self, problem, network, params, steps, *, delta):
+        return _dgd_privacy(self, params, problem, network, steps, "Alg. 2*", delta)
 
 
 # -- shared pieces (also used by ldp_baselines) -------------------------------------------------
@@ -416,11 +427,17 @@ def _local_pair(x: AgentArray, network) -> tuple[AgentArray, Array, AgentArray]:
     return network.mix(x), c, x[a] - x[b]
 
 
-def _dgd_privacy(params, problem, network, steps, what) -> PrivacyReport:
+def _dgd_privacy(alg, params, problem, network, steps, what, delta) -> PrivacyReport | None:
+    """The DGD family: the mean of x_i^{k+1} is built from released iterates and −η_{k+1}∇f_i at
+    a released (or public mixed) point, so each coordinate shifts by ≤ η_{k+1}B_∞, fresh."""
+    if not alg.private:
+        return None
     eta = host_schedule(params.eta, params.eta_decay, steps)  # η_{k+1}
     alpha = np.repeat(eta[None, :], network.n_agents, axis=0)
     return worst_case_report(alpha, params, problem.dim,
-                             f"{what}: x_i^{{k+1}}, Laplace rate β_{{k+1}}, shift ≤ η_{{k+1}}B_∞")
+                             f"{what}: agent i's x_i^{{k+1}} to its neighbours, k = 0..K−1 "
+                             "(Laplace rate β_{k+1}, shift ≤ η_{k+1}B_∞ per coordinate)",
+                             delta=delta)
 
 
 def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:

@@ -1,6 +1,6 @@
 r"""Baselines of paper 001's experiments, **reconstructed** (the paper cites them without equations).
 
-Paper: Xiao, Ye & Devadas, arXiv 1902.06101, App. E; notes ``papers/notes/001_ldp.md`` §3.9. The
+Paper: Xiao, Ye & Devadas, arXiv 1902.06101, App. E. The
 paper gives only their parameters in its own (Γ, ρ) notation, so each is written here in that
 notation — flagged as a reconstruction, not the original papers' code:
 
@@ -17,11 +17,11 @@ notation — flagged as a reconstruction, not the original papers' code:
   (scaled by it), which in this form is the dual perturbation of [42] with the growing penalty.
 * **[45]** Huang, Mitra & Vaidya, "Differentially private distributed optimization", ICDCN 2015 —
   ``HuangDGD`` (``"ldp_huang_dgd"``): agents exchange noisy states and step from the mixed point,
-  η_k = 0.9^k, β_k = 1.02^k (recalled from the original, notes §3.9).
+  η_k = 0.9^k, β_k = 1.02^k (recalled from the original).
 
 ADMM baselines share the exact (non-linearized) primal step — the paper says "even with the
 first-order approximation, Alg. 1 has almost the same performance as prior works" — in the
-Forero / Zhang–Zhu form (notes §3.9), with D_eff = |N_i|ρ_i + Γ_i and a = ½(x_i + (PX)_i):
+Forero / Zhang–Zhu form, with D_eff = |N_i|ρ_i + Γ_i and a = ½(x_i + (PX)_i):
 
 .. math::
 
@@ -33,11 +33,15 @@ x^{k+1} + Δ released ([48]); Δ has Laplace rate β_{k+1} as for Alg. 1. The du
 all (the paper's "same setting"; the native Forero form would use ζ = η). [45] in stacked form:
 X^{k+1} = WX^k − η_{k+1}∇F(WX^k) + E^{k+1} (the released noisy states are the iterates).
 
-Privacy: [45]'s line is the worst case Σ_k η_k β_k B_∞ per coordinate (Thm 2.2 with ω = 0, what
-the paper compares Alg. 2* with); its state tracks Θ = βT exactly. The curves of [42] and [43] in
-Fig. 2(b) are the original papers' own objective-perturbation bounds, which paper 001 does not
-print; **[RECONSTRUCTED]** here in its notation (``ldp_privacy.objective_perturbation_report``):
-per step and agent
+Privacy (every report per agent, relation ``"replace_agent"``, B_∞ assumed; the models are the
+released iterates, covered). [45]: d Laplace coordinates of shift ≤ η_{k+1}B_∞ per release (Thm 2.2
+with ω = 0), its state tracks Θ = βT exactly. [42]/[43]: the guarantee is the pure-DP bound of the
+objective-perturbed step, per release d α β B_∞ + d log(1 + M̄α), α = 1/D_eff (the Jacobian term
+bounds the change of det(∇²f_i + D_eff I) for convex M̄-smooth f_i, f_i′, the agent-level
+relation). [48]: x* moves by ≤ d α B_∞ in ℓ1 (convex f_i), a Laplace vector release. The curves of
+[42] and [43] in Fig. 2(b) are the original papers' own record-level objective-perturbation bounds,
+which paper 001 does not print; **[RECONSTRUCTED]** here in its notation as the paper curves
+(``ldp_privacy.objective_perturbation_report``): per step and agent
 
 .. math::
 
@@ -46,11 +50,11 @@ per step and agent
 
 — the Laplace density term (the noise explaining the output moves by ≤ B_∞/D_eff per coordinate,
 the paper's "Σ α β B_∞ matches prior results [42], [43]") plus the Jacobian term with the constant
-"J = 2.8/(D B_i)" the paper quotes from [43]. Readings (notes §3.9, §8.11): B_i is b_i, agent i's
+"J = 2.8/(D B_i)" the paper quotes from [43]. Readings: B_i is b_i, agent i's
 number of samples (100), as in [42]/[43] where node i holds B_i points; D is the step's penalty sum
 D_eff (= D = 10 for [42]; 2·0.5·1.02^{k+1}|N_i| for [43]); the log-det ratio is one term per step
-(a one-sample change is a rank-≤ 2 change of the Hessian), not × d. [48]'s bound needs a global
-sensitivity of ∇𝓛 and the paper omits it as "too loose": its ``privacy()`` is ``None``.
+(a one-sample change is a rank-≤ 2 change of the Hessian), not × d. [48]'s own bound needs a global
+sensitivity of ∇𝓛 and the paper omits it as "too loose": it has no paper curve.
 """
 from __future__ import annotations
 
@@ -74,6 +78,7 @@ from jaxdp.algorithms.ldp_privacy import (
     host_schedule,
     objective_perturbation_curve,
     objective_perturbation_report,
+    output_perturbation_report,
 )
 from jaxdp._types import per_agent
 
@@ -131,14 +136,21 @@ class _PenaltyADMM(_ADMMFamily):
         """[42]/[43] (private): own bound reconstructed; [48]'s omitted ("too loose")."""
         return self.perturb == "dual" and self.private
 
-    def privacy(self, problem, network, params, steps):
-        """[42]/[43]: their own bound (reconstructed, module docstring); [48]: ``None``."""
-        if not self.has_own_bound:
+    def account(self, problem, network, params, steps, *, delta):
+        """[42]/[43]: :func:`~jaxdp.algorithms.ldp_privacy.objective_perturbation_report`;
+        [48]: :func:`~jaxdp.algorithms.ldp_privacy.output_perturbation_report`."""
+        if not self.private:
             return None
+        alpha = 1.0 / self.penalty_sums(params, network, steps)
+        M = float(np.max(problem.smoothness()))
+        if self.perturb == "output":
+            return output_perturbation_report(
+                alpha, params, problem.dim, f"{self.name}: agent i's x_i^{{k+1}} = x* + Δ to its "
+                "neighbours, k = 0..K−1 (Laplace rate β_{k+1})", M=M, delta=delta)
         return objective_perturbation_report(
-            1.0 / self.penalty_sums(params, network, steps), _samples(problem), params,
-            problem.dim, f"{self.name}: λ̃ = λ + D_eff Δ, Laplace rate β_{{k+1}}, shift ≤ "
-            "B_∞/D_eff", JACOBIAN)
+            alpha, _samples(problem), params, problem.dim,
+            f"{self.name}: agent i's x_i^{{k+1}} (exact step with λ̃ = λ + D_eff Δ) to its "
+            "neighbours, k = 0..K−1 (Laplace rate β_{k+1})", JACOBIAN, M=M, delta=delta)
 
     def theorem_curve(self, problem, network, params, steps):
         """``(N, K)`` the own bound per coordinate after each step (Fig. 2(b)), host float64;
@@ -216,8 +228,8 @@ class HuangDGD(_DGDFamily):
         mean = mixed - eta * problem.local_grads(mixed)
         return _release(self, state, noise, params, k, mean, mean, 0.0 * mean, eta)  # ω = 0
 
-    def privacy(self, problem, network, params, steps):
-        return _dgd_privacy(params, problem, network, steps, "[45]")
+    def account(self, problem, network, params, steps, *, delta):
+        return _dgd_privacy(self, params, problem, network, steps, "[45]", delta)
 
 
 __all__ = [

@@ -1,6 +1,6 @@
 r"""Local-DP accounting of paper 001 (Xiao, Ye & Devadas, arXiv 1902.06101): Thm 2.2, Thm 2.3, fn. 1.
 
-Notes: ``papers/notes/001_ldp.md`` §4. Every released coordinate of Algorithms 1, 2 and 2* is
+Every released coordinate of Algorithms 1, 2 and 2* is
 Laplace noise of **rate** β (density (β/2)e^{−β|y|}) around a mean that is uniform on an interval
 τ = [a, a + ω]; changing agent i's function shifts τ by at most T = α B_∞ (α = 1/D_i for Alg. 1,
 η_k for Alg. 2/2*). With u = x − a the output's position in the interval,
@@ -12,12 +12,12 @@ Laplace noise of **rate** β (density (β/2)e^{−β|y|}) around a mean that is 
 
 is the realized privacy loss of that coordinate (Thm 2.2; never above αβB_∞, strictly below when
 u ∈ τ). ``log h`` is concave in the shift, so the max is at t = ±T or at the interior maximizer
-t* = clip(u − ω/2, −T, T) (notes §4.3). Θ, γ depend only on (βu, βω, βT).
+t* = clip(u − ω/2, −T, T). Θ, γ depend only on (βu, βω, βT).
 
 Functions (float64: run under ``jax.enable_x64`` — the ratios are 1 ± 1e-3):
 
 * :func:`theta_loss` — exact realized loss Θ (10), log space, degenerate branch ω → 0 gives βT.
-* :func:`gamma_bound` — the closed form of Theorem 2.3's (11) (notes §4.4, eq. (27)'s e^{ωαB}
+* :func:`gamma_bound` — the closed form of Theorem 2.3's (11) (eq. (27)'s e^{ωαB}
   typo read as e^{αβB}). **Erratum (App. D):** (11) is not an upper bound: the App. D bullet takes
   the ratio at t = −T on [0, (ω−T)/2] where the max is at t = +T, so (11) *under*-estimates the
   exact expected ratio, by ≤ 0.35 % on Fig. 1's grid (tested against :func:`gamma_exact`).
@@ -26,11 +26,13 @@ Functions (float64: run under ``jax.enable_x64`` — the ratios are 1 ± 1e-3):
 * :func:`gamma0` — the T → 0 limit 2(1 − e^{−βω/2})/(βω).
 * :func:`expected_loss` — γ·βT per coordinate (γ from (11) where ω > T, else 1).
 * :func:`worst_case_curve` — Σ_k α_k β_k B_∞ (Thm 2.2 with fixed parameters).
-* :func:`worst_case_report` — a ``PrivacyReport`` of the worst case: pure sum, PLD (dp-accounting),
-  the paper's per-coordinate line, advanced composition.
-* :func:`objective_perturbation_curve` / :func:`objective_perturbation_report` — the own bound
-  of the ADMM baselines [42], [43] (reconstructed: Laplace density term plus the Jacobian term
-  log(1 + J)).
+* :func:`worst_case_report` — the guarantee of Alg. 1, 2, 2* and [45] for the released
+  d-vector (pure sum and PLD, relation ``"replace_agent"``, B_∞ assumed); the paper's
+  per-coordinate line is :data:`~jaxdp.privacy.PAPER_PRINTED` (not a bound for the vector).
+* :func:`objective_perturbation_curve` / :func:`objective_perturbation_report` — the guarantee of
+  the dual-perturbed ADMM baselines [42], [43] (Laplace density term plus an agent-level Jacobian
+  term d log(1 + M̄/D_eff)); their own record-level bound (reconstructed, log(1 + J)) as paper
+  curves. :func:`output_perturbation_report` — [48]'s output-perturbed step.
 * :func:`advanced_composition` — footnote 1 (Kairouz et al. [49]), summed over k = 0..K−1 (the
   paper prints k = 0..K and "√(−2Σε² log δ)").
 
@@ -45,14 +47,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import Array, PRNGKey
-from jaxdp.privacy import PrivacyEvents, PrivacyReport, concat, laplace
-
-DELTA = 1e-5  # δ of the (ε, δ) curves of ``worst_case_report``
-
+from jaxdp.privacy import (
+    PAPER_CORRECTED,
+    PAPER_PRINTED,
+    Assumption,
+    PrivacyEvents,
+    PrivacyReport,
+    concat,
+    laplace,
+)
+from jaxdp.privacy._report import default_steps
 
 # -- the realized loss (10) ------------------------------------------------------------------
 def log_h(s, w, xp=jnp):
-    """log h at scaled position s = βu for a scaled interval length w = βω > 0 (notes §4.3).
+    """log h at scaled position s = βu for a scaled interval length w = βω > 0.
 
     h = e^{s}(1 − e^{−w}) for s ≤ 0; 2 − e^{−s} − e^{−(w−s)} inside; e^{−(s−w)}(1 − e^{−w}) for
     s ≥ w (h is computed with β = 1; the factor β cancels in every ratio).
@@ -90,7 +98,7 @@ def theta_loss(u, omega, beta, T, xp=jnp):
 
 # -- the amplification factor γ (Theorem 2.3) -------------------------------------------------
 def gamma_bound(beta_omega, beta_T, xp=jnp):
-    """Theorem 2.3, eq. (11), in closed form (notes §4.4), for βω > βT > 0.
+    """Theorem 2.3, eq. (11), in closed form, for βω > βT > 0.
 
     With W = βω, τ = βT, h = (W − τ)/2 (scaled units):
     I1 = [2h − (1 − e^{−h}) − (e^{−(W−h)} − e^{−W})]/(2W),
@@ -111,7 +119,7 @@ def gamma_bound(beta_omega, beta_T, xp=jnp):
 
 
 def gamma0(beta_omega, xp=jnp):
-    """The T → 0 limit of γ: 2(1 − e^{−βω/2})/(βω) (notes §4.4, a cheap surrogate)."""
+    """The T → 0 limit of γ: 2(1 − e^{−βω/2})/(βω) (a cheap surrogate)."""
     return -2.0 * xp.expm1(-0.5 * beta_omega) / beta_omega
 
 
@@ -167,7 +175,7 @@ def gamma_monte_carlo(key: PRNGKey, beta_omega, beta_T, samples: int) -> tuple[A
 def expected_loss(omega, beta, T, xp=jnp):
     """Expected per-coordinate loss γ(βω, βT)·βT, with γ from (11) where ω > T and 1 elsewhere.
 
-    This is the "expected" curve of notes §4.7 (Thm 2.3 with the realized ω).
+    This is the "expected" curve (Thm 2.3 with the realized ω).
     """
     W, tau = beta * omega, beta * T
     ok = W > tau
@@ -217,20 +225,36 @@ def advanced_composition(eps, delta: float, axis=None):
             + np.sqrt(2.0 * math.log(1.0 / delta) * np.sum(eps * eps, axis=axis)))
 
 
-def worst_case_report(alpha: np.ndarray, params, d: int, description: str) -> PrivacyReport:
-    """The data-independent worst case of Thm 2.2 for shifts α_{k+1}B_∞ and rates β_{k+1}.
+def sensitivity_assumption(sens: float) -> Assumption:
+    """Lemma 2.1's B_∞ (assumed of the replaced agent's data: not checkable)."""
+    return Assumption(f"‖∇f_i(x) − ∇f_i′(x)‖_∞ ≤ B_∞ = {float(sens):g} for every x (Lemma 2.1) "
+                      "for the replaced agent", enforced=False,
+                      how="a bound on the neighbour's data set: not checkable", holds=None)
+
+
+def worst_case_report(alpha: np.ndarray, params, d: int, description: str, *,
+                      delta: float) -> PrivacyReport:
+    """The guarantee of d Laplace coordinates per release with shifts ≤ α_{k+1}B_∞ (Thm 2.2).
+
+    Each released vector x_i^{k+1} is its mean plus d independent Laplace coordinates of rate
+    β_{k+1}; given the transcript the mean is public except ``−α∇f_i(·)`` at a released point,
+    so neighbours shift each coordinate by at most α_{k+1}B_∞ (fresh: no hidden state carries
+    data). The private aggregator weights are independent of the data, so conditioning on them
+    is a valid upper bound (the amplification γ of Thm 2.3 is not claimed). Sound curves:
+    ``pure_dp`` (d·Σ α β B_∞) and ``pld`` (dp-accounting, d streams per step, one per
+    coordinate: exact for shifts of ±α B_∞ in every coordinate).
 
     Args:
       alpha: ``(N, K)`` α of each agent and step (1/D_i, η_{k+1}, 1/D_eff for baselines).
       params: Params with ``beta``, ``beta_growth``, ``sens``.
       d: dimension.
       description: what is released.
+      delta: δ of the (ε, δ) curves.
 
     Returns:
-      A report with ``pure_dp`` (d·Σ α β B_∞, basic composition), ``pld`` (dp-accounting, the same
-      releases: d Laplace streams per step, one per coordinate, each of sensitivity αB_∞),
-      ``theorem`` (the paper's per-coordinate line Σ α β B_∞, Fig. 2(b)) and
-      ``advanced_composition`` (footnote 1 over the d·K per-coordinate releases, δ = 1e-5).
+      The report, with :data:`PAPER_PRINTED` (the paper's per-coordinate line Σ α β B_∞,
+      Fig. 2(b): not a bound for the released vector), :data:`PAPER_CORRECTED` (d × that, the
+      whole vector) and ``advanced_composition`` (footnote 1 over the d·K releases) as extra curves.
     """
     n, steps = alpha.shape
     beta = host_schedule(params.beta, params.beta_growth, steps)
@@ -239,14 +263,19 @@ def worst_case_report(alpha: np.ndarray, params, d: int, description: str) -> Pr
         "laplace", sensitivity=alpha * float(params.sens), scale=np.broadcast_to(
             1.0 / beta, (n, steps)), n_agents=n, steps=steps)
     events = concat([coordinate] * d, description=f"{description}; d = {d} coordinates")
-    report = PrivacyReport.from_events(events, delta=DELTA, methods=("closed_form", "pld"))
+    report = PrivacyReport.from_events(
+        events, delta=delta, methods=("closed_form", "pld"), relation="replace_agent",
+        released=description, assumptions=(sensitivity_assumption(params.sens),))
     at = report.steps - 1
     cumulative = np.cumsum(per_coord, axis=1)[:, at]
-    advanced = np.stack([[advanced_composition(np.repeat(per_coord[i, :s], d), DELTA)
+    advanced = np.stack([[advanced_composition(np.repeat(per_coord[i, :s], d), delta)
                           for s in report.steps] for i in range(n)])
     return report.with_curve(
-        "theorem", cumulative, "Thm 2.2 worst case per coordinate, Σ_k α_{k+1}β_{k+1}B_∞ (the "
-        "paper's 'worst case' line of Fig. 2(b), without the factor d)").with_curve(
+        PAPER_PRINTED, cumulative, "Thm 2.2 worst case Σ_k α_{k+1}β_{k+1}B_∞ — PER COORDINATE "
+        "(the paper's 'worst case' line of Fig. 2(b)); the released vector has d coordinates, so "
+        "this is not a bound for it").with_curve(
+        PAPER_CORRECTED, d * cumulative, "Thm 2.2 for the released d-vector: d·Σ_k α_{k+1}"
+        "β_{k+1}B_∞ (equals pure_dp)").with_curve(
         "advanced_composition", advanced, "footnote 1 (Kairouz et al.) over the d·K releases of "
         "ε = αβB_∞ each, summed over k = 0..K−1 (the paper prints k = 0..K)")
 
@@ -261,7 +290,7 @@ def objective_perturbation_curve(alpha, samples, beta, sensitivity, d: int,
     paper's "Σ α β B_∞ matches prior results [42], [43]", Thm 2.2) and the change of variables
     Δ ↦ x adds log det(∇²f_i + D_eff I)/det(∇²f̂_i + D_eff I), a rank-≤ 2 change bounded by
     log(1 + J) with the "Jacobian constant" J = c/(D_eff B_i) the paper quotes from [43]
-    (c = 2.8, B_i read as b_i, agent i's sample count, notes §3.9/§8.11). Per step and agent:
+    (c = 2.8, B_i read as b_i, agent i's sample count). Per step and agent:
 
     ε_{k+1} = d α_{k+1} β_{k+1} B_∞ + log(1 + J_{k+1}),   J_{k+1} = c α_{k+1} / b_i.
 
@@ -282,24 +311,84 @@ def objective_perturbation_curve(alpha, samples, beta, sensitivity, d: int,
     return worst_case_curve(alpha, beta, sensitivity) + np.cumsum(np.log1p(J), axis=1) / d
 
 
+def jacobian_log_ratio(alpha, M: float, d: int) -> np.ndarray:
+    """Per release, the largest log det(∇²f_i + D I)/det(∇²f_i′ + D I) for convex M-smooth f_i,
+    f_i′ (eigenvalues in [0, M]): ``d log(1 + M α)`` with α = 1/D_eff, ``(N, K)`` host float64."""
+    return d * np.log1p(float(M) * np.asarray(alpha, np.float64))
+
+
 def objective_perturbation_report(alpha: np.ndarray, samples: np.ndarray, params, d: int,
-                                  description: str, jacobian: float) -> PrivacyReport:
-    """A ``PrivacyReport`` of :func:`objective_perturbation_curve` (arguments as there).
+                                  description: str, jacobian: float, *, M: float,
+                                  delta: float) -> PrivacyReport:
+    """The guarantee of a dual-perturbed (objective-perturbed) exact ADMM step ([42], [43]).
+
+    The released x solves ∇f_i(x) + D_eff x = λ + D_eff(a + Δ) (λ, a public given the
+    transcript): the noise that explains x is Δ(x) = (∇f_i(x) + D_eff x − λ − D_eff a)/D_eff, so
+    the density of x is the Laplace density of Δ(x) times det(∇²f_i(x) + D_eff I)/D_eff^d. Between
+    neighbours Δ(x) moves by ≤ α B_∞ per coordinate and, for convex M̄-smooth f_i, f_i′, the
+    determinants differ by a factor ≤ (1 + M̄α)^d, pointwise: pure ε-DP per step
+    ``d α β B_∞ + d log(1 + M̄α)``, composed over k (the guarantee, ``"pure_dp"``).
+
+    Args:
+      alpha: ``(N, K)`` 1/D_eff of each agent and step; samples: ``(N,)`` b_i; params: Params
+      with beta, beta_growth, sens; d: dimension; description: what is released; jacobian: the
+      constant c of [43]'s record-level J = c/(D_eff b_i) (paper curves only); M: M̄; delta: δ.
 
     Returns:
-      :func:`worst_case_report` of the Laplace density term (its ``pure_dp``, ``pld`` and
-      ``advanced_composition`` cover that term alone) with ``theorem`` replaced by the full
-      bound per coordinate and ``theorem_total`` = d × ``theorem``.
+      The report; :data:`PAPER_PRINTED` is [43]'s own bound per coordinate
+      (:func:`objective_perturbation_curve`, record-level J), :data:`PAPER_CORRECTED` the same
+      over the d coordinates.
     """
-    report = worst_case_report(alpha, params, d, description)
     beta = host_schedule(params.beta, params.beta_growth, alpha.shape[1])
+    laplace_term = d * alpha * beta[None, :] * float(params.sens)
+    total = np.cumsum(laplace_term + jacobian_log_ratio(alpha, M, d), axis=1)
+    n, steps = alpha.shape
+    ks = default_steps(steps)
+    assumptions = (sensitivity_assumption(params.sens),
+                   Assumption(f"f_i and f_i′ convex and M̄-smooth, M̄ = {M:.6g} (max_i M_i of this "
+                              "problem)", enforced=False,
+                              how="M̄ from this problem's data; the replacement's is assumed",
+                              holds=True),
+                   Assumption("the primal step is solved exactly (Newton; exact for least "
+                              "squares)", enforced=False, how="not checked", holds=None))
+    report = PrivacyReport(
+        steps=ks, curves={"pure_dp": total[:, ks - 1]}, delta=delta, sound=("pure_dp",),
+        notes={"pure_dp": "pure ε-DP per step d α β B_∞ (Laplace density of the noise that "
+                          "explains x) + d log(1 + M̄α) (Jacobian ratio), basic composition"},
+        relation="replace_agent", released=description, assumptions=assumptions)
     per_coord = objective_perturbation_curve(alpha, samples, beta, params.sens, d,
-                                             jacobian)[:, report.steps - 1]
-    note = (f"[RECONSTRUCTED] objective-perturbation bound per coordinate: Σ_k α_{{k+1}}β_{{k+1}}"
-            f"B_∞ + log(1 + J_{{k+1}})/d, J = {jacobian:g}/(D_eff b_i) ([43]'s constant as quoted "
-            "by paper 001, B_i read as b_i)")
-    return report.with_curve("theorem", per_coord, note).with_curve(
-        "theorem_total", d * per_coord, note.replace("per coordinate", "over the d coordinates"))
+                                             jacobian)[:, ks - 1]
+    note = (f"[RECONSTRUCTED] [43]'s objective-perturbation bound per coordinate: Σ_k α_{{k+1}}"
+            f"β_{{k+1}}B_∞ + log(1 + J_{{k+1}})/d, J = {jacobian:g}/(D_eff b_i) (record-level "
+            "Jacobian constant as quoted by paper 001, B_i read as b_i)")
+    return report.with_curve(PAPER_PRINTED, per_coord, note).with_curve(
+        PAPER_CORRECTED, d * per_coord,
+        note.replace("per coordinate", "over the d coordinates") + "; record-level J: not a "
+        "bound when the whole data set of the agent is replaced")
+
+
+def output_perturbation_report(alpha: np.ndarray, params, d: int, description: str, *,
+                               M: float, delta: float) -> PrivacyReport:
+    """The guarantee of an output-perturbed exact ADMM step ([48]): x* + Δ released.
+
+    x* solves ∇f_i(x) + D_eff x = λ + D_eff a (λ, a public given the transcript); for convex f_i,
+    f_i′ it moves by ‖x* − x*′‖₂ ≤ ‖∇f_i − ∇f_i′‖₂ α ≤ √d B_∞ α, so its ℓ1 sensitivity is
+    ≤ d α B_∞. Sound curves ``pure_dp`` and ``pld`` of that Laplace vector release.
+    """
+    n, steps = alpha.shape
+    beta = host_schedule(params.beta, params.beta_growth, steps)
+    events = PrivacyEvents.from_schedule(
+        "laplace", sensitivity=d * alpha * float(params.sens),
+        scale=np.broadcast_to(1.0 / beta, (n, steps)), n_agents=n, steps=steps,
+        description=description)
+    assumptions = (sensitivity_assumption(params.sens),
+                   Assumption(f"f_i and f_i′ convex (M̄ = {M:.6g})", enforced=False,
+                              how="the replacement's convexity is assumed", holds=None),
+                   Assumption("the primal step is solved exactly (Newton; exact for least "
+                              "squares)", enforced=False, how="not checked", holds=None))
+    return PrivacyReport.from_events(events, delta=delta, methods=("closed_form", "pld"),
+                                     relation="replace_agent", released=description,
+                                     assumptions=assumptions)
 
 
 def host_schedule(base, rate, steps: int) -> np.ndarray:
@@ -315,8 +404,9 @@ def geometric_schedule(base, rate, k, like=None):
 
 
 __all__ = [
-    "DELTA", "advanced_composition", "expected_loss", "gamma0", "gamma_bound", "gamma_exact",
-    "gamma_monte_carlo", "geometric_schedule", "host_schedule", "log_h",
-    "objective_perturbation_curve", "objective_perturbation_report", "theta_loss",
+    "advanced_composition", "expected_loss", "gamma0", "gamma_bound", "gamma_exact",
+    "gamma_monte_carlo", "geometric_schedule", "host_schedule", "jacobian_log_ratio", "log_h",
+    "objective_perturbation_curve", "objective_perturbation_report", "output_perturbation_report",
+    "sensitivity_assumption", "theta_loss",
     "worst_case_curve", "worst_case_report",
 ]

@@ -1,9 +1,9 @@
-"""Paper 000 (DPP², Ou, Wang, Liu & Lu, arXiv 2511.02283), Figs. 1–3, and claims R1–R10 of
-``papers/notes/000_dpp2.md`` §7.7.
+"""Paper 000 (DPP², Ou, Wang, Liu & Lu, arXiv 2511.02283), Figs. 1–3, and claims R1–R10
+of the reproduction.
 
-Setting (Sec. VI, notes §6): N = 50 agents, d = 10, m = 200, nonconvex regularized logistic loss
+Setting (Sec. VI): N = 50 agents, d = 10, m = 200, nonconvex regularized logistic loss
 (λ = 1e-3, ω = 1) with features rescaled so that M̄ = 5.03 and labels independent of the features
-(``label_noise=0.5``, the notes' reading of "randomly generated"; data seed 0, the same data in
+(``label_noise=0.5``, our reading of "randomly generated"; data seed 0, the same data in
 every figure); the random geometric graph with radius 0.3 and 255 edges (seed 69); P = I − W_MH;
 x⁰ = 0; η^k ~ U(0, 1). Curves are over ``seeds`` noise seeds (Laplace draws and η), float64.
 
@@ -65,7 +65,7 @@ def hat_w(problem, X):
 
 
 def mean_gradient_sq(problem, X):
-    """Fig. 3: ‖(1/N) Σ_i ∇f_i(x_i)‖² (notes §6.6's reading)."""
+    """Fig. 3: ‖(1/N) Σ_i ∇f_i(x_i)‖²."""
     return {"mean_grad_sq": problem.metrics(X)["stationarity"] / X.shape[0]}
 
 

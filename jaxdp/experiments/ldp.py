@@ -1,7 +1,7 @@
 """Reproductions of paper 001 (Xiao, Ye & Devadas, arXiv 1902.06101): Fig. 1, Fig. 2, Figs. C and D.
 
-``jaxdp reproduce ldp-fig1 | ldp-fig2 | ldp-figC | ldp-figD``. Notes: ``papers/notes/001_ldp.md``
-§6 and §7.6. Everything runs in float64 (``jax.enable_x64`` as a context).
+``jaxdp reproduce ldp-fig1 | ldp-fig2 | ldp-figC | ldp-figD``. Everything runs in float64
+(``jax.enable_x64`` as a context).
 
 Setting of App. E: regularized logistic regression ½‖x‖² + mean log(1 + e^{−y zᵀx}) on UCI Adult
 (d = 14, rows normalized, ‖z‖ ≤ 1), b_i = 100 rows per agent, B_∞ = 1/b_i = 0.01, β_k = 1.02^k,
@@ -10,7 +10,7 @@ and |E| (``gnm``, by rejection) and its own rows. Adult is read from ``adult=PAT
 ``adult.data``; nothing is downloaded); without it the synthetic stand-in of the same shape
 (``problems.adult_synthetic``) is used and the report says so. x* is the centralized optimum
 (Newton, float64). Accuracy: the paper's "accuracy logarithm log‖x_i^k − x*‖/d" is read as
-log10(mean_i ‖x_i^k − x*‖ / d) (base and averaging unspecified, notes §8.8). Privacy: per
+log10(mean_i ‖x_i^k − x*‖ / d) (base and averaging unspecified). Privacy: per
 coordinate, averaged over agents and runs: realized Σ Θ (Thm 2.2), expected Σ γβT (Thm 2.3),
 the worst case Σ α_{k+1}β_{k+1}B_∞ (the paper's line, without the factor d) and, in Fig. 2(b), the
 own bounds of [42] and [43] (**[RECONSTRUCTED]**, ``ldp_baselines``: Laplace density term plus
