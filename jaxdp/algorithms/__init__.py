@@ -15,6 +15,10 @@ from jaxdp.algorithms.baselines import (
     DPDGDParams,
     StepParams,
 )
+from jaxdp.algorithms.catalogue import (
+    ATC, ATG, DLM, ED, GTSAGA, GTSARAH, GTVR, KGT, LED, ATCTracking, ATGParams, AugDGM, DLMParams,
+    GTVRParams, LocalStepParams, ProxSkip, ProxSkipParams, SimpleGT, WangElia,
+)
 from jaxdp.algorithms.dpadmm import DPADMM, DPADMMParams
 from jaxdp.algorithms.dpadmm_baselines import (
     ConsensusADMM,
@@ -53,7 +57,9 @@ _CLASSES = (DGD, DPDGD, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             IncreasingPenaltyADMM, HuangDGD,
             RECAL, DPRECAL, DPNIDS, DPEXTRA, DPICADMM, DPRWADMM, DPMRADMM,
             ConsensusADMM, NaivePrivateADMM, DPADMM,
-            LTADMMDP, LTADMM, PORTER, PriSMA)
+            LTADMMDP, LTADMM, PORTER, PriSMA,
+            ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
+            GTSAGA, GTSARAH, GTVR)
 REGISTRY = {cls.name: cls for cls in _CLASSES}
 
 
@@ -74,4 +80,5 @@ __all__ = ["Algorithm", "REGISTRY", "get"] + [c.__name__ for c in _CLASSES] + [
     "LDPADMMParams", "LDPDGDParams", "PenaltyADMMParams", "IncreasingPenaltyADMMParams",
     "RECALParams", "DPRECALParams", "DPStepParams", "DPICADMMParams", "DPRWADMMParams",
     "DPMRADMMParams", "ConsensusADMMParams", "NaivePrivateADMMParams", "DPADMMParams",
-    "LTADMMDPParams", "PORTERParams", "PriSMAParams"]
+    "LTADMMDPParams", "PORTERParams", "PriSMAParams",
+    "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "GTVRParams"]

@@ -1,0 +1,41 @@
+"""Shared pieces of the non-private catalogue: Params, states and one-line stacked operators.
+
+Stacked notation as in :mod:`jaxdp.algorithms.baselines`: X is ``(N, d)`` (row i = agent i),
+∇F(X) stacks ∇f_i(x_i), W is the mixing matrix, W̄ = (I + W)/2.
+"""
+from __future__ import annotations
+
+import chex
+import numpy as np
+
+from jaxdp._types import AgentArray, Array, per_agent
+
+
+@chex.dataclass(frozen=True)
+class LocalStepParams:
+    alpha: float = 0.05  # α (η_c), local gradient step; scalar or (N,)
+    beta: float = 0.05  # β (η_s / dual step), second step size; scalar or (N,)
+
+
+def half_mix(network, X: AgentArray) -> AgentArray:
+    """``W̄ X = (X + W X) / 2``."""
+    return 0.5 * (X + network.mix(X))
+
+
+def step(alpha, X: Array) -> Array:
+    """A per-agent step size broadcast against ``X`` (scalar or ``(N,)``)."""
+    return per_agent(alpha, X)
+
+
+def check_scalars(params, fields: tuple[str, ...]) -> None:
+    """Host: the named Params fields are network-wide scalars (not one value per agent)."""
+    for field in fields:
+        if np.ndim(params[field]):
+            raise ValueError(f"{type(params).__name__}.{field} must be a scalar (one value for "
+                             f"the network); got shape {np.shape(params[field])}")
+
+
+def check_count(who: str, field: str, value: int) -> None:
+    """Static counts (local steps, batch sizes, periods) are ints >= 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"{who}: {field} must be an int >= 1; got {value!r}")

@@ -1,0 +1,109 @@
+"""Gradient tracking in adapt-then-combine form, and the Wang–Elia control-based method.
+
+* **ATC tracking** (NEXT / SONATA) — Di Lorenzo & Scutari, "NEXT: in-network nonconvex
+  optimization", IEEE TSIPN 2016, Algorithm 1 with the linearized surrogate (α absorbs NEXT's
+  step γ and proximal weight τ);
+  Sun, Daneshmand & Scutari, "Distributed optimization based on gradient tracking revisited",
+  2019 (SONATA): ``x⁺ = W(x − α y)``, ``y⁺ = W y + ∇F(x⁺) − ∇F(x)``.
+* **AugDGM** (ATC-DIGing) — Xu, Zhu, Soh & Xie, "Augmented distributed gradient methods for
+  multi-agent optimization under uncoordinated constant stepsizes", IEEE CDC 2015;
+  Nedić, Olshevsky, Shi & Uribe 2017 (ATC-DIGing): ``x⁺ = W(x − α y)``,
+  ``y⁺ = W(y + ∇F(x⁺) − ∇F(x))``; α may differ per agent.
+* **Wang–Elia** — Wang & Elia, "Control approach to distributed optimization", Allerton 2010,
+  discretized with K = (I − W)/2: ``x⁺ = x − K(x + z) − α∇F(x)``, ``z⁺ = z + K x``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+
+from jaxdp._types import AgentArray
+from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms.baselines import StepParams, TrackingState
+from jaxdp.algorithms.catalogue._common import step
+
+
+@chex.dataclass(frozen=True)
+class WangEliaState:
+    x: AgentArray  # (N, d)
+    z: AgentArray  # (N, d) integral (dual) state, z⁰ = 0
+
+
+@dataclasses.dataclass(frozen=True)
+class _ATCTracking(Algorithm):
+    """Shared init (y⁰ = ∇F(x⁰)) and the adapt-then-combine state update ``x⁺ = W(x − α y)``."""
+
+    params_type = StepParams
+    positive = ("alpha",)
+
+    def init(self, key, problem, network, params):
+        del key, params
+        x0 = zeros_like_models(problem, network)
+        g0 = problem.local_grads(x0)
+        return TrackingState(x=x0, y=g0, g=g0)
+
+    def step(self, state, noise, problem, network, params, k):
+        del noise, k
+        s = state.x - step(params.alpha, state.x) * state.y  # local descent along the tracker
+        x_new = network.mix(s)
+        g_new = problem.local_grads(x_new)
+        y_new, q = self._track(state, g_new, network)
+        return TrackingState(x=x_new, y=y_new, g=g_new), {"s": s, "y": q}
+
+
+@dataclasses.dataclass(frozen=True)
+class ATCTracking(_ATCTracking):
+    """NEXT / SONATA (Di Lorenzo & Scutari 2016, Alg. 1; Sun et al. 2019):
+    ``x⁺ = W(x − α y)``, ``y⁺ = W y + ∇F(x⁺) − ∇F(x)``, y⁰ = ∇F(x⁰).
+    """
+
+    name = "atc_tracking"
+
+    def _track(self, state, g_new, network):
+        return network.mix(state.y) + g_new - state.g, state.y
+
+
+@dataclasses.dataclass(frozen=True)
+class AugDGM(_ATCTracking):
+    """AugDGM / ATC-DIGing (Xu et al. 2015): ``x⁺ = W(x − α y)``,
+    ``y⁺ = W(y + ∇F(x⁺) − ∇F(x))``, y⁰ = ∇F(x⁰); α scalar or one per agent (uncoordinated).
+    """
+
+    name = "aug_dgm"
+
+    def _track(self, state, g_new, network):
+        q = state.y + g_new - state.g
+        return network.mix(q), q
+
+
+@dataclasses.dataclass(frozen=True)
+class WangElia(Algorithm):
+    """Wang & Elia (2010), Euler step of ``ẋ = −K(x + z) − ∇F(x)``, ``ż = K x`` with K = (I − W)/2:
+
+    ``x^{k+1} = x^k − K(x^k + z^k) − α∇F(x^k)``, ``z^{k+1} = z^k + K x^k``, z⁰ = 0.
+    Fixed points: K x = 0 (consensus) and 1ᵀ∇F(x) = −1ᵀK z = 0 (optimality).
+    """
+
+    name = "wang_elia"
+    params_type = StepParams
+    positive = ("alpha",)
+
+    def init(self, key, problem, network, params):
+        del key, params
+        x0 = zeros_like_models(problem, network)
+        return WangEliaState(x=x0, z=x0)
+
+    def step(self, state, noise, problem, network, params, k):
+        del noise, k
+        x, m = state.x, state.x + state.z
+        x_new = x - _apply_K(network, m) - step(params.alpha, x) * problem.local_grads(x)
+        return WangEliaState(x=x_new, z=state.z + _apply_K(network, x)), {"m": m, "x": x}
+
+
+def _apply_K(network, X: AgentArray) -> AgentArray:
+    """``K X = (X − W X) / 2``."""
+    return 0.5 * (X - network.mix(X))
+
+
+__all__ = ["ATCTracking", "AugDGM", "WangElia", "WangEliaState"]
