@@ -10,7 +10,7 @@ Quick start::
 """
 __version__ = "0.1.0"
 
-from jaxdp import algorithms, network, privacy, problems  # noqa: E402
+from jaxdp import algorithms, channels, network, privacy, problems  # noqa: E402
 from jaxdp.engine import (  # noqa: E402
     Trace, final_metrics, grid, run, simulate, sweep, use_cpu_cores)
 

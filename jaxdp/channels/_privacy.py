@@ -1,0 +1,103 @@
+"""The privacy report of a channel: a clip followed by noise is a mechanism on every message.
+
+Whatever the inner algorithm computes, a message clipped to norm ``C`` has norm at most ``C``, so
+two neighbouring data sets of agent ``j`` (the whole local objective replaced: relation
+``"replace_agent"``) move each released vector by at most ``Δ = 2C`` (in the noise's norm: an ℓ∞
+clip bounds the ℓ2 norm by ``C√D`` and the ℓ1 norm by ``C D``; an ℓ2 clip the ℓ1 norm by ``C√D``).
+Every product call of a step releases agent ``j``'s row once per receiver (``deg_j`` independent
+draws, per-message noise) or once (broadcast); the releases compose adaptively over calls and
+steps, since each is computed from agent ``j``'s data and what it has received (Dwork & Roth 2014,
+Thm. 3.16 and the Gaussian/Laplace mechanisms, Thms. 3.6 and A.1).
+
+``m`` Gaussian releases of sensitivity ``Δ`` and scale ``σ`` compose exactly as one of scale
+``σ/√m`` (μ-GDP composes as ``√(Σ μ²)``, Dong, Roth & Su 2022, Cor. 2), which is how they are
+declared; Laplace releases are declared as ``m`` streams.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxdp.channels._wrap import _L1_BOUND, _L2_BOUND
+from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport
+from jaxdp.privacy._events import concat
+
+THROUGH_PRODUCTS = Assumption(
+    "the algorithm exchanges information only through the network's products (mix, apply_P, "
+    "apply_L, apply_A, gather), which the channel intercepts",
+    enforced=False,
+    how="the proxy network refuses W, P and L; reads of other agents' rows outside the products "
+        "are not detected", holds=None)
+
+
+def private_stage(channel):
+    """``(clip, noise)``: the first clip immediately followed by a noise transform, or ``None``.
+
+    Transforms before the clip are bounded by it; those after the noise are post-processing.
+    """
+    ts = channel.transforms
+    for a, b in zip(ts, ts[1:]):
+        if a.kind == "clip" and b.random:
+            return a, b
+    return None
+
+
+def channel_report(alg, problem, network, params, steps: int, *, delta: float):
+    """The report of ``alg`` (a :class:`~jaxdp.channels.WithChannel`) over ``steps`` steps."""
+    n = network.n_agents
+    stage = private_stage(alg.channel)
+    if stage is None:
+        return _without_stage(alg, problem, network, params, steps, delta)
+    sizes = alg.calls_per_step(problem, network, params)
+    if not sizes:
+        return PrivacyReport.infinite(n, steps, delta, f"{alg.name}: the algorithm called no "
+                                      "network product, so the channel saw no message")
+    events = _events(alg, stage, network, params, steps, sizes)
+    clip, noise = stage
+    per = "one draw per sender and call" if alg.channel.broadcast else \
+        "one draw per directed message (deg_j per call)"
+    return PrivacyReport.from_events(
+        events, delta=delta, methods=("closed_form", "rdp", "pld"), relation="replace_agent",
+        released=f"every message of {alg.inner.name} through {alg.channel.name}, {len(sizes)} "
+                 f"product call(s) per step, {per}, steps 0..K−1",
+        assumptions=(Assumption(f"every released row has {clip.norm} norm ≤ C before the "
+                                f"{noise.kind} noise, so any two local data sets give Δ ≤ 2C",
+                                enforced=True, how=f"clip at C ({clip.fields[0]})"),
+                     THROUGH_PRODUCTS))
+
+
+def _events(alg, stage, network, params, steps, sizes) -> PrivacyEvents:
+    clip, noise = stage
+    n, values = network.n_agents, alg.split(params)[1]
+    degrees = np.rint(np.asarray(network.base.degrees, np.float64)).astype(np.int64)
+    per_call = np.ones(n, np.int64) if alg.channel.broadcast else degrees
+    releases = len(sizes) * per_call  # (N,) releases of each agent per step
+    bound = (_L2_BOUND if noise.kind == "gaussian" else _L1_BOUND)[clip.norm](max(sizes))
+    c = np.broadcast_to(np.asarray(values[clip.fields[0]], np.float64), (n,))
+    scale, decay = (np.broadcast_to(np.asarray(values[f], np.float64), (n,)) for f in noise.fields)
+    log_scale = np.log(scale)[:, None] + np.arange(steps)[None, :] * np.log(decay)[:, None]
+    sens = (2.0 * c * bound)[:, None]
+    what = f"T(x_j) = clip(x_j, C) + {noise.kind} noise"
+    if noise.kind == "gaussian":
+        return PrivacyEvents.from_schedule(
+            "gaussian", sens, None, n, steps, log_scale=log_scale - 0.5 * np.log(releases)[:, None],
+            description=f"{what}, {releases.max()} release(s) per step (as one of σ/√m)")
+    streams = [PrivacyEvents.from_schedule(
+        "laplace", sens, None, n, steps,
+        log_scale=np.where((releases > t)[:, None], log_scale, np.inf), description=what)
+        for t in range(int(releases.max()))]
+    return concat(streams)
+
+
+def _without_stage(alg, problem, network, params, steps, delta):
+    """No clip + noise: the inner algorithm's report (the channel post-processes its messages),
+    else ``inf``."""
+    inner = alg.inner.account(problem, network, alg.split(params)[0], steps, delta=delta)
+    reason = (f"the channel {alg.channel.name!r} has no clip immediately followed by noise, and "
+              f"{alg.inner.name} is not private")
+    if inner is None:
+        return PrivacyReport.infinite(network.n_agents, steps, delta, reason,
+                                      released=f"every message of {alg.inner.name}")
+    assumption = Assumption(f"the channel only post-processes the messages {alg.inner.name}'s "
+                            "report covers", enforced=False, how="the channel draws independent "
+                            "noise on the products' operands", holds=None)
+    return inner.with_contract(assumptions=inner.assumptions + (assumption,))

@@ -1,0 +1,264 @@
+"""Channels: any algorithm's messages through clip and noise, and the channel's privacy report."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdp
+from jaxdp import algorithms, channels, network, problems
+from jaxdp.privacy import clip_by_norm
+
+N, D, M = 6, 3, 8
+
+
+def _problem(seed=0):
+    rng = np.random.default_rng(seed)
+    return problems.from_arrays(rng.normal(size=(N, M, D)), rng.normal(size=(N, M)),
+                                loss="least_squares", reg={"ridge": 0.1}, reference=False)
+
+
+@pytest.fixture(scope="module")
+def setup():
+    with jax.enable_x64(True):
+        net = network.make_network("gnm", N, m=8, seed=1)
+        yield _problem(), net
+
+
+def _dgd_channel(broadcast=False, sigma=0.3, c=0.7):
+    alg = channels.with_channel(algorithms.DGD(), channels.chain(
+        channels.clip(c), channels.gaussian(sigma), broadcast=broadcast))
+    return alg, alg.params(algorithms.DGDParams(alpha=0.1))
+
+
+def _reference_dgd(x, prob, net, params, draws, broadcast):
+    """Per node: x_i⁺ = W_ii x_i + Σ_{j ∈ N(i)} W_ij (clip(x_j, C) + σ ξ_ij) − α ∇f_i(x_i)."""
+    W, grads = net.dense("W"), np.asarray(prob.local_grads(jnp.asarray(x)))
+    senders, receivers = np.asarray(net.senders), np.asarray(net.receivers)
+    c, sigma, alpha = params.clip_norm, params.gauss_sigma, params.alpha
+    out = np.zeros_like(x)
+    for i in range(N):
+        out[i] = W[i, i] * x[i] - alpha * grads[i]
+        for e in np.flatnonzero(receivers == i):
+            j = senders[e]
+            xi = draws[j] if broadcast else draws[e]
+            clipped = x[j] * min(1.0, c / np.linalg.norm(x[j]))
+            out[i] += W[i, j] * (clipped + sigma * xi)
+    return out
+
+
+@pytest.mark.parametrize("broadcast", [False, True])
+@pytest.mark.parametrize("backend", ["dense", "edges"])
+def test_dgd_step_matches_per_node_reference(setup, broadcast, backend):
+    prob, net = setup
+    with jax.enable_x64(True):
+        net = net.with_backend(backend)
+        alg, params = _dgd_channel(broadcast)
+        x = np.random.default_rng(3).normal(size=(N, D))
+        state = algorithms.baselines.DGDState(x=jnp.asarray(x))
+        key = jax.random.key(7)
+        noise = alg.noise(key, state, params, jnp.int32(0))
+        new, messages = alg.step(state, noise, prob, net, params, jnp.int32(0))
+        rows = N if broadcast else 2 * net.n_edges
+        draws = np.asarray(alg.channel.standard_draws(noise["channel"], 0, (rows, D),
+                                                      jnp.float64)[1])
+        ref = _reference_dgd(x, prob, net, params, draws, broadcast)
+        np.testing.assert_allclose(np.asarray(new.x), ref, rtol=0, atol=1e-10)
+        assert set(messages) == {"mix0"} and messages["mix0"].shape == (rows, D)
+
+
+def test_huge_clip_without_noise_is_the_inner_algorithm(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg = channels.with_channel(algorithms.EXTRA(), channels.clip(1e12))
+        params = alg.params(algorithms.StepParams(alpha=0.05))
+        key = jax.random.key(0)
+        got = jaxdp.final_metrics(alg, prob, net, params, key, steps=30)
+        want = jaxdp.final_metrics(algorithms.EXTRA(), prob, net, alg.split(params)[0], key,
+                                   steps=30)
+        for name in want:
+            np.testing.assert_allclose(got[name], want[name], rtol=1e-12, atol=1e-14)
+        assert abs(float(want["consensus_error"])) > 0  # the comparison is not vacuous
+
+
+def test_inner_draws_are_unchanged_by_wrapping(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        inner = algorithms.DPDGD()
+        alg = channels.with_channel(inner, channels.chain(channels.clip(1.0),
+                                                          channels.gaussian(0.5)))
+        params = alg.default_params()
+        state = inner.init(jax.random.key(0), prob, net, inner.default_params())
+        key = jax.random.key(11)
+        wrapped = alg.noise(key, state, params, jnp.int32(3))
+        plain = inner.noise(key, state, inner.default_params(), jnp.int32(3))
+        np.testing.assert_array_equal(wrapped["inner"]["xi"], plain["xi"])
+
+
+def test_grad_wrt_sigma_matches_central_differences(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg, params = _dgd_channel(sigma=0.3, c=5.0)
+        key = jax.random.key(2)
+
+        def f(sigma):
+            p = params.replace(gauss_sigma=sigma)
+            return jaxdp.final_metrics(alg, prob, net, p, key, steps=15)["consensus_error"]
+
+        g = float(jax.grad(f)(0.3))
+        h = 1e-5
+        fd = (float(f(0.3 + h)) - float(f(0.3 - h))) / (2 * h)
+        assert np.isfinite(g) and abs(g) > 1e-6
+        assert g == pytest.approx(fd, rel=1e-6)
+
+
+def test_report_sensitivity_and_release_counts(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        deg = np.rint(np.asarray(net.degrees)).astype(int)
+        sigma, c = 0.3, 0.7
+        for broadcast, per_call in ((False, deg), (True, np.ones(N, int))):
+            alg, params = _dgd_channel(broadcast, sigma, c)
+            ev = alg.privacy(prob, net, params, 4).events
+            np.testing.assert_allclose(ev.sensitivity, 2 * c)
+            np.testing.assert_allclose(ev.scale, np.broadcast_to(
+                sigma / np.sqrt(per_call)[:, None], (N, 4)), rtol=1e-12)
+        # EXTRA calls mix three times per traced step (both branches of its first step)
+        extra = channels.with_channel(algorithms.EXTRA(), channels.chain(
+            channels.clip(c, norm="linf"), channels.gaussian(sigma, decay=0.9), broadcast=True))
+        p = extra.params(algorithms.StepParams())
+        assert extra.calls_per_step(prob, net, p) == [D, D, D]
+        ev = extra.privacy(prob, net, p, 3).events
+        np.testing.assert_allclose(ev.sensitivity, 2 * c * np.sqrt(D))  # ℓ∞ clip: ‖·‖₂ ≤ C√D
+        np.testing.assert_allclose(ev.scale[0], sigma * 0.9 ** np.arange(3) / np.sqrt(3))
+
+
+def test_laplace_report_has_one_stream_per_release(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg = channels.with_channel(algorithms.DGD(), channels.chain(
+            channels.clip(0.5, norm="l1"), channels.laplace(2.0)))
+        rep = alg.privacy(prob, net, alg.default_params(), 2)
+        deg = np.rint(np.asarray(net.degrees)).astype(int)
+        streams = rep.events.streams
+        assert len(streams) == deg.max()
+        releases = sum(np.isfinite(s.scale[:, 0]).astype(int) for s in streams)
+        np.testing.assert_array_equal(releases, deg)
+        np.testing.assert_allclose(streams[0].sensitivity, 1.0)
+        # pure DP: ε = Σ Δ/b over releases and steps
+        np.testing.assert_allclose(rep.curves["pure_dp"][:, -1], 2 * deg * 1.0 / 2.0)
+
+
+def test_no_private_stage_is_infinite_with_reason(setup):
+    prob, net = setup
+    alg = channels.with_channel(algorithms.DGD(), channels.chain(channels.gaussian(0.5),
+                                                                 channels.clip(1.0)))
+    rep = alg.privacy(prob, net, alg.default_params(), 3)
+    assert np.all(np.isinf(rep.epsilon)) and "no clip immediately followed by noise" in rep.reason
+    private = channels.with_channel(algorithms.DGD(), channels.chain(channels.clip(1.0),
+                                                                     channels.gaussian(0.5)))
+    rep = private.privacy(prob, net, private.default_params(), 3, release="messages+models")
+    assert np.all(np.isinf(rep.epsilon)) and "clean states" in rep.reason
+
+
+def test_bad_configuration_is_refused(setup):
+    prob, net = setup
+    with pytest.raises(ValueError, match="clip norm"):
+        channels.clip(1.0, norm="l3")
+    with pytest.raises(ValueError, match="gaussian sigma must be > 0"):
+        channels.gaussian(0.0)
+    with pytest.raises(ValueError, match="appear twice"):
+        channels.chain(channels.gaussian(1.0), channels.gaussian(2.0))
+    with pytest.raises(ValueError, match="clash"):
+        channels.merged_params_type(algorithms.DGDParams, (("alpha", 1.0),))
+    alg, params = _dgd_channel()
+    with pytest.raises(ValueError, match="gauss_sigma must be > 0"):
+        alg.validate(params.replace(gauss_sigma=-1.0), prob, net)
+    with pytest.raises(ValueError, match="unknown channel fields"):
+        alg.params(algorithms.DGDParams(), sigma=1.0)
+
+
+def test_dense_matrices_are_refused_inside_step(setup):
+    prob, net = setup
+    proxy = channels.ChannelNetwork(net, _dgd_channel()[0].channel, {}, 0, jax.random.key(0))
+    with pytest.raises(AttributeError, match="bypass the channel"):
+        proxy.W  # noqa: B018
+    assert proxy.n_agents == N
+
+
+def test_run_over_seeds_and_sweep_over_sigma(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg, params = _dgd_channel()
+        trace = jaxdp.run(alg, prob, net, params, steps=20, seeds=3, progress=False,
+                          observe=True)
+        final = trace.final("consensus_error")
+        assert final.shape == (3,) and len(np.unique(final)) == 3  # seeds differ
+        grid = jaxdp.grid(params, gauss_sigma=[0.01, 1.0])
+        swept = jaxdp.sweep(alg, prob, net, grid, steps=20, seeds=4, progress=False)
+        err = swept.final("consensus_error")
+        assert err.shape == (4, 2) and np.all(err[:, 1] > err[:, 0])
+
+
+def test_aggregate_noise_has_the_per_message_distribution(setup):
+    """Aggregate mode: the same deterministic part, and receiver noise of variance Σ_j W_ij² σ²."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        sigma = 0.3
+        exact, params = _dgd_channel(sigma=sigma, c=0.7)
+        agg = channels.with_channel(algorithms.DGD(), channels.chain(
+            channels.clip(0.7), channels.gaussian(sigma), aggregate=True))
+        x = jnp.asarray(np.random.default_rng(3).normal(size=(N, D)))
+        state = algorithms.baselines.DGDState(x=x)
+
+        def out(alg, key):
+            return alg.step(state, alg.noise(key, state, params, 0), prob, net, params, 0)[0].x
+
+        keys = jax.random.split(jax.random.key(0), 4000)
+        a, e = jax.vmap(lambda k: out(agg, k))(keys), jax.vmap(lambda k: out(exact, k))(keys)
+        W = net.dense("W")
+        var = sigma ** 2 * ((W - np.diag(np.diag(W))) ** 2).sum(1)
+        for samples in (a, e):
+            np.testing.assert_allclose(np.asarray(samples).var(0), np.broadcast_to(
+                var[:, None], (N, D)), rtol=0.15)
+        np.testing.assert_allclose(np.asarray(a).mean(0), np.asarray(e).mean(0),
+                                   atol=5 * np.sqrt(var.max() / 4000))
+        assert agg.step(state, agg.noise(keys[0], state, params, 0), prob, net, params, 0)[1] == {}
+        with pytest.raises(ValueError, match="aggregate=True"):
+            channels.chain(channels.clip(1.0), channels.laplace(1.0), aggregate=True)
+
+
+def test_generic_per_edge_path_and_gather_match_the_additive_form(setup):
+    """A transform after the noise takes the generic per-edge path; with a huge post-clip it must
+    equal the additive (linear) path on the same draws, and ``gather`` releases the same rows."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg, params = _dgd_channel()
+        post = channels.with_channel(algorithms.DGD(), channels.chain(
+            channels.clip(0.7), channels.gaussian(0.3), channels.clip(1e12, name="post")))
+        assert alg.channel.additive_tail and not post.channel.additive_tail
+        post_params = post.params(algorithms.DGDParams(alpha=0.1))
+        x = jnp.asarray(np.random.default_rng(5).normal(size=(N, D)))
+        state, key = algorithms.baselines.DGDState(x=x), jax.random.key(4)
+        a = alg.step(state, alg.noise(key, state, params, 2), prob, net, params, 2)
+        b = post.step(state, post.noise(key, state, post_params, 2), prob, net, post_params, 2)
+        np.testing.assert_allclose(b[0].x, a[0].x, rtol=0, atol=1e-12)
+        np.testing.assert_allclose(b[1]["mix0"], a[1]["mix0"], rtol=0, atol=1e-12)
+        chan_key = alg.noise(key, state, params, 2)["channel"]
+        proxy = channels.ChannelNetwork(net, alg.channel, alg.split(params)[1], 2, chan_key)
+        sent = proxy.gather(x)
+        z = alg.channel.standard_draws(chan_key, 0, sent.shape, x.dtype)[1]
+        want = clip_by_norm(x, 0.7)[np.asarray(net.senders)] + 0.3 * z
+        np.testing.assert_allclose(sent, want, rtol=0, atol=1e-12)
+        assert proxy.calls == 1 and set(proxy.released) == {"gather0"}
+
+
+def test_calibrator_finds_the_channel_sigma(setup):
+    prob, net = setup
+    with jax.enable_x64(True):
+        from jaxdp.privacy import calibrate_params
+
+        alg, params = _dgd_channel()
+        assert alg.noise_field == "gauss_sigma"
+        tuned = calibrate_params(alg, prob, net, params, 5, epsilon=2.0, delta=1e-5)
+        eps = alg.privacy(prob, net, tuned, 5, delta=1e-5).epsilon_max
+        assert eps == pytest.approx(2.0, rel=1e-3) and eps <= 2.0 * (1 + 1e-9)
