@@ -114,3 +114,138 @@ def test_notebooks_run_top_to_bottom(nb, tmp_path, monkeypatch):
         src = re.sub(r"STEPS, ITERS = \d+, \d+", "STEPS, ITERS = 20, 3", src)
         src = re.sub(r"SEEDS = [\d_]+", "SEEDS = 2_000", src)
         exec(compile(src, str(nb), "exec"), namespace)  # noqa: S102
+
+
+# -- issue 14: what a researcher needs from the command line --------------------------------------
+SMALL = ["--problem", "least_squares", "--network", "ring", "--agents", "6", "--seeds", "2",
+         "--steps", "10", "--no-progress"]
+
+
+def test_version(capsys):
+    import jaxdp
+
+    with pytest.raises(SystemExit) as e:
+        main(["--version"])
+    assert e.value.code == 0
+    assert capsys.readouterr().out.strip() == f"jaxdp {jaxdp.__version__}"
+
+
+def test_every_help_shows_its_defaults(capsys):
+    for cmd in ("run", "compare", "demo", "reproduce"):
+        with pytest.raises(SystemExit):
+            main([cmd, "--help"])
+        out = " ".join(capsys.readouterr().out.split())
+        assert "(default:" in out, cmd
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    out = " ".join(capsys.readouterr().out.split())
+    for shown in ("(default: nonconvex_logistic)", "(default: random_geometric)",
+                  "(default: 50)", "(default: 16)", "(default: 500)", "(default: out)"):
+        assert shown in out, shown
+
+
+def test_list_gives_one_line_per_algorithm_with_privacy(capsys):
+    from jaxdp import algorithms
+
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    for name in algorithms.REGISTRY:
+        (line,) = [ln for ln in lines if ln.split()[:1] == [name]]
+        assert line.split()[1] in ("private", "non-private") and len(line.split()) > 2, line
+    assert next(ln for ln in lines if ln.split()[:1] == ["dp_dgd"]).split()[1] == "private"
+    assert next(ln for ln in lines if ln.split()[:1] == ["dgd"]).split()[1] == "non-private"
+
+
+def test_info_gives_citation_params_and_privacy(capsys):
+    assert main(["info", "dp_dgd"]) == 0
+    out = capsys.readouterr().out
+    assert "dp_dgd: DPDGD (private)" in out
+    assert "Abadi et al. 2016" in out  # the citation from the module docstring
+    assert re.search(r"sigma\s+default 1\s+σ, noise multiplier", out)
+    assert re.search(r"clip\s+default 1\s+C, gradient clipping norm", out)
+    assert "noise_field: sigma" in out
+    assert "per agent (replace_agent" in out and "ε = " in out
+    assert main(["info", "extra"]) == 0
+    out = capsys.readouterr().out
+    assert "(non-private)" in out and "Shi, Ling, Wu & Yin" in out and "noise_field: None" in out
+
+
+def test_run_private_prints_epsilon_and_writes_privacy_and_csv(tmp_path, capsys):
+    assert main(["run", "dp_dgd", *SMALL, "--out", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    saved = json.loads((tmp_path / "privacy.json").read_text())
+    assert f"ε = {saved['epsilon_max']:.4g}" in out and "δ = 1e-05" in out
+    assert "per agent" in out
+    csv = (tmp_path / "trace_dp_dgd.csv").read_text().splitlines()
+    assert csv[0] == "grid,metric,mean,ci95_half_width,diverged,seeds"
+    trace = Trace.load(tmp_path / "trace_dp_dgd.npz")
+    objective = next(line for line in csv if ",objective," in line).split(",")
+    assert float(objective[2]) == pytest.approx(trace.mean("objective")[-1])
+
+
+def test_run_epsilon_calibrates_the_noise(tmp_path, capsys):
+    assert main(["run", "dp_dgd", *SMALL, "--epsilon", "3", "--delta", "1e-6",
+                 "--out", str(tmp_path)]) == 0
+    saved = json.loads((tmp_path / "privacy.json").read_text())
+    assert saved["epsilon_max"] == pytest.approx(3.0, rel=1e-5) and saved["epsilon_max"] <= 3.0
+    assert saved["delta"] == 1e-6
+    assert Trace.load(tmp_path / "trace_dp_dgd.npz").meta["params"]["sigma"] > 1.0
+
+
+def test_compare_at_the_same_epsilon_writes_one_figure_and_table(tmp_path, capsys):
+    code = main(["compare", "dgd", "dp_dgd", *SMALL, "--epsilon", "4", "--metric", "objective",
+                 "--metric", "consensus_error", "--out", str(tmp_path)])
+    assert code == 0
+    rows = (tmp_path / "compare.csv").read_text().splitlines()
+    assert rows[0].startswith("algorithm,epsilon,noise_field,seeds,diverged,objective,")
+    by_name = {r.split(",")[0]: r.split(",") for r in rows[1:]}
+    assert by_name["dgd"][1] == "" and float(by_name["dp_dgd"][1]) == pytest.approx(4, rel=1e-5)
+    assert "| dgd | non-private |" in (tmp_path / "compare.md").read_text()
+    assert (tmp_path / "compare.png").stat().st_size > 1000
+    assert (tmp_path / "trace_dp_dgd.csv").exists() and (tmp_path / "privacy_dp_dgd.json").exists()
+
+
+def test_config_file_is_read_and_recorded_verbatim(tmp_path, capsys):
+    config = tmp_path / "exp.toml"
+    text = ('# my experiment\nalgorithm = "extra"\nproblem = "least_squares"\nnetwork = "ring"\n'
+            'agents = 6\nseeds = 2\nsteps = 10\nno_progress = true\n\n[params]\nalpha = 0.07\n')
+    config.write_text(text)
+    out = tmp_path / "out"
+    assert main(["run", "--config", str(config), "--seeds", "3", "--out", str(out)]) == 0
+    trace = Trace.load(out / "trace_extra.npz")
+    assert trace.meta["params"]["alpha"] == 0.07 and trace.n_seeds == 3  # the flag wins
+    assert (out / "exp.toml").read_text() == text
+    bad = tmp_path / "bad.toml"
+    bad.write_text('algoritm = "extra"\n')
+    assert main(["run", "--config", str(bad), "--out", str(out)]) == 2
+    assert "unknown key(s) ['algoritm']" in capsys.readouterr().err
+
+
+def test_reproduce_prints_progress(tmp_path, capsys, monkeypatch):
+    from jaxdp.experiments import REPRODUCTIONS
+    from jaxdp.experiments._report import Report
+
+    def fake(out, seeds=3):
+        report = Report("fake", "a fake reproduction")
+        report.claim("c", "a claim", paper=1, ours=1, reproduced=True)
+        return report
+
+    monkeypatch.setitem(REPRODUCTIONS, "fake", fake)
+    assert main(["reproduce", "fake", "--out", str(tmp_path)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("[1/2] fake: running") and err[1].startswith("[2/2] fake: done in")
+    assert "1/1 claims reproduced" in err[1]
+
+
+def test_sweep_table_labels_rows_with_grid_values():
+    from jaxdp import algorithms, network, problems
+    from jaxdp.engine import grid, sweep
+
+    prob = problems.least_squares(n_agents=4, m=5, d=2, seed=0)
+    net = network.make_network("ring", 4)
+    alg = algorithms.DGD()
+    trace = sweep(alg, prob, net, grid(alg.default_params(), alpha=[0.01, 0.02], gamma=[0.0]),
+                  steps=5, seeds=2, progress=False)
+    rows = trace.summary_table(["objective"]).splitlines()
+    assert rows[1].startswith("objective [alpha=0.01]") and rows[2].startswith(
+        "objective [alpha=0.02]")

@@ -80,7 +80,9 @@ def run(
       A :class:`Trace` with metrics ``(S, R+1)``, the first record taken before step 0.
 
     Raises:
-      ValueError: bad ``steps``, ``seeds``, ``record_every`` or Params values.
+      ValueError: bad ``steps``, ``seeds``, ``record_every``, ``chunks`` or Params values, an
+        empty problem, or a metric function that returns a non-scalar.
+      TypeError: a Params leaf that is not a number (e.g. a string).
     """
     params = algorithm.default_params() if params is None else params
     _validate(algorithm, problem, network, [params])
@@ -235,10 +237,30 @@ def _validate(algorithm, problem, network, params_points) -> None:
             f"{problem.n_agents}"
         )
     for p in params_points:
+        _check_numeric(algorithm, p)
         algorithm.validate(p, problem, network)
 
 
+def _check_numeric(algorithm, params) -> None:
+    """Every Params leaf must be a number or an array of numbers (not a string, not None)."""
+    for field, value in getattr(params, "items", lambda: ())():
+        kind = np.asarray(value).dtype.kind if value is not None else "none"
+        if kind not in "biuf":
+            raise TypeError(f"{algorithm.name}: {type(params).__name__}.{field} must be a number "
+                            f"or an array of numbers; got {type(value).__name__} {value!r}")
+
+
+def _check_int(name: str, value, low: int = 1, allow_none: bool = False) -> None:
+    """``value`` must be an int >= ``low`` (``None`` where allowed)."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{name} must be an int >= {low}; got {name}={value!r}")
+
+
 def _seed_list(seeds) -> list[int]:
+    if isinstance(seeds, bool):
+        raise ValueError(f"seeds must be a count >= 1 or a list of seeds; got {seeds!r}")
     if isinstance(seeds, (int, np.integer)):
         if seeds < 1:
             raise ValueError(f"seeds must be >= 1; got {seeds}")
@@ -278,10 +300,11 @@ def _chunk_plan(records: int, chunks: int) -> list[int]:
 
 def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, record_every,
              metrics, observe, progress, chunks, devices, memory_budget=None) -> Trace:
-    if not isinstance(steps, (int, np.integer)) or steps < 1:
-        raise ValueError(f"steps must be a positive integer; got {steps!r}")
+    _check_int("steps", steps)
+    _check_int("record_every", record_every, allow_none=True)
+    _check_int("chunks", chunks, allow_none=True)
     record_every = _default_record_every(steps) if record_every is None else int(record_every)
-    if record_every < 1 or steps % record_every:
+    if steps % record_every:
         raise ValueError(
             f"record_every must divide steps; got steps={steps}, record_every={record_every}")
     seed_list = _seed_list(seeds)

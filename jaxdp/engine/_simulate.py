@@ -1,6 +1,8 @@
-"""The pure core of a run: one nested ``lax.scan`` over iterations (DESIGN.md §2, §5, §6).
+"""The pure core of a run: one nested ``lax.scan`` over iterations (docs/design.md: "The shape of a
+run", "Keys and reproducibility", "The engine").
 
-Keys (DESIGN.md §5). A replicate's randomness comes from one key ``seed_key``:
+Keys (docs/design.md, "Keys and reproducibility"). A replicate's randomness comes from one key
+``seed_key``:
 
 * ``init_key  = fold_in(seed_key, INIT_STREAM)`` — the algorithm's ``init``;
 * ``step_key  = fold_in(fold_in(seed_key, STEP_STREAM), k)`` for step ``k``, split into the
@@ -15,6 +17,7 @@ from typing import Callable, NamedTuple
 
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxdp._types import Array, PRNGKey
 
@@ -41,9 +44,25 @@ def evaluate_metrics(metric_fn: MetricFn | None, algorithm, problem, state) -> d
     takes three arguments (metrics of algorithm state, e.g. ergodic averages or dual variables)."""
     fn = metric_fn or default_metrics
     models = algorithm.models(state)
-    if _n_positional(fn) >= 3:
-        return fn(problem, models, state)
-    return fn(problem, models)
+    out = fn(problem, models, state) if _n_positional(fn) >= 3 else fn(problem, models)
+    return check_metrics(out, fn)
+
+
+def check_metrics(out, fn=None) -> dict:
+    """A metric function's output must be a dict of scalars (one number per replicate).
+
+    Raises:
+      ValueError: not a dict, or a value that is not a scalar (naming the key and its shape).
+    """
+    name = getattr(fn, "__qualname__", "the metric function")
+    if not isinstance(out, dict):
+        raise ValueError(f"{name} must return a dict of scalars; got {type(out).__name__}")
+    for key, value in out.items():
+        if jnp.shape(value) != ():
+            raise ValueError(f"{name} returned {key!r} of shape {jnp.shape(value)}; every metric "
+                             "must be a scalar per replicate: reduce it (e.g. jnp.mean) or "
+                             "return one key per entry")
+    return out
 
 
 def _n_positional(fn) -> int:
@@ -63,6 +82,15 @@ def init_carry(algorithm, problem, network, params, seed_key: PRNGKey) -> Carry:
     """The state before step 0."""
     state = algorithm.init(jax.random.fold_in(seed_key, INIT_STREAM), problem, network, params)
     return Carry(state, jnp.zeros((), jnp.int32))
+
+
+def check_key(seed_key) -> None:
+    """Raise a clear error when a seed (an int) is passed where a JAX key is expected."""
+    if isinstance(seed_key, (int, np.integer)) or (
+            hasattr(seed_key, "dtype") and not jnp.issubdtype(seed_key.dtype, jax.dtypes.prng_key)
+            and jnp.shape(seed_key) != (2,)):
+        raise TypeError(f"seed_key must be a JAX key, e.g. jax.random.key({seed_key!r}) for a "
+                        f"seed; got {type(seed_key).__name__} {seed_key!r}")
 
 
 def step_keys(seed_key: PRNGKey, k) -> tuple[PRNGKey, PRNGKey]:
@@ -141,6 +169,7 @@ def simulate(
     Raises:
       ValueError: ``steps`` is not a positive multiple of ``record_every``.
     """
+    check_key(seed_key)
     if record_every < 1 or steps < 1 or steps % record_every:
         raise ValueError(
             f"steps must be a positive multiple of record_every; got steps={steps}, "

@@ -1,4 +1,4 @@
-"""``Trace``: the host-side result of a run or sweep (DESIGN.md §6).
+"""``Trace``: the host-side result of a run or sweep.
 
 Arrays are numpy, shaped ``(S, R)`` for a run and ``(S, G, R)`` for a sweep (S seeds, G grid points,
 R records). A seed whose metrics or final models are not finite is flagged in ``diverged`` and left
@@ -67,8 +67,11 @@ class Trace:
 
         Raises:
           KeyError: unknown metric.
-          ValueError: unknown ``kind``.
+          ValueError: unknown ``kind``, or ``level`` outside ``(0, 1)``.
         """
+        if isinstance(level, bool) or not isinstance(level, (int, float, np.floating)) \
+                or not 0 < level < 1:
+            raise ValueError(f"level must be a coverage in (0, 1), e.g. 0.95; got {level!r}")
         values = np.where(self._ok_mask(), self._metric(name), np.nan)
         with np.errstate(invalid="ignore"), _quiet_nan_warnings():
             mean = np.nanmean(values, axis=0)
@@ -83,21 +86,84 @@ class Trace:
                 raise ValueError(f"kind must be 'ci' or 'quantile'; got {kind!r}")
         return mean, lo, hi
 
+    @property
+    def is_sweep(self) -> bool:
+        """True for a sweep's trace (metrics ``(S, G, R)``)."""
+        return self.diverged.ndim == 2
+
+    def grid_labels(self) -> list[str]:
+        """One label per grid point naming its values (``"alpha=0.01, gamma=0"``); ``[]`` for a
+        run. Fields that are equal at every grid point are left out."""
+        if not self.is_sweep:
+            return []
+        size = self.diverged.shape[1]
+        params = self.meta.get("params", {})
+        columns = {k: np.asarray(v) for k, v in params.items()
+                   if np.ndim(v) >= 1 and np.shape(v)[0] == size}
+        varying = {k: v for k, v in columns.items()
+                   if not all(np.array_equal(v[0], v[g]) for g in range(size))}
+        if not varying:
+            return [f"grid[{g}]" for g in range(size)]
+        return [", ".join(f"{k}={_short(v[g])}" for k, v in varying.items()) for g in range(size)]
+
     def summary_table(self, names=None) -> str:
-        """A plain-text table of final metrics: mean, 95% CI half-width, diverged seeds."""
+        """A plain-text table of final metrics: mean, 95% CI half-width, diverged seeds.
+
+        A sweep has one row per (metric, grid point), labelled with the grid values, and the
+        diverged seeds counted at that grid point.
+        """
         names = names or sorted(self.metrics)
-        rows = [f"{'metric':<20} {'mean':>12} {'95% CI ±':>12} {'diverged':>9}"]
-        n_div = int(np.sum(self.diverged))
+        labels = self.grid_labels()
+        width = max([20, *(len(n) + len(lab) + 3 for n in names for lab in labels)])
+        rows = [f"{'metric':<{width}} {'mean':>12} {'95% CI ±':>12} "
+                f"{'diverged':>{9 + len(str(self.n_seeds))}}"]
+        n_div = np.atleast_1d(np.sum(self.diverged, axis=0))
         for name in names:
-            mean, lo, hi = (np.asarray(a)[..., -1] for a in self.band(name))
-            for g, (m, l, h) in enumerate(zip(np.ravel(mean), np.ravel(lo), np.ravel(hi))):
-                label = name if np.ndim(mean) == 0 else f"{name}[{g}]"
-                rows.append(f"{label:<20} {m:>12.4e} {(h - l) / 2:>12.2e} {n_div:>9d}")
+            mean, lo, hi = (np.atleast_1d(np.asarray(a)[..., -1]) for a in self.band(name))
+            for g, (m, l, h) in enumerate(zip(mean, lo, hi)):
+                label = f"{name} [{labels[g]}]" if labels else name
+                rows.append(f"{label:<{width}} {m:>12.4e} {(h - l) / 2:>12.2e} "
+                            f"{int(n_div[g]):>9d}/{self.n_seeds}")
         return "\n".join(rows)
 
+    def summary_rows(self, names=None) -> list[dict]:
+        """The final-metric table as records (``grid`` label, metric, mean, CI half-width,
+        diverged, seeds), e.g. for a CSV file."""
+        names = names or sorted(self.metrics)
+        labels = self.grid_labels() or [""]
+        n_div = np.atleast_1d(np.sum(self.diverged, axis=0))
+        out = []
+        for name in names:
+            mean, lo, hi = (np.atleast_1d(np.asarray(a)[..., -1]) for a in self.band(name))
+            for g, (m, l, h) in enumerate(zip(mean, lo, hi)):
+                out.append({"grid": labels[g], "metric": name, "mean": float(m),
+                            "ci95_half_width": float((h - l) / 2), "diverged": int(n_div[g]),
+                            "seeds": self.n_seeds})
+        return out
+
+    def write_csv(self, path, names=None) -> Path:
+        """Write :meth:`summary_rows` as CSV (no pandas needed); returns the path."""
+        import csv
+
+        rows = self.summary_rows(names)
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", newline="") as f:
+            writer = csv.DictWriter(f, fieldnames=list(rows[0]) if rows else ["metric"])
+            writer.writeheader()
+            writer.writerows(rows)
+        return path
+
     def to_pandas(self):
-        """Long-format ``pandas.DataFrame``: one row per (seed, [grid,] record, metric)."""
-        import pandas as pd  # optional dependency
+        """Long-format ``pandas.DataFrame``: one row per (seed, [grid,] record, metric).
+
+        Raises:
+          ImportError: pandas is not installed (``pip install pandas``).
+        """
+        try:
+            import pandas as pd
+        except ImportError:
+            raise ImportError("Trace.to_pandas needs pandas: pip install pandas") from None
 
         frames = []
         for name, arr in self.metrics.items():
@@ -109,23 +175,57 @@ class Trace:
             frames.append(pd.DataFrame(cols))
         return pd.concat(frames, ignore_index=True)
 
-    def plot(self, name: str, ax=None, label=None, logy=True, grid_index=None, **kw):
-        """Mean over seeds with its 95% band against iterations (matplotlib)."""
+    def plot(self, name: str, ax=None, label=None, logy=None, grid_index=None, **kw):
+        """Mean over seeds with its 95% band against iterations (matplotlib).
+
+        Args:
+          name: metric name; the axis label comes from ``METRIC_LABELS``
+            (``jaxdp.experiments._plotting``).
+          ax: a matplotlib Axes (default: the current one).
+          label: legend label of the line.
+          logy: ``True``/``False`` forces the y scale; ``None`` chooses log when the positive
+            data span more than a decade (``choose_log``). On a log axis
+            zeros and negative values are left out (the consensus error is 0 at step 0).
+          grid_index: the grid point to plot; required for a sweep's trace.
+
+        Raises:
+          ValueError: a sweep's trace without ``grid_index`` (or one out of range), or every seed
+            diverged (nothing to plot).
+        """
         import matplotlib.pyplot as plt
 
+        from jaxdp.experiments._plotting import choose_log, metric_label
+
         ax = ax or plt.gca()
+        diverged = self.diverged
+        if self.is_sweep:
+            size = self.diverged.shape[1]
+            if grid_index is None:
+                raise ValueError(f"this trace is a sweep over {size} grid points: pass "
+                                 f"grid_index=0..{size - 1} ({'; '.join(self.grid_labels())})")
+            if not -size <= grid_index < size:
+                raise ValueError(f"grid_index must be in 0..{size - 1}; got {grid_index}")
+            diverged = diverged[:, grid_index]
+        elif grid_index is not None:
+            raise ValueError("grid_index is for a sweep's trace; this trace is a single run")
+        if np.all(diverged):
+            raise ValueError(f"all {self.n_seeds} seeds diverged (NaN/inf metrics or models): "
+                             f"nothing to plot for {name!r}; lower the step size")
         mean, lo, hi = self.band(name)
         if grid_index is not None:
             mean, lo, hi = mean[grid_index], lo[grid_index], hi[grid_index]
-        if logy:  # a band that crosses zero cannot be drawn on a log axis: clip it at the data
-            floor = np.nanmin(np.where(mean > 0, mean, np.inf)) if np.any(mean > 0) else 1e-300
-            lo = np.maximum(lo, floor * 1e-3)
+        logy = choose_log(mean) if logy is None else bool(logy)
+        if logy:  # zeros cannot sit on a log axis: leave them out, clip the band at the data
+            positive = mean > 0
+            floor = np.nanmin(mean[positive]) if np.any(positive) else 1.0
+            mean = np.where(positive, mean, np.nan)
+            lo = np.where(positive, np.maximum(lo, floor * 1e-3), np.nan)
+            hi = np.where(positive, hi, np.nan)
         (line,) = ax.plot(self.steps, mean, label=label, **kw)
         ax.fill_between(self.steps, lo, hi, color=line.get_color(), alpha=0.2, linewidth=0)
-        if logy:
-            ax.set_yscale("log")
-        ax.set_xlabel("iteration")
-        ax.set_ylabel(name)
+        ax.set_yscale("log" if logy else "linear")
+        ax.set_xlabel("iteration $k$")
+        ax.set_ylabel(metric_label(name))
         return ax
 
     # -- persistence ------------------------------------------------------------------------------
@@ -156,9 +256,40 @@ class Trace:
 
     @classmethod
     def load(cls, path) -> "Trace":
-        """Read a trace written by :meth:`save` (no pickle: arrays and JSON only)."""
-        with np.load(path, allow_pickle=False) as f:
+        """Read a trace written by :meth:`save` (no pickle: arrays and JSON only).
+
+        Raises:
+          FileNotFoundError: no file at ``path``.
+          ValueError: the file is not a trace (corrupted, truncated, or another kind of file), or
+            its ``format_version`` is not one this version of jaxdp reads.
+        """
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"no trace file at {str(path)!r}")
+        try:
+            return cls._read(path)
+        except (ValueError, OSError, KeyError, EOFError, json.JSONDecodeError) as e:
+            if isinstance(e, _FormatError):
+                raise ValueError(str(e)) from None
+            raise ValueError(f"{str(path)!r} is not a readable jaxdp trace (corrupted, truncated "
+                             f"or not written by Trace.save): {type(e).__name__}") from None
+
+    @classmethod
+    def _read(cls, path: Path) -> "Trace":
+        import zipfile
+
+        try:
+            archive = np.load(path, allow_pickle=False)
+        except zipfile.BadZipFile as e:
+            raise ValueError("not a zip archive") from e
+        if not hasattr(archive, "files"):
+            raise ValueError("a single array, not an .npz archive")
+        with archive as f:
             meta = json.loads(str(f["__meta__"]))
+            version = meta.get("format_version")
+            if version != FORMAT_VERSION:
+                raise _FormatError(f"{str(path)!r} has trace format_version {version!r}; this "
+                                   f"version of jaxdp reads format_version {FORMAT_VERSION}")
             metrics = {k[len("metrics/"):]: f[k] for k in f.files if k.startswith("metrics/")}
             observed = {k[len("observed/"):]: f[k] for k in f.files if k.startswith("observed/")}
             return cls(
@@ -178,6 +309,19 @@ class Trace:
 
     def _ok_mask(self) -> np.ndarray:
         return ~self.diverged[..., None]
+
+
+class _FormatError(ValueError):
+    """A trace file of a format version this jaxdp does not read."""
+
+
+def _short(value) -> str:
+    """A grid value for a label: ``0.01``, ``[0.1, 0.2]``."""
+    value = np.asarray(value)
+    if value.ndim == 0:
+        return f"{value.item():g}" if value.dtype.kind in "fc" else str(value.item())
+    return "[" + ", ".join(f"{v:g}" for v in value.ravel()[:4]) + (", ...]" if value.size > 4
+                                                                       else "]")
 
 
 def stack_traces(traces: list[Trace]) -> Trace:

@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxdp import algorithms, network, problems
 from jaxdp.engine import run
-from jaxdp.experiments._plotting import figure, save
+from jaxdp.experiments._plotting import figure, finish, save, setting_title
 from jaxdp.experiments._report import Report
 
 EXACT = {"extra": 0.1, "nids": 0.1, "diging": 0.05, "admm": None}
@@ -51,10 +51,11 @@ def _baselines_convergence(out: Path, seeds: int, steps: int, progress: bool) ->
                      paper="linear rate, exact limit", ours=f"‖x̄−x*‖² = {finals[name]:.2e} "
                      f"after {steps} steps", reproduced=finals[name] < 1e-20)
     dgd = {}
-    for alpha in DGD_ALPHAS:  # DGD's own fixed point takes longer to reach than x* for the others
+    for i, alpha in enumerate(DGD_ALPHAS):  # DGD's fixed point takes longer to reach than x*
         tr = run(algorithms.DGD(), prob, net, algorithms.DGDParams(alpha=alpha), steps=20 * steps,
                  seeds=seeds, record_every=100, progress=progress)
-        tr.plot("dist_to_opt", ax=ax_dgd, label=f"dgd α={alpha}")
+        tr.plot("dist_to_opt", ax=ax_dgd, label=f"dgd α={alpha}",
+                color=f"C{len(EXACT) + i}")  # one figure legend: no colour shared by two lines
         dgd[alpha] = float(tr.final("dist_to_opt").mean())
     a, d = np.log(DGD_ALPHAS), np.log([dgd[x] for x in DGD_ALPHAS])
     slopes = np.diff(d) / np.diff(a)
@@ -64,10 +65,10 @@ def _baselines_convergence(out: Path, seeds: int, steps: int, progress: bool) ->
                  ours="‖x̄−x*‖² = " + ", ".join(f"{dgd[x]:.2e} (α={x})" for x in DGD_ALPHAS)
                  + "; log-log slopes " + ", ".join(f"{v:.2f}" for v in slopes),
                  reproduced=abs(slopes[-1] - 2) < 0.25 and min(dgd.values()) > 1e-14)
-    ax.legend(fontsize=8)
-    ax.set_title("exact methods: least squares, N=20 ring, float64", fontsize=9)
-    ax_dgd.legend(fontsize=8)
+    ax.set_title("exact methods", fontsize=9)
     ax_dgd.set_title("DGD, constant step: an O(α) neighbourhood", fontsize=9)
+    finish(fig, [ax, ax_dgd], setting_title("least_squares (ridge 0.1, float64)", "ring", 20,
+                                            seeds))
     report.files.append(save(fig, out / "baselines.png"))
     np.savez(out / "final_dist_to_opt.npz", **{k: v for k, v in finals.items()},
              **{f"dgd_alpha_{a}": v for a, v in dgd.items()})

@@ -1,6 +1,6 @@
 """``jaxdp demo``: a private algorithm against its non-private counterpart, ~100 seeds.
 
-DP-DGD (clipped, Gaussian-perturbed local gradients) and DGD on paper 000's nonconvex logistic
+DP-DGD (clipped, Gaussian-perturbed local gradients) and DGD on the DPP² paper's nonconvex logistic
 regression (N=50 agents on a random geometric graph, d=10, m=200). The noise is calibrated so that
 every agent's local objective is (ε, δ)-DP over the whole run (zCDP accounting, Bun & Steinke 2016).
 Writes a figure (mean with 95% band over seeds), a table of final metrics, the traces and a report.
@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jaxdp import algorithms, network, privacy, problems
 from jaxdp.engine import run
-from jaxdp.experiments._plotting import figure, save
+from jaxdp.experiments._plotting import figure, finish, save, setting_title
 from jaxdp.experiments._report import Report
 
 METRICS = ("grad_norm_sq", "objective", "consensus_error")
@@ -28,7 +28,7 @@ def demo(out_dir="demo_out", *, seeds: int = 100, steps: int = 300, epsilon: flo
       seeds: Monte-Carlo replicates per algorithm.
       steps: iterations K.
       epsilon, delta: the per-agent privacy target of DP-DGD over the K steps.
-      n_agents: agents N on a random geometric graph with radius 0.3 (paper 000's setting).
+      n_agents: agents N on a random geometric graph with radius 0.3 (the DPP² paper's setting).
       progress: progress bars.
 
     Returns:
@@ -50,13 +50,13 @@ def demo(out_dir="demo_out", *, seeds: int = 100, steps: int = 300, epsilon: flo
     traces = {label: run(alg, prob, net, p, steps=steps, seeds=seeds, progress=progress)
               for label, (alg, p) in runs.items()}
 
-    report = Report("demo", "jaxdp demo: DP-DGD vs DGD on paper 000's problem")
+    report = Report("demo", "jaxdp demo: DP-DGD vs DGD on the DPP² paper's problem")
     fig, axes = figure(len(METRICS))
     for label, tr in traces.items():
         for ax, m in zip(axes, METRICS):
             tr.plot(m, ax=ax, label=label)
-    axes[0].legend(fontsize=8)
-    fig.suptitle(f"mean and 95% band over {seeds} seeds; N={n_agents}, RGG r=0.3", fontsize=9)
+    finish(fig, axes, "mean and 95% band: " + setting_title(
+        "nonconvex_logistic", "random_geometric (r = 0.3)", n_agents, seeds, epsilon))
     report.files.append(save(fig, out / "demo.png"))
 
     rows = []

@@ -1,9 +1,10 @@
 """Graph builders (host, networkx) and ``make_network``, the by-name entry point for a CLI.
 
 Every builder returns a ``networkx.Graph`` on the nodes ``0..N-1``. Random builders take their own
-integer ``seed``, separate from the noise seeds of a run (DESIGN.md §5), and draw until the graph is
-connected (rejection sampling): attempt ``t`` uses ``seed + t``, so a result is reproducible from
-``seed`` alone, and a ``ValueError`` is raised after ``max_tries`` disconnected draws.
+integer ``seed``, separate from the noise seeds of a run (docs/design.md, "Keys"), and draw
+until the graph is connected (rejection sampling): attempt ``t`` uses ``seed + t``, so a result
+is reproducible from ``seed`` alone, and a ``ValueError`` is raised after ``max_tries``
+disconnected draws.
 """
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ import math
 from collections.abc import Callable, Iterable
 
 import networkx as nx
+import numpy as np
 
 from jaxdp.network._network import Network, build_network
 from jaxdp.network._validation import as_graph, check_adjacency
@@ -124,7 +126,7 @@ def erdos_renyi(n: int, p: float, seed: int = 0, max_tries: int = 1000) -> nx.Gr
 def gnm(n: int, m: int, seed: int = 0, max_tries: int = 1000) -> nx.Graph:
     """Connected random graph with exactly ``m`` edges, G(n, m), by rejection (as ``erdos_renyi``).
 
-    Paper 001 draws its graphs "with N and |E|" (notes §7.5 item 10).
+    Paper 001 (Xiao, Ye & Devadas 2019) draws its graphs "with N and |E|" (its experiments).
 
     Raises:
       ValueError: if ``m`` is outside ``[n - 1, n (n - 1) / 2]`` or no draw is connected.
@@ -141,7 +143,7 @@ def random_geometric(n: int, radius: float, seed: int = 0, max_tries: int = 1000
 
     ``n`` points uniform in the unit square, an edge when their distance is ``<= radius``
     (``networkx.random_geometric_graph``; positions in the node attribute ``"pos"``). Paper 000 uses
-    ``n=50, radius=0.3`` (notes §6.2; ``seed=69`` gives 255 edges, like the paper's instance).
+    ``n=50, radius=0.3`` (its §VI; ``seed=69`` gives 255 edges, like the paper's instance).
 
     Raises:
       ValueError: if ``radius <= 0`` or no draw is connected.
@@ -188,6 +190,10 @@ def _grid_of_size(n: int, rows: int | None = None, cols: int | None = None,
     """Grid with ``n`` nodes: the most square factorization unless ``rows``/``cols`` are given."""
     if rows is None and cols is None:
         rows = max(r for r in range(1, math.isqrt(n) + 1) if n % r == 0)
+        if rows == 1:  # a 1 × n grid is a path: say so rather than build one silently
+            raise ValueError(f"grid of {n} nodes: {n} has no factorization rows × cols with both "
+                             ">= 2, so it would be a path; use network 'path', or pass rows=1 "
+                             "explicitly")
     rows = rows if rows is not None else n // cols
     cols = cols if cols is not None else n // rows
     if rows * cols != n:
@@ -238,6 +244,8 @@ def make_graph(name: str, n: int, *, seed: int = 0, **kw) -> nx.Graph:
     """
     if name not in GRAPHS:
         raise ValueError(f"unknown graph {name!r}; known graphs: {', '.join(sorted(GRAPHS))}")
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise ValueError(f"a network needs n >= 1 agents (an int); got n={n!r}")
     return GRAPHS[name](n, seed=seed, **kw)
 
 

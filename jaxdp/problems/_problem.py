@@ -2,7 +2,8 @@
 
 The agents minimize f(x) = Σ_i f_i(x), with f_i the masked mean of a per-sample loss over agent
 i's shard plus a penalty (``_losses.py``). Data are stacked with a leading agent axis and padded
-to a common shard size m; ``mask`` marks the real rows (DESIGN.md §7).
+to a common shard size m; ``mask`` marks the real rows (docs/design.md, "Problems and
+data").
 
 Shapes: N agents, m rows per shard (padded), d model dimension, b minibatch rows, n_test test
 rows.
@@ -240,6 +241,10 @@ def _check_shapes(p: Problem) -> None:
     if np.ndim(p.features) != 3:
         raise ValueError(f"Problem.features must be (N, m, d); got shape {np.shape(p.features)}")
     N, m, d = np.shape(p.features)
+    if min(N, m, d) < 1:
+        raise ValueError(f"Problem is empty: features (N, m, d) = {(N, m, d)}; it needs at "
+                         "least one agent (n_agents >= 1), one sample per agent and one "
+                         "dimension (d >= 1)")
     n_test = np.shape(p.test_features)[0] if np.ndim(p.test_features) else -1
     expected = {
         "labels": (N, m),

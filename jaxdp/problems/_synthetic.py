@@ -1,8 +1,8 @@
 """Problem builders: synthetic generators after the papers, ``from_arrays`` and ``partition``.
 
 Every generator draws from its own ``numpy.random.default_rng(seed)``, separate from the noise
-seeds of a run (DESIGN.md §5): first the planted model, then the training rows agent by agent,
-then the test rows, so the training data do not depend on the test-set size.
+seeds of a run (docs/design.md, "Keys"): first the planted model, then the training rows agent
+by agent, then the test rows, so the training data do not depend on the test-set size.
 
 Shapes: N agents, m rows per agent, d features, n pooled rows, n_test test rows.
 """
@@ -146,7 +146,7 @@ def least_squares(
 ) -> Problem:
     """Linear regression: a ~ N(0, I_d), b = aᵀx_true + noise·N(0, 1), x_true ~ N(0, I_d).
 
-    Loss ½ mean (aᵀx − b)² + ½·ridge‖x‖² per agent (notes 003 §6.1 without the ℓ1 term).
+    Loss ½ mean (aᵀx − b)² + ½·ridge‖x‖² per agent (DP-RECAL §VII without the ℓ1 term).
 
     Args:
       n_agents: N.
@@ -200,7 +200,7 @@ def logistic(
     """ℓ2-regularized logistic regression on a well-specified planted model.
 
     z ~ N(0, I_d), x_true ~ N(0, I_d), and y = +1 with probability σ(zᵀx_true), else −1. The
-    papers' logistic experiments (notes 001 §6, 002 §6) use UCI Adult with normalized rows; this
+    papers' logistic experiments (papers 001 and 002) use UCI Adult with normalized rows; this
     is the synthetic stand-in (no data set is downloaded).
 
     Args:
@@ -250,11 +250,11 @@ def nonconvex_logistic(
     """Paper 000 (DPP²) §6.1: logistic loss + nonconvex penalty Σ_t λωx_t²/(1+ωx_t²).
 
     Defaults are the paper's sizes and weights (N = 50, d = 10, m = 200, λ = 0.001, ω = 1). The
-    paper says only that features and labels are "randomly generated" (notes 000 §6.1,
+    paper says only that features and labels are "randomly generated" (§VI,
     [UNSPECIFIED]); here z ~ N(0, I_d), x_true ~ N(0, I_d), and y = sign(zᵀx_true) flipped with
-    probability ``label_noise`` (as in notes 004 §6.5). Then all features, test rows included,
+    probability ``label_noise`` (as paper 004 does). Then all features, test rows included,
     are scaled by one factor so that max_i [λ_max(Z_iᵀZ_i)/(4m) + 2λω] = ``smoothness``, the
-    paper's M̄ = 5.03 (the suggestion of notes 000 §6.1; unscaled N(0, I) data give M̄ ≈ 0.39).
+    paper's M̄ = 5.03 (our reading of §VI; unscaled N(0, I) data give M̄ ≈ 0.39).
 
     Args:
       n_agents: N.
@@ -266,7 +266,7 @@ def nonconvex_logistic(
       seed: data seed.
       test_m: held-out test rows in total.
       label_noise: probability of flipping each label. 0.5 makes the labels independent of the
-        features (the literal "randomly generated" reading); the sanity run of notes 000 §6.8
+        features (the literal "randomly generated" reading); a sanity run of ours
         (Ŵ⁰ ≈ 0.25 at x = 0) looks like that setting (0.12 to 0.21 over seeds 0-2), while the
         default 0.1 gives a learnable planted problem with Ŵ⁰ ≈ 65.
       dtype: float dtype (default JAX's default float).
@@ -330,6 +330,9 @@ def _planted_data(
       ``((features (N, m, d), labels (N, m)), (test_features (n_test, d), test_labels
       (n_test,)))``.
     """
+    for what, value in zip(("n_agents", "m", "d"), sizes):
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+            raise ValueError(f"the problem needs {what} to be an int >= 1; got {what}={value!r}")
     N, m, d = sizes
     rng = np.random.default_rng(seed)
     x_true = rng.standard_normal(d)
@@ -345,7 +348,7 @@ def _planted_data(
 def _smoothness_scale(
     loss: Loss, reg: Mapping[str, float], features: np.ndarray, target: float
 ) -> float:
-    """Factor s with max_i [s² · data_smoothness_i + penalty_smoothness] = target (notes 000)."""
+    """Factor s with max_i [s² · data_smoothness_i + penalty_smoothness] = target (DPP²'s M̄)."""
     penalty = loss.penalty_smoothness(reg)
     if not target > penalty:
         raise ValueError(

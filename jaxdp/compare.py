@@ -1,0 +1,174 @@
+"""Several algorithms on one problem and network, at the same ε where they are private.
+
+:func:`compare` calibrates every private algorithm to the target ε with
+:func:`jaxdp.privacy.calibrate_params` (before anything runs), runs each over the same seeds, and
+writes one figure (mean and 95% band over seeds, one panel per metric) and one table of final
+metrics (markdown and CSV) with each algorithm's guarantee ε. ``jaxdp compare`` calls it.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+import warnings
+from pathlib import Path
+
+
+@dataclasses.dataclass
+class Comparison:
+    """What :func:`compare` returns.
+
+    Attributes:
+      rows: one dict per algorithm: name, ε (``None`` if not private), the calibrated noise
+        field, seeds, diverged seeds, and mean / CI half-width of each final metric.
+      traces: algorithm name → :class:`~jaxdp.engine.Trace`.
+      markdown: the table as markdown.
+      files: the files written (``figure``, ``table_md``, ``table_csv``, traces, privacy).
+    """
+
+    rows: list
+    traces: dict
+    markdown: str
+    files: dict
+
+
+def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: float | None = None,
+            delta: float = 1e-5, record_every: int | None = None, metrics=("grad_norm_sq",),
+            params: dict | None = None, out_dir="compare_out", progress: bool = True,
+            title: str | None = None) -> Comparison:
+    """Run ``names`` on one setting at one ε; write a figure and a table into ``out_dir``.
+
+    Args:
+      names: registry names (``jaxdp list``), at least one, no repeats.
+      problem, network: the setting every algorithm runs on.
+      steps, seeds, record_every: as in :func:`jaxdp.run`.
+      epsilon: the target ε per agent of every private algorithm (its ``noise_field`` is
+        calibrated); ``None`` keeps each algorithm's Params and reports its ε.
+      delta: δ of every guarantee.
+      metrics: metric keys to plot (one panel each) and tabulate.
+      params: optional name → Params overriding an algorithm's defaults before calibration.
+      out_dir: output folder (created).
+      title: figure title (default: the setting).
+
+    Raises:
+      ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
+        ``noise_field`` or with ε unreachable (all checked before any run starts).
+    """
+    from jaxdp import algorithms
+    from jaxdp.privacy import calibrate_params
+
+    names = list(names)
+    if not names or len(set(names)) != len(names):
+        raise ValueError(f"compare needs distinct algorithm names; got {names}")
+    plans = {}
+    for name in names:  # every check and calibration before the first run
+        alg = algorithms.get(name)
+        p = (params or {}).get(name) or alg.default_params()
+        alg.validate(p, problem, network)
+        if epsilon is not None and _is_private(alg):  # raises where it cannot be calibrated
+            p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta)
+        plans[name] = (alg, p, _privacy(alg, problem, network, p, steps, delta)
+                       if _takes_delta(alg) else None)
+    traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress)
+              for name, (alg, p, _) in plans.items()}
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    rows = [_row(name, plans[name], traces[name], list(metrics)) for name in names]
+    files = _write(out, rows, traces, plans, list(metrics), title, problem, network, seeds,
+                   epsilon)
+    return Comparison(rows=rows, traces=traces, markdown=_markdown(rows), files=files)
+
+
+def _is_private(alg) -> bool:
+    """The algorithm accounts for its releases (it overrides ``account`` or ``privacy``)."""
+    from jaxdp.algorithms import Algorithm
+
+    cls = type(alg)
+    return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
+
+
+def _takes_delta(alg) -> bool:
+    """Private under the privacy contract (``privacy(..., delta=...)`` returns a report)."""
+    import inspect
+
+    return _is_private(alg) and "delta" in inspect.signature(alg.privacy).parameters
+
+
+def _privacy(alg, problem, network, params, steps, delta):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return alg.privacy(problem, network, params, steps, delta=delta)
+
+
+def _run(alg, problem, network, params, steps, seeds, record_every, progress):
+    from jaxdp.engine import run
+
+    return run(alg, problem, network, params, steps=steps, seeds=seeds,
+               record_every=record_every, progress=progress)
+
+
+def _row(name, plan, trace, metrics) -> dict:
+    alg, params, report = plan
+    field = type(alg).noise_field
+    row = {"algorithm": name,
+           "epsilon": None if report is None else report.epsilon_max,
+           "noise_field": "" if report is None or field is None
+           else f"{field}={float(params[field]):.6g}",
+           "seeds": trace.n_seeds, "diverged": int(trace.diverged.sum())}
+    for m in metrics:
+        if bool(trace.diverged.all()):
+            row[m], row[f"{m}_ci95"] = float("nan"), float("nan")
+            continue
+        mean, lo, hi = (float(a[-1]) for a in trace.band(m))
+        row[m], row[f"{m}_ci95"] = mean, (hi - lo) / 2
+    return row
+
+
+def _markdown(rows) -> str:
+    cols = list(rows[0])
+    fmt = lambda v: "non-private" if v is None else (f"{v:.4g}" if isinstance(v, float)  # noqa
+                                                      else str(v))
+    lines = ["| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+    lines += ["| " + " | ".join(fmt(r[c]) for c in cols) + " |" for r in rows]
+    return "\n".join(lines) + "\n"
+
+
+def _write(out, rows, traces, plans, metrics, title, problem, network, seeds, epsilon) -> dict:
+    import csv
+
+    import numpy as np
+
+    from jaxdp.experiments._plotting import choose_log, figure, finish, save, setting_title
+
+    files = {"table_md": str(out / "compare.md"), "table_csv": str(out / "compare.csv")}
+    Path(files["table_md"]).write_text(_markdown(rows))
+    with open(files["table_csv"], "w", newline="") as f:
+        writer = csv.DictWriter(f, fieldnames=list(rows[0]))
+        writer.writeheader()
+        writer.writerows(rows)
+    for name, trace in traces.items():
+        files[f"trace_{name}"] = str(trace.save(out / f"trace_{name}.npz"))
+        files[f"csv_{name}"] = str(trace.write_csv(out / f"trace_{name}.csv"))
+        report = plans[name][2]
+        if report is not None:
+            path = out / f"privacy_{name}.json"
+            path.write_text(json.dumps(report.to_dict(), indent=2))
+            files[f"privacy_{name}"] = str(path)
+    fig, axes = figure(len(metrics))
+    for ax, m in zip(axes, metrics):
+        shown = [r for r in rows if not bool(traces[r["algorithm"]].diverged.all())]
+        logy = choose_log(np.concatenate([traces[r["algorithm"]].mean(m).ravel()
+                                          for r in shown])) if shown else False
+        for row in shown:  # one scale per panel, chosen from every line on it
+            traces[row["algorithm"]].plot(m, ax=ax, label=_label(row), logy=logy)
+    title = title or setting_title(problem.name, type(network).__name__, network.n_agents,
+                                   seeds, epsilon)
+    finish(fig, axes, title)
+    files["figure"] = save(fig, out / "compare.png")
+    return files
+
+
+def _label(row) -> str:
+    eps = row["epsilon"]
+    suffix = " (non-private)" if eps is None else f" (ε = {eps:.3g})"
+    diverged = f", {row['diverged']}/{row['seeds']} diverged" if row["diverged"] else ""
+    return row["algorithm"] + suffix + diverged
