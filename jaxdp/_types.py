@@ -1,7 +1,7 @@
 """Role aliases and the one broadcasting helper shared by every module.
 
-Shape letters (STYLE.md §5.6): N agents, d model dimension, m samples per agent, E undirected edges,
-K steps, S seeds, G grid points, R records.
+Shape letters (docs/design.md, "Shape letters"): N agents, d model dimension, m samples per
+agent, E undirected edges, K steps, S seeds, G grid points, R records.
 """
 from __future__ import annotations
 

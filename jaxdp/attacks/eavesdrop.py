@@ -1,4 +1,4 @@
-"""Tier-1 eavesdropper on DPP² (paper 000, arXiv 2511.02283; notes ``000_dpp2.md`` §3.6).
+"""Tier-1 eavesdropper on DPP² (paper 000: Ou et al. 2025, arXiv 2511.02283, Sec. III-C).
 
 DPP²'s first tier merges the state and gradient with dual variables weighted by one scalar η^k per
 step, secret to an outsider: ``y^k = x^k + (1 − η^k) d^k + w^k`` (16). The paper claims this keeps
@@ -6,7 +6,7 @@ protecting "even when noise variance approaches zero" (Sec. III-C). An eavesdrop
 message y^k, z^k and knows α, β and P defeats it by least squares, one scalar per step:
 
 * ``d⁰ = 0``, so ``s⁰ = x⁰ + w⁰ = y⁰``, and ``d^{k+1} = d^k + s^k`` with ``s^k = x^k + w^k``
-  (the dual d is η-free, notes §3.4): the attacker tracks ``d̂`` from its own estimates ``ŝ``.
+  (the dual d is η-free, by (16)–(19)): the attacker tracks ``d̂`` from its own estimates ``ŝ``.
 * (18) is ``x^{k+1} = s^k − α z^k + β P z^k + α e^k``, so ``x̂^{k+1} = ŝ^k − α z^k + β P z^k``.
 * ``y^k − x̂^k = (1 − η^k) d^k + w^k + (x^k − x̂^k)``: one scalar over all N·d coordinates,
   ``1 − η̂^k = ⟨y^k − x̂^k, d̂^k⟩ / ‖d̂^k‖²``, then ``ŝ^k = y^k − (1 − η̂^k) d̂^k``.

@@ -2,8 +2,8 @@
 
 Paper 003 §VII-B feeds the gradients its adversary infers (Appendix A) to DLG (Zhu, Liu & Han,
 "Deep Leakage from Gradients", NeurIPS 2019), Inverting Gradients (Geiping et al. 2020) and
-GradInversion (Yin et al. 2021); the attacked batch size and settings are [UNSPECIFIED] (notes
-§6.4).
+GradInversion (Yin et al. 2021); the attacked batch size and settings are [UNSPECIFIED] by
+the paper.
 Here: DLG — optimize dummy samples ``(z', b')`` so that the model's gradient on them matches the
 observed one — with optax Adam through ``jax.grad``, vmapped over random restarts. Dummy images are
 parametrized as ``sigmoid(w)`` (pixels in (0, 1), as the data) and dummy ±1 labels as ``tanh(v)``.

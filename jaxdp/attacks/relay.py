@@ -8,7 +8,7 @@ structure (α_i, β, n, the regularizer) and the public initialization (``x^1 = 
   ``λ_i⁺ = ũ^{k+1} − ũ^k + λ_i``, ``λ_i^{k+½} = λ_i + β(x^k − y_i)``,
   ``y_i⁺ = y_i + x^{k+1} − x^k + (λ^{k+½} − λ_i⁺)/β``, ``∇f_i(y_i) = (y_i − y_i⁺)/α_i + λ^{k+½}``.
   Exact for RECAL; for DP-RECAL it returns noisy estimates (the noise on ũ enters).
-* :func:`x_channel_points` and :func:`x_channel_gradients` — the leak the notes found (§4.5): with
+* :func:`x_channel_points` and :func:`x_channel_gradients` — the x-channel leak (errata page): with
   r = 0, ``x^{k+1} = x^k − ũ^k − β(x^k − y_i^k)``, so ``y_i^k = x^k + (x^{k+1} − x^k + ũ^k)/β``
   **exactly**, whatever noise ũ carries; tracking ``λ_i`` from 0 and waiting for the agent's next
   activation gives ``∇f_i(y_i^k)`` exactly. With an ℓ1 regularizer (soft threshold at n·l1) the
@@ -56,7 +56,7 @@ def transcript(messages: dict, x1: Array, u1: Array | None = None) -> Transcript
 
 
 def x_channel_points(tr: Transcript, beta, *, n_agents: int = 1, l1: float = 0.0):
-    """``y_{i_k}^k`` from consecutive batons (notes §4.5): (K, d) points and a (K, d) known mask.
+    """``y_{i_k}^k`` from consecutive batons (x-channel leak): (K, d) points, (K, d) known mask.
 
     Inverts ``x^{k+1} = prox_{nr}(x^k − ũ^k − β(x^k − y))``: with ``l1 = 0`` (r = 0) everywhere;
     with ``r = l1‖·‖₁`` only where ``x^{k+1} ≠ 0`` (there ``v = x^{k+1} + n·l1·sign(x^{k+1})``).

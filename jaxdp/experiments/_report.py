@@ -1,6 +1,7 @@
 """What every reproduction writes: a PNG, the data, and a report of each claim checked.
 
-A claim is a sentence from the paper (or its notes), the number the paper gives if any, the number we
+A claim is a sentence from the paper (or a check of ours),
+the number the paper gives if any, the number we
 measured, and a verdict: ``reproduced`` or ``not reproduced``. The report never hides a failure.
 """
 from __future__ import annotations

@@ -77,7 +77,7 @@ def laplacian_like(P, n: int, edges: np.ndarray, W: Operator, L: Operator,
     """Laplacian-like matrix P (symmetric PSD, ``P @ 1 = 0``, null space ``span(1)``), edge form.
 
     Args:
-      P: ``"I-W"`` (default of paper 000's engine, notes §2.1: with Metropolis W its eigenvalues lie
+      P: ``"I-W"`` (default of paper 000 (DPP², Assumption 3): with Metropolis W its eigenvalues lie
         in ``[0, 2)``), ``"laplacian"`` (``L``), ``"normalized_laplacian"`` (``L / lambda_max(L)``,
         eigenvalues in ``[0, 1]``, ``lambda_max`` by Lanczos on the edge list; not
         ``D^-1/2 L D^-1/2``, whose null space is not ``span(1)``), ``"laplacian_dmax"``

@@ -418,7 +418,7 @@ def build_network(graph, *, weights="metropolis", P="I-W", eps: float | None = N
       weights: mixing weights: ``"metropolis"`` (Metropolis–Hastings,
         ``W_ij = 1 / (1 + max(deg_i, deg_j))``), ``"max_degree"`` (``W = I - L / (d_max + 1)``),
         ``"laplacian"`` (``W = I - eps L``) or an explicit ``(N, N)`` matrix.
-      P: Laplacian-like matrix: ``"I-W"`` (default; paper 000's P = I - W_MH, notes §2.1, with
+      P: Laplacian-like matrix: ``"I-W"`` (default; paper 000's P = I - W_MH, DPP² Assumption 3, with
         eigenvalues in ``[0, 2)``), ``"laplacian"``, ``"normalized_laplacian"``
         (``L / lambda_max(L)``), ``"laplacian_dmax"`` (``L / (d_max + 1)``) or an explicit
         ``(N, N)`` matrix, zero off the edges.

@@ -63,7 +63,7 @@ def transition_matrix(network: Network, kind: str = "uniform") -> Array | EdgeTr
       network: the ``Network`` (jittable; a masked network gives the walk on live edges, and an
         agent left without edges stays put).
       kind: ``"uniform"``: ``T = I - D^-1 L = D^-1 A``, the next agent uniform among the neighbours
-        (paper 003, Assumption 2; notes §2.1); ``"metropolis"``: ``T = W`` (the network's mixing
+        (paper 003, DP-RECAL, Assumption 2); ``"metropolis"``: ``T = W`` (the network's mixing
         matrix, Metropolis–Hastings when built with the default weights, uniform stationary law);
         ``"lazy"``: ``T = (I + I - D^-1 L) / 2``.
 

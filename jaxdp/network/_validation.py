@@ -1,6 +1,7 @@
 """Host-side checks of graphs, mixing matrices and Laplacian-like matrices.
 
-Everything here runs in float64 numpy on concrete values, before anything is traced (STYLE.md §5.7).
+Everything here runs in float64 numpy on concrete values, before anything is traced
+(docs/design.md, "Error messages").
 Each check raises ``ValueError`` (``TypeError`` for a wrong type) naming the bad value, where it is,
 and the tolerance it was held to.
 
@@ -134,7 +135,7 @@ def check_mixing_matrix(W, graph=None, tol: float = DEFAULT_TOL) -> np.ndarray:
 def check_laplacian_like(P, graph=None, tol: float = DEFAULT_TOL, name: str = "P") -> np.ndarray:
     """Check a Laplacian-like matrix: symmetric, PSD, ``P @ 1 = 0``, null space ``span(1)``.
 
-    These are the conditions of Assumption 3 of paper 000 (DPP², notes §2.1).
+    These are the conditions of Assumption 3 of paper 000 (DPP², Ou et al. 2025).
 
     Args:
       P: ``(N, N)`` matrix.

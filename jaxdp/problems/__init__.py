@@ -1,4 +1,5 @@
-"""Problems: per-agent data, losses, metrics and reference solutions (DESIGN.md §7).
+"""Problems: per-agent data, losses, metrics and reference solutions (docs/design.md, "Problems
+and data").
 
 A ``Problem`` stacks each agent's data with a leading agent axis (N, m, ...) and a mask for
 unequal shards; its methods give local losses and gradients (full or minibatch), the global

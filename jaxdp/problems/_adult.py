@@ -4,8 +4,8 @@ No data set is downloaded: :func:`load_adult` reads the file the user has (``adu
 ``adult.test``, with or without a header row), and :func:`adult_synthetic` makes a stand-in of the
 same shape when no file is given.
 
-Preprocessing (notes 002 §6 and 001 §6; the papers leave the encoding unspecified, see their
-"open questions"):
+Preprocessing (the experiments of papers 001 and 002 use Adult and leave the encoding
+unspecified; chosen here):
 
 1. drop every row with a missing value (``?``): ``adult.data`` keeps 30,162 of 32,561 rows;
 2. label +1 for income ``>50K`` (``>50K.`` in ``adult.test``), −1 otherwise;

@@ -224,7 +224,8 @@ class _Ridge(Loss):
 class LeastSquares(_Ridge):
     """f_i(x) = ½ mean_s (a_sᵀx − b_s)² + ½·ridge‖x‖² (reg key ``"ridge"``).
 
-    The linear regression of notes 003 §6.1 without its ℓ1 term. Smoothness:
+    The linear regression of paper 003's experiments (DP-RECAL §VII) without its ℓ1 term.
+    Smoothness:
     λ_max(A_iᵀA_i)/m_i + ridge (exact: the Hessian is constant); the gradient is unbounded.
     """
 
@@ -247,7 +248,8 @@ class LeastSquares(_Ridge):
 class Logistic(_Ridge):
     """f_i(x) = mean_s log(1 + exp(−y_s z_sᵀx)) + ½·lam‖x‖² (reg key ``"lam"``), labels ±1.
 
-    Notes 001 §6 (lam = 1 on unit-norm Adult rows) and 002 §2.3 (ℓ2 variant, lam = λ/N). The
+    Paper 001's experiments (lam = 1 on unit-norm Adult rows) and paper 002's ℓ2 variant
+    (lam = λ/N). The
     data term is ``logaddexp(0, −y t)``, a stable softplus. Smoothness λ_max(Z_iᵀZ_i)/(4 m_i) +
     lam; gradient bound max_s ‖z_s‖ for the data term, inf once lam > 0.
     """
@@ -305,7 +307,7 @@ class NonconvexLogistic(Logistic):
 @dataclasses.dataclass(frozen=True)
 class L1LeastSquares(LeastSquares):
     """Least squares + ½·ridge‖x‖² + l1‖x‖₁ (keys "ridge", "l1"): paper 003's linear regression
-    (ridge = 1, l1 = ½, notes 003 §6.1). ``grad`` is the smooth part; ``prox`` soft-thresholds."""
+    (ridge = 1, l1 = ½, DP-RECAL §VII). ``grad`` is the smooth part; ``prox`` soft-thresholds."""
 
     name: ClassVar[str] = "l1_least_squares"
     reg_keys: ClassVar[tuple[str, ...]] = ("ridge", "l1")
