@@ -2,7 +2,7 @@ r"""LT-ADMM-DP: local-training ADMM on clipped, perturbed stochastic gradients (
 
 X. Ren, Y. Ma, N. Bastianello, K. H. Johansson, T. Parisini & A. A. Malikopoulos,
 "Communication-Efficient Distributed Learning with Differential Privacy", 2026, arXiv 2604.02558.
-Implementation notes: ``papers/notes/004_commeff.md``. Privacy (Theorem 2, tight accountants,
+Privacy (Theorem 2, tight accountants,
 calibration): :mod:`jaxdp.algorithms.ltadmm_privacy`. Baselines PORTER and PriSMA:
 :mod:`jaxdp.algorithms.ltadmm_baselines`.
 
@@ -12,6 +12,7 @@ Round k of Algorithm 1, every agent i (the consensus term is frozen at the round
     φ⁰    = x_i;   for t = 0..τ−1:                                         Alg. 1 l.4-10
       B   ⊂ {1..m_i}, |B| = b, uniform without replacement                 Alg. 1 l.6
       g   = (1/b) Σ_{h∈B} ∇f_{i,h}(φ^t)                                    (6)
+      (sampling="poisson": B holds each row independently with prob. b/m_i; still divided by b)
       g̃   = ζ/(ζ + ‖g‖) · g + e,   e ~ N(0, σ_e² I)                        (7)
       φ^{t+1} = φ^t − γ g̃ − c_i                                            (5a)
     x_i⁺  = φ^τ                                                             Alg. 1 l.11
@@ -27,16 +28,20 @@ Two exact implementations (``form``), tested equal:
   ``z[e]`` is held by ``receivers[e]`` about its neighbour ``senders[e]``. LT-ADMM is the core's
   relaxed ADMM with relaxation a = ½ and a local-training inner solve; the messages are the core's
   ``admm_messages``. ``step`` returns the per-edge messages ``{"m": (2E, d)}``.
-* ``"node"`` (notes §7.2, derived from (12b)): only the node sums ``y = AᵀZ`` (Σ_j z_ij) and
+* ``"node"`` (derived from (12b)): only the node sums ``y = AᵀZ`` (Σ_j z_ij) and
   ``ỹ = AᵀPZ`` (Σ_j z_ji) matter: ``y⁺ = ½(y − ỹ) + ρ Ã X⁺``, ``ỹ⁺ = ½(ỹ − y) + ρ D X⁺`` — one
   adjacency product per round, no edge state. ``step`` returns ``{"m_sum": (N, d)}``, the sum of
   the messages each agent receives, ``Σ_j m_{j→i} = ỹ_i − 2ρ (Ã X⁺)_i``.
 
 Options: ``clip="soft"`` is the paper's ζ/(ζ+‖g‖) on the minibatch mean (7); ``clip="per_sample"``
 is the standard DP-SGD clip min(1, ζ/‖∇f_{i,h}‖) of every sample before averaging (sensitivity
-ζ/b instead of 2ζ). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class :class:`LTADMM`).
+2ζ/b for one replaced record instead of 2ζ). ``sampling="fixed"`` (the paper's Alg. 1 l.6) draws
+b distinct rows; ``sampling="poisson"`` keeps each row independently with probability q = b/m_i
+and divides the sum by b (what Poisson subsampling amplification under add/remove-one needs;
+per-sample sensitivity ζ/b). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
+:class:`LTADMM`).
 
-Errata and choices (docs/errata.md, notes §3.2, §7.7):
+Errata and choices (docs/errata.md):
 
 * Alg. 1 l.13 prints "transmit z_ji − 2ρ x_j" — what agent i *receives*; the sent message is
   z_ij − 2ρ x_i (from (5b), (12b) and the co-authors' decent-bench). Only the corrected direction
@@ -47,9 +52,10 @@ Errata and choices (docs/errata.md, notes §3.2, §7.7):
   invariant from k = 0. With the default x_0 = 0 (``x0="zero"``, as decent-bench; the paper does
   not give x_0) both give z_0 = 0; ``x0="random"`` (x_i,0 ~ N(0, I) from the init key) shows the
   difference.
-* Minibatches are drawn in ``noise`` (Floyd's algorithm: a uniformly random b-subset of each
-  agent's real rows, fresh at every local step, independent over agents, steps and rounds); the
-  rows of agent i must be a prefix of its shard (what ``problems.from_arrays`` builds).
+* Minibatches are drawn in ``noise`` (Floyd's algorithm in a ``fori_loop``: a uniformly random
+  b-subset of each agent's real rows, fresh at every local step, independent over agents, steps
+  and rounds; or Poisson inclusion weights); the rows of agent i must be a prefix of its shard
+  (what ``problems.from_arrays`` builds).
 
 Shapes: N agents, d model dimension, E undirected edges, τ local steps, b minibatch rows.
 """
@@ -70,6 +76,7 @@ from jaxdp.algorithms.baselines import admm_messages, relaxed_bridge_update
 from jaxdp.privacy import clip_by_norm, clip_factor_soft, gaussian
 
 CLIPS = ("soft", "per_sample")
+SAMPLINGS = ("fixed", "poisson")
 FORMS = ("edge", "node")
 VARIANTS = ("fixed", "paper")
 INITS = ("zero", "random")
@@ -90,6 +97,7 @@ class LTADMMEdgeState:
     x: AgentArray  # (N, d) x_k
     z: EdgeArray  # (2E, d) z_ij,k: z[e] held by receivers[e] about senders[e]
     n_rows: Array  # (N,) int32 m_i, constant: `noise` draws the minibatches among these rows
+    rows: Array  # (N, M) bool, constant: the real rows (Poisson sampling draws over them)
 
 
 @chex.dataclass(frozen=True)
@@ -98,6 +106,7 @@ class LTADMMNodeState:
     y: AgentArray  # (N, d) y_k = AᵀZ_k: Σ_j z_ij,k
     yt: AgentArray  # (N, d) ỹ_k = AᵀPZ_k: Σ_j z_ji,k
     n_rows: Array  # (N,) int32 m_i, constant
+    rows: Array  # (N, M) bool, constant
 
 
 # -- the cost model of Table I ------------------------------------------------------------------
@@ -106,7 +115,7 @@ class CostModel:
     """Modelled wall-clock time (paper §VI, Table I).
 
     ``t_g`` is charged per minibatch gradient evaluation (the paper says per ∇f_{i,h}, but Table I
-    is consistent only with one t_g per minibatch step, notes §3.4) and ``t_c`` per communication
+    is consistent only with one t_g per minibatch step) and ``t_c`` per communication
     round (one exchange with every neighbour, whatever the number of messages).
     """
 
@@ -133,11 +142,13 @@ class LTADMMDP(Algorithm):
     """LT-ADMM-DP (Algorithm 1): τ clipped, noisy SGD steps per round, then one edge exchange.
 
     Static configuration: ``local_steps`` τ, ``batch_size`` b, ``clip`` ("soft" | "per_sample"),
-    ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" |
-    "random"), and the privacy report's ``delta`` (δ_i = 1e-4 in §VI). See the module docstring.
+    ``sampling`` ("fixed" | "poisson"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" |
+    "paper"), ``x0`` ("zero" | "random"). See the module docstring; the privacy report's δ is the
+    caller's (§VI uses δ_i = 1e-4).
     """
 
     name: ClassVar[str] = "lt_admm_dp"
+    noise_field: ClassVar[str] = "sigma_e"
     params_type: ClassVar[type] = LTADMMDPParams
     positive: ClassVar[tuple] = ("gamma", "beta", "rho", "zeta")
     nonnegative: ClassVar[tuple] = ("sigma_e",)
@@ -147,35 +158,40 @@ class LTADMMDP(Algorithm):
     form: str = "edge"
     variant: str = "fixed"
     x0: str = "zero"
-    delta: float = 1e-4
+    sampling: str = "fixed"
+
+    models_covered: ClassVar[bool] = True
+    models_note: ClassVar[str] = (
+        "x_i^K is φ^τ of the last round: x_i^0 (public) minus γ·(noisy gradients) and consensus "
+        "terms built from z and x, themselves functions of earlier noisy gradients and received "
+        "messages — a post-processing of every noisy gradient, all of which are accounted")
 
     def __post_init__(self):  # a plain (non-pytree) dataclass: checked once, at construction
         _check_choice(self.name, "clip", self.clip, CLIPS)
+        _check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
         _check_choice(self.name, "form", self.form, FORMS)
         _check_choice(self.name, "variant", self.variant, VARIANTS)
         _check_choice(self.name, "x0", self.x0, INITS)
         _check_count(self.name, "local_steps", self.local_steps)
         _check_count(self.name, "batch_size", self.batch_size)
-        if not 0.0 < self.delta < 1.0:
-            raise ValueError(f"{self.name}: delta must be in (0, 1); got {self.delta!r}")
 
     def init(self, key, problem, network, params):
         x0 = zeros_like_models(problem, network)
         if self.x0 == "random":
             x0 = gaussian(key, x0.shape, x0.dtype)
-        # z_ij,0 = s·x_i,0: s = 1 is Alg. 1 l.1; s = ρ keeps 1ᵀZ_0 = ρ 1ᵀD X_0 (notes §3.2)
+        # z_ij,0 = s·x_i,0: s = 1 is Alg. 1 l.1; s = ρ keeps 1ᵀZ_0 = ρ 1ᵀD X_0
         s = 1.0 if self.variant == "paper" else params.rho
-        rows = sample_counts(problem)
+        rows = {"n_rows": sample_counts(problem), "rows": problem.mask > 0}
         if self.form == "edge":  # z[e] = z_ij with i = receivers[e], copying the holder's x_i,0
-            return LTADMMEdgeState(x=x0, z=s * x0[network.receivers], n_rows=rows)
+            return LTADMMEdgeState(x=x0, z=s * x0[network.receivers], **rows)
         return LTADMMNodeState(x=x0, y=s * network.degrees[:, None] * x0,  # AᵀZ_0 = s D X_0
-                               yt=s * network.apply_A(x0), n_rows=rows)  # AᵀPZ_0 = s Ã X_0
+                               yt=s * network.apply_A(x0), **rows)  # AᵀPZ_0 = s Ã X_0
 
     def noise(self, key, state, params, k):
         del params, k
         n, d = state.x.shape
-        return {"batch": draw_batches(jax.random.fold_in(key, 0), state.n_rows, self.batch_size,
-                                      (self.local_steps,)),  # (τ, N, b), Alg. 1 l.6
+        return {"batch": draw_minibatches(jax.random.fold_in(key, 0), state, self.batch_size,
+                                          self.sampling, (self.local_steps,)),  # Alg. 1 l.6
                 "e": gaussian(jax.random.fold_in(key, 1), (self.local_steps, n, d),
                               state.x.dtype)}  # (τ, N, d) standard normal; e = σ_e·this, (7)
 
@@ -187,14 +203,14 @@ class LTADMMDP(Algorithm):
             return self._bridge_update(state, x_new, network, params)
         return self._bridge_sums_update(state, x_new, network, params)
 
-    def privacy(self, problem, network, params, steps):
-        """Per-agent ε over ``steps`` rounds: Theorem 2 (printed and corrected) and accountants.
+    def account(self, problem, network, params, steps, *, delta):
+        """Every noisy gradient of every local step, per-agent; Theorem 2 as paper curves.
 
         See :func:`jaxdp.algorithms.ltadmm_privacy.ltadmm_report`.
         """
         from jaxdp.algorithms.ltadmm_privacy import ltadmm_report
 
-        return ltadmm_report(self, problem, network, params, steps)
+        return ltadmm_report(self, problem, network, params, steps, delta=delta)
 
     # -- host-side helpers -------------------------------------------------------------------
     def validate(self, params, problem, network) -> None:
@@ -238,23 +254,30 @@ class LTADMMDP(Algorithm):
         """Edge exchange: ``z_ij⁺ = ½ z_ij − ½ (z_ji − 2ρ x_j⁺)`` (5b), (12b)."""
         msg = admm_messages(state.z, x_new, params.rho, network)  # m_{j→i} = z_ji − 2ρx_j⁺
         z_new = relaxed_bridge_update(state.z, msg, 0.5)  # (5b): the core's relaxed ADMM, a = ½
-        return LTADMMEdgeState(x=x_new, z=z_new, n_rows=state.n_rows), {"m": msg}
+        return LTADMMEdgeState(x=x_new, z=z_new, n_rows=state.n_rows, rows=state.rows), \
+            {"m": msg}
 
     def _bridge_sums_update(self, state, x_new, network, params):
-        """(12b) summed over each agent's edges (notes §7.2): the node sums y = AᵀZ, ỹ = AᵀPZ."""
+        """(12b) summed over each agent's edges: the node sums y = AᵀZ, ỹ = AᵀPZ."""
         rho_adj_x = params.rho * network.apply_A(x_new)  # ρ Ã X⁺
         y_new = 0.5 * (state.y - state.yt) + rho_adj_x  # y⁺ = ½(y − ỹ) + ρÃX⁺
         yt_new = 0.5 * (state.yt - state.y) + params.rho * network.degrees[:, None] * x_new  # ρDX⁺
         m_sum = state.yt - 2.0 * rho_adj_x  # Σ_j m_{j→i} = Σ_j z_ji − 2ρ Σ_j x_j⁺
-        return (LTADMMNodeState(x=x_new, y=y_new, yt=yt_new, n_rows=state.n_rows),
+        return (LTADMMNodeState(x=x_new, y=y_new, yt=yt_new, n_rows=state.n_rows,
+                                rows=state.rows),
                 {"m_sum": m_sum})
 
     def _perturbed_gradient(self, phi, batch, e, problem, params) -> AgentArray:
         """``g_i(φ) = μ g + σ_e e`` (7), with g the minibatch mean (6) or per-sample clipped."""
-        if self.clip == "soft":
+        if self.clip == "soft" and self.sampling == "fixed":
             clipped = soft_clip(problem.local_grads(phi, batch), params.zeta)  # μ g, (6)-(7)
+        elif self.clip == "soft":
+            clipped = soft_clip(per_sample_clipped_mean(problem, phi, batch, math.inf,
+                                                        sampling=self.sampling,
+                                                        batch_size=self.batch_size), params.zeta)
         else:
-            clipped = per_sample_clipped_mean(problem, phi, batch, params.zeta)
+            clipped = per_sample_clipped_mean(problem, phi, batch, params.zeta,
+                                              sampling=self.sampling, batch_size=self.batch_size)
         return clipped + per_agent(params.sigma_e, phi) * e  # (7)
 
 
@@ -270,8 +293,8 @@ class LTADMM(LTADMMDP):
     def default_params(self):
         return LTADMMDPParams(zeta=math.inf, sigma_e=0.0)
 
-    def privacy(self, problem, network, params, steps):
-        del problem, network, params, steps
+    def account(self, problem, network, params, steps, *, delta):
+        del problem, network, params, steps, delta
         return None
 
 
@@ -286,7 +309,8 @@ def draw_batches(key, n_rows: Array, batch_size: int, lead: tuple[int, ...] = ()
 
     Floyd's algorithm (Bentley & Floyd, "Programming pearls: a sample of brilliance", CACM 1987):
     for s = 0..b−1 with j = m_i − b + s, draw t uniform in {0..j} and keep t, or j if t was already
-    kept. Every b-subset is equally likely; O(b²) work instead of O(m) per draw.
+    kept. Every b-subset is equally likely; O(b²) work instead of O(m) per draw, in a
+    ``fori_loop`` so that the program's size does not grow with b.
 
     Args:
       key: a PRNG key.
@@ -299,16 +323,50 @@ def draw_batches(key, n_rows: Array, batch_size: int, lead: tuple[int, ...] = ()
     """
     n_rows = jnp.asarray(n_rows, jnp.int32)
     shape = tuple(lead) + n_rows.shape
-    chosen = []
-    for s in range(batch_size):  # static and short (b = 8 in the paper)
-        top = n_rows - batch_size + s  # j, (N,)
-        t = jax.random.randint(jax.random.fold_in(key, s), shape, 0,
-                               jnp.broadcast_to(top + 1, shape), dtype=jnp.int32)
-        taken = jnp.zeros(shape, bool)
-        for c in chosen:
-            taken = taken | (c == t)
-        chosen.append(jnp.where(taken, jnp.broadcast_to(top, shape), t))
-    return jnp.stack(chosen, axis=-1)
+
+    def pick(s, chosen):
+        top = jnp.broadcast_to(n_rows - batch_size + s, shape)  # j
+        t = jax.random.randint(jax.random.fold_in(key, s), shape, 0, top + 1, dtype=jnp.int32)
+        taken = jnp.any(chosen == t[..., None], axis=-1)  # unset slots hold −1
+        return chosen.at[..., s].set(jnp.where(taken, top, t))
+
+    return jax.lax.fori_loop(0, batch_size, pick, jnp.full(shape + (batch_size,), -1, jnp.int32))
+
+
+def draw_poisson(key, rows: Array, n_rows: Array, batch_size: int,
+                 lead: tuple[int, ...] = (), dtype=jnp.float32) -> Array:
+    """Poisson minibatches: every real row kept independently with probability q_i = b/m_i.
+
+    Args:
+      key: a PRNG key.
+      rows: ``(N, M)`` bool, the real rows of each agent's shard.
+      n_rows: ``(N,)`` int m_i ≥ ``batch_size``.
+      batch_size: b, the expected batch size (static).
+      lead: leading batch shape (static).
+
+    Returns:
+      ``lead + (N, M)`` inclusion weights in {0, 1} of ``dtype``.
+    """
+    shape = tuple(lead) + rows.shape
+    q = jnp.broadcast_to((batch_size / jnp.asarray(n_rows, dtype))[:, None], shape)
+    keep = (jax.random.uniform(key, shape, dtype) < q) & jnp.broadcast_to(rows, shape)
+    return keep.astype(dtype)
+
+
+def draw_minibatches(key, state, batch_size: int, sampling: str, lead=()) -> Array:
+    """``"fixed"``: :func:`draw_batches` row indices; ``"poisson"``: :func:`draw_poisson`
+    weights over all rows (``state`` holds ``n_rows`` and ``rows``)."""
+    if sampling == "fixed":
+        return draw_batches(key, state.n_rows, batch_size, lead)
+    return draw_poisson(key, state.rows, state.n_rows, batch_size, lead, state.x.dtype)
+
+
+def batch_rows(batch: Array, sampling: str) -> tuple[Array, Array | None]:
+    """``(row indices (N, B), weights (N, B) or None)`` of a drawn minibatch."""
+    if sampling == "fixed":
+        return batch, None
+    n, m = batch.shape
+    return jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), (n, m)), batch
 
 
 def per_sample_grads(problem, X: AgentArray, batch_idx: Array) -> Array:
@@ -328,18 +386,25 @@ def per_sample_grads(problem, X: AgentArray, batch_idx: Array) -> Array:
     return jax.vmap(agent)(X, problem.features, problem.labels, batch_idx)
 
 
-def per_sample_clipped_mean(problem, X: AgentArray, batch_idx: Array, clip,
-                            grads: Array | None = None) -> AgentArray:
-    """``(1/b) Σ_h clip(∇f_{i,h}(x_i), C_i)``: standard per-sample clipping (Abadi et al. 2016).
+def per_sample_clipped_mean(problem, X: AgentArray, batch: Array, clip,
+                            grads: Array | None = None, *, sampling: str = "fixed",
+                            batch_size: int | None = None) -> AgentArray:
+    """``(1/b) Σ_{h∈B} clip(∇f_{i,h}(x_i), C_i)``: per-sample clipping (Abadi et al. 2016).
 
-    ``clip`` is a scalar or ``(N,)`` (``inf``: no clipping); ``grads`` optionally gives the
-    ``(N, b, d)`` per-sample vectors to clip instead of the gradients at ``X``.
+    ``batch`` is a drawn minibatch (:func:`draw_minibatches`): ``"fixed"`` row indices (N, b), or
+    ``"poisson"`` weights (N, M) whose weighted sum is divided by the expected size
+    ``batch_size``. ``clip`` is a scalar or ``(N,)`` (``inf``: no clipping); ``grads`` optionally
+    gives the per-sample vectors (at the rows of :func:`batch_rows`) instead of the gradients at X.
     """
-    grads = per_sample_grads(problem, X, batch_idx) if grads is None else grads
+    idx, weights = batch_rows(batch, sampling)
+    grads = per_sample_grads(problem, X, idx) if grads is None else grads
     c = jnp.broadcast_to(per_agent(clip, grads[..., 0]), grads.shape[:-1])  # (N, b)
     infinite = jnp.isinf(c)
-    clipped = clip_by_norm(grads, jnp.where(infinite, 1.0, c))
-    return jnp.mean(jnp.where(infinite[..., None], grads, clipped), axis=1)
+    clipped = jnp.where(infinite[..., None], grads,
+                        clip_by_norm(grads, jnp.where(infinite, 1.0, c)))
+    if weights is None:
+        return jnp.mean(clipped, axis=1)
+    return jnp.einsum("nb,nbd->nd", weights.astype(clipped.dtype), clipped) / batch_size
 
 
 def soft_clip(g: AgentArray, zeta) -> AgentArray:
@@ -370,7 +435,7 @@ def check_minibatch(who: str, problem, batch_size: int) -> None:
 
 
 def paper_metrics(problem, models: AgentArray) -> dict:
-    """The paper's Fig. 1 metrics at the average model x̄ (notes §6.4, §7.5), each ``()``.
+    """The paper's Fig. 1 metrics at the average model x̄, each ``()``.
 
     ``grad_norm`` ‖∇F(x̄)‖ with F = (1/N) Σ_i f_i (the appendix's normalisation; the core's
     ``grad_norm_sq`` uses the sum); ``accuracy`` of sign(aᵀx̄) over every real training sample;
@@ -405,6 +470,7 @@ def _check_count(who: str, field: str, value) -> None:
 
 __all__ = [
     "CostModel", "LTADMM", "LTADMMDP", "LTADMMDPParams", "LTADMMEdgeState", "LTADMMNodeState",
-    "check_minibatch", "draw_batches", "paper_metrics", "per_sample_clipped_mean",
+    "SAMPLINGS", "batch_rows", "check_minibatch", "draw_batches", "draw_minibatches",
+    "draw_poisson", "paper_metrics", "per_sample_clipped_mean",
     "per_sample_grads", "sample_counts", "soft_clip",
 ]

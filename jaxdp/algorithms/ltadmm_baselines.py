@@ -2,8 +2,8 @@ r"""Paper 004's baselines, PORTER-DP and PriSMA, reconstructed (the paper gives 
 
 Paper 004 (LT-ADMM-DP, arXiv 2604.02558, §VI) compares against PORTER [13] and PriSMA [10] on a
 10-agent ring, giving only their hyperparameters and Table I's cost per iteration. The updates below
-follow notes ``papers/notes/004_commeff.md`` §3.3, which mark them **[NOT IN PAPER]**; every choice
-the notes leave open is a static option or a documented default, flagged here.
+are marked **[NOT IN PAPER]**; every choice the paper leaves open is a static option or a
+documented default, flagged here.
 
 **PORTER-DP** — B. Li & Y. Chi, "Convergence and privacy of decentralized nonconvex optimization
 with gradient clipping and communication compression", IEEE J-STSP 19(1) 2025, arXiv 2305.09896.
@@ -26,7 +26,7 @@ spends the first iteration computing Ĝ¹ = V¹ and keeps exactly one private re
 **PriSMA** — Y. Huang, J. Zhang & Q. Ling, "Differential privacy in distributed learning: beyond
 uniformly bounded stochastic gradients", AISTATS 2025, PMLR 258:3223-3231. Differentially private
 stochastic recursive momentum (STORM) with two clippings; the original is a client-server method,
-decentralised here by mixing the models over the ring (notes §3.3 template)::
+decentralised here by mixing the models over the ring::
 
     v_i⁰ = (1/b) Σ_h clip_{C1}(∇f_{i,h}(x_i⁰)) + σ0 ξ                                    (S1)
     v_i^t = (1−η) v_i^{t−1} + (1/b) Σ_h [η clip_{C1}(∇f_{i,h}(x_i^t))
@@ -38,9 +38,13 @@ Two gradients per iteration on the same minibatch (at x^t and x^{t−1}) and one
 noise a Gaussian mechanism with sensitivity (ηC1 + (1−η)C2)/b); combine-then-adapt mixing (S3); W
 the network's mixing matrix; b = 8.
 
-Privacy (both): Poisson-subsampled Gaussian releases, one per iteration, accounted per agent by
-:func:`jaxdp.algorithms.ltadmm_privacy.baseline_report`. How paper 004 matched σ = 0.103 (PORTER)
-and σ0 = 0.1794, σ1 = 0.0155 (PriSMA) to ε = 19.6 is not stated (notes §8 q.5).
+Privacy (both): one Gaussian release per iteration per agent, accounted by
+:func:`jaxdp.algorithms.ltadmm_privacy.baseline_report`: with ``sampling="fixed"`` (b distinct rows,
+divided by b) under replace-one with Δ = 2C/b (an added record displaces a batch member) and
+sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/m_i,
+the sum divided by b) under add/remove-one with Δ = C/b and Poisson amplification.
+How paper 004 matched σ = 0.103 (PORTER)
+and σ0 = 0.1794, σ1 = 0.0155 (PriSMA) to ε = 19.6 is not stated.
 
 Shapes: N agents, d model dimension, b minibatch rows.
 """
@@ -58,7 +62,10 @@ from jaxdp.algorithms._base import Algorithm, zeros_like_models
 from jaxdp.algorithms.ltadmm import (
     _check_count,
     check_minibatch,
-    draw_batches,
+    SAMPLINGS,
+    _check_choice,
+    batch_rows,
+    draw_minibatches,
     per_sample_clipped_mean,
     per_sample_grads,
     sample_counts,
@@ -93,6 +100,7 @@ class PORTERState:
     g_v: AgentArray  # (N, d) G_v^t, the tracker's compressed surrogate
     g_prev: AgentArray  # (N, d) Ĝ^t, the last private gradient
     n_rows: Array  # (N,) int32 m_i, constant
+    rows: Array  # (N, M) bool, constant: the real rows
 
 
 @chex.dataclass(frozen=True)
@@ -101,25 +109,31 @@ class PriSMAState:
     x_prev: AgentArray  # (N, d) x^{t−1} (x⁰ at t = 0)
     v: AgentArray  # (N, d) v^{t−1}, the momentum estimator
     n_rows: Array  # (N,) int32 m_i, constant
+    rows: Array  # (N, M) bool, constant: the real rows
 
 
 # -- algorithms ---------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class _Minibatched(Algorithm):
-    """Shared plumbing: a minibatch of ``batch_size`` rows and a standard normal draw per step."""
+    """Shared plumbing: a minibatch of ``batch_size`` rows (``sampling`` "fixed" | "poisson") and
+    a standard normal draw per step."""
 
     batch_size: int = 8
-    delta: float = 1e-4  # δ of the privacy report (paper 004 §VI)
+    sampling: str = "fixed"
+
+    models_covered: ClassVar[bool] = True
+    models_note: ClassVar[str] = ("the models are built from the released noisy gradients (or "
+                                  "momentum increments) and the neighbours' messages only: a "
+                                  "post-processing of the accounted releases")
 
     def __post_init__(self):
         _check_count(self.name, "batch_size", self.batch_size)
-        if not 0.0 < self.delta < 1.0:
-            raise ValueError(f"{self.name}: delta must be in (0, 1); got {self.delta!r}")
+        _check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
 
     def noise(self, key, state, params, k):
         del params, k
-        return {"batch": draw_batches(jax.random.fold_in(key, 0), state.n_rows,
-                                      self.batch_size),  # (N, b)
+        return {"batch": draw_minibatches(jax.random.fold_in(key, 0), state, self.batch_size,
+                                          self.sampling),  # (N, b) rows or (N, M) weights
                 "xi": gaussian(jax.random.fold_in(key, 1), state.x.shape, state.x.dtype)}
 
     def validate(self, params, problem, network) -> None:
@@ -131,22 +145,28 @@ class _Minibatched(Algorithm):
         """Gradient-step iterations per engine step: one."""
         return 1
 
-    def privacy(self, problem, network, params, steps):
+    def account(self, problem, network, params, steps, *, delta):
         """Per-agent ε of the reconstruction; see ``ltadmm_privacy.baseline_report``."""
         from jaxdp.algorithms.ltadmm_privacy import baseline_report
 
-        return baseline_report(self, problem, network, params, steps)
+        return baseline_report(self, problem, network, params, steps, delta=delta)
+
+    def _clipped_mean(self, problem, x, batch, clip, grads=None):
+        return per_sample_clipped_mean(problem, x, batch, clip, grads, sampling=self.sampling,
+                                       batch_size=self.batch_size)
 
 
 @dataclasses.dataclass(frozen=True)
 class PORTER(_Minibatched):
     """PORTER-DP (Li & Chi 2025): BEER gradient tracking on per-sample clipped noisy gradients.
 
-    Static: ``batch_size`` b, ``compress_k`` (0: identity compressor; k: keep each row's k
-    largest entries), ``delta``. See the module docstring for (P1)-(P5) and the flagged choices.
+    Static: ``batch_size`` b, ``sampling`` ("fixed" | "poisson"), ``compress_k`` (0: identity
+    compressor; k: keep each row's k largest entries).
+    See the module docstring for (P1)-(P5) and the flagged choices.
     """
 
     name: ClassVar[str] = "porter"
+    noise_field: ClassVar[str] = "sigma"
     params_type: ClassVar[type] = PORTERParams
     positive: ClassVar[tuple] = ("eta", "gamma", "clip")
     nonnegative: ClassVar[tuple] = ("sigma",)
@@ -162,7 +182,7 @@ class PORTER(_Minibatched):
         del key, params
         zero = zeros_like_models(problem, network)
         return PORTERState(x=zero, h=zero, v=zero, g_v=zero, g_prev=zero,
-                           n_rows=sample_counts(problem))
+                           n_rows=sample_counts(problem), rows=problem.mask > 0)
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -170,13 +190,13 @@ class PORTER(_Minibatched):
         x_new = state.x + gamma * (network.mix(state.h) - state.h) \
             - per_agent(params.eta, state.x) * state.v  # (P1)
         q_h = self._compress(x_new - state.h)  # (P2), sent
-        g_new = per_sample_clipped_mean(problem, x_new, noise["batch"], params.clip) \
+        g_new = self._clipped_mean(problem, x_new, noise["batch"], params.clip) \
             + per_agent(params.sigma, x_new) * noise["xi"]  # (P3)
         v_new = state.v + gamma * (network.mix(state.g_v) - state.g_v) \
             + g_new - state.g_prev  # (P4)
         q_v = self._compress(v_new - state.g_v)  # (P5), sent
         new = PORTERState(x=x_new, h=state.h + q_h, v=v_new, g_v=state.g_v + q_v, g_prev=g_new,
-                          n_rows=state.n_rows)
+                          n_rows=state.n_rows, rows=state.rows)
         return new, {"q_h": q_h, "q_v": q_v}
 
     def costs(self) -> tuple[int, int]:
@@ -195,7 +215,8 @@ class PORTER(_Minibatched):
 class PriSMA(_Minibatched):
     """PriSMA (Huang, Zhang & Ling 2025), decentralised: private STORM momentum plus mixing.
 
-    Static: ``batch_size`` b, ``delta``. See the module docstring for (S1)-(S3) and the choices.
+    Static: ``batch_size`` b, ``sampling`` ("fixed" | "poisson"). See the module docstring for (S1)-(S3)
+    and the choices.
     """
 
     name: ClassVar[str] = "prisma"
@@ -207,21 +228,24 @@ class PriSMA(_Minibatched):
     def init(self, key, problem, network, params):
         del key, params
         x0 = zeros_like_models(problem, network)
-        return PriSMAState(x=x0, x_prev=x0, v=jnp.zeros_like(x0), n_rows=sample_counts(problem))
+        return PriSMAState(x=x0, x_prev=x0, v=jnp.zeros_like(x0), n_rows=sample_counts(problem),
+                           rows=problem.mask > 0)
 
     def step(self, state, noise, problem, network, params, k):
         x, batch, xi = state.x, noise["batch"], noise["xi"]
-        g_now = per_sample_grads(problem, x, batch)  # (N, b, d) ∇f_{i,h}(x^t)
-        g_old = per_sample_grads(problem, state.x_prev, batch)  # same samples at x^{t−1}
-        fresh = per_sample_clipped_mean(problem, x, batch, params.clip1, grads=g_now)
-        diff = per_sample_clipped_mean(problem, x, batch, params.clip2, grads=g_now - g_old)
+        idx, _ = batch_rows(batch, self.sampling)
+        g_now = per_sample_grads(problem, x, idx)  # (N, b, d) ∇f_{i,h}(x^t)
+        g_old = per_sample_grads(problem, state.x_prev, idx)  # same samples at x^{t−1}
+        fresh = self._clipped_mean(problem, x, batch, params.clip1, grads=g_now)
+        diff = self._clipped_mean(problem, x, batch, params.clip2, grads=g_now - g_old)
         eta = per_agent(params.eta, x)
         v_first = fresh + per_agent(params.sigma0, x) * xi  # (S1)
         v_later = (1 - eta) * state.v + eta * fresh + (1 - eta) * diff \
             + per_agent(params.sigma1, x) * xi  # (S2)
         v_new = jnp.where(k == 0, v_first, v_later)
         x_new = network.mix(x) - per_agent(params.gamma, x) * v_new  # (S3)
-        return PriSMAState(x=x_new, x_prev=x, v=v_new, n_rows=state.n_rows), {"x": x}
+        return PriSMAState(x=x_new, x_prev=x, v=v_new, n_rows=state.n_rows, rows=state.rows), \
+            {"x": x}
 
     def costs(self) -> tuple[int, int]:
         """``(gradient evaluations, communication rounds)`` per iteration: Table I, 2t_g + t_c."""

@@ -6,34 +6,33 @@ r"""Privacy of paper 004's family: Theorem 2 printed and corrected, tight accoun
           = A + 2\sqrt{A L}, \qquad \alpha^\star = 1 + \sqrt{L/A}, \qquad
           \sigma_e = \frac{\zeta q \sqrt{2K\tau}}{\sqrt{\varepsilon + L} - \sqrt{L}}
 
-Erratum (notes §4.4): the paper's "ε = 19.6" at its settings (K = 4000, τ = 4, ζ = 1, b = 8,
-m = 1000, σ_e = 0.5, δ = 1e-4) is (9) with L = log₁₀(1/δ) = 4 (19.64); the RDP-to-DP conversion
-(Lemma 1, Mironov 2017 Prop. 3) needs the natural log, which gives 25.56. Both are exposed
-(``log_base=10`` is the printed number, the default ``None`` the natural log).
+Erratum: the paper's "ε = 19.6" at its settings (K = 4000, τ = 4, ζ = 1, b = 8, m = 1000,
+σ_e = 0.5, δ = 1e-4) is (9) with L = log₁₀(1/δ) = 4 (19.64); the RDP-to-DP conversion (Lemma 1,
+Mironov 2017 Prop. 3) needs the natural log, which gives 25.56. Both are paper curves of the report
+(:data:`~jaxdp.privacy.PAPER_PRINTED`, :data:`~jaxdp.privacy.PAPER_CORRECTED`), never the guarantee:
+(9) is the small-q asymptotic q²·α(2ζ)²/(2σ_e²) of the Poisson-subsampled Gaussian RDP, used far
+outside its regime (noise multiplier σ_e/(2ζ) = 0.25), and it assumes Poisson sampling while
+Algorithm 1 draws fixed-size batches.
 
-Beyond the erratum (notes §4.5): (9) is the small-q asymptotic q²·α(2ζ)²/(2σ_e²) of the subsampled
-Gaussian RDP, used far outside its regime (noise multiplier σ_e/(2ζ) = 0.25). The tight accountants
-here give ε in the hundreds at the paper's settings:
+**The guarantee** (per agent, every noisy gradient of every local step accounted; the messages,
+the hidden z, x and φ are post-processing of them and of the received messages, so adaptive
+composition applies — no hidden state carries data that is not in an accounted release):
 
-* ``"rdp"`` / ``"pld"``: dp-accounting (via the core's :func:`~jaxdp.privacy.rdp_epsilon` and
-  :func:`~jaxdp.privacy.pld_epsilon`), **Poisson** subsampling with rate q = b/m_i under
-  add/remove-one adjacency. The algorithms sample fixed-size batches without replacement; we account
-  them as Poisson(q) — the convention of DP-SGD practice, exact only for Poisson sampling.
-* ``"rdp_wor"``: dp-accounting's RDP of the Gaussian under **sampling without replacement** (the
-  algorithms' actual sampling) and replace-one adjacency (Wang, Balle & Kasiviswanathan 2019,
-  Thm 27, the bound the paper cites) — a valid upper bound for the mechanism as run, not tight.
+* ``sampling="fixed"`` (Alg. 1 l.6: b distinct rows, divided by b): relation ``replace_record``.
+  An added record displaces a batch member, so per-sample clipping at C moves the mean by 2C/b.
+  Accounted by dp-accounting's RDP of the Gaussian sampled without replacement (Wang, Balle &
+  Kasiviswanathan 2019, Thm 27) and zCDP without amplification; dp-accounting has no PLD for it.
+* ``sampling="poisson"`` (each row kept with probability q = b/m_i, sum divided by b): relation
+  ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD.
 
-Sensitivities (ℓ2, per release): LT-ADMM-DP's soft clip bounds the minibatch mean inside the ζ-ball,
-so Δ = 2ζ under either adjacency (the paper's own Δ, Thm 2 proof); per-sample clipping to C with a
-fixed divisor b gives C/b (add/remove) or 2C/b (replace-one). PORTER releases one per-sample
-clipped gradient per iteration (Δ from C); PriSMA releases v⁰ (Δ from C1) then one momentum
-increment per iteration whose data term is η·clip_{C1} + (1−η)·clip_{C2} per sample (Δ from
-ηC1 + (1−η)C2). Everything is per agent (local DP of each agent's dataset against an observer of its
-messages); the models and messages are post-processing.
+The soft clip bounds the minibatch mean inside the ζ-ball, so Δ = 2ζ under either relation. PORTER
+releases one per-sample clipped gradient per iteration (C); PriSMA releases v⁰ (C1) then one
+momentum increment per iteration whose data term is η·clip_{C1} + (1−η)·clip_{C2} per sample.
 
-Calibration (:func:`calibrate_noise`) scales an algorithm's noise fields by one factor until the
-worst agent meets a target ε, by any method; for LT-ADMM-DP and the theorem the inverse is closed
-form (:func:`theorem2_sigma`).
+One formula for the report and the differentiable calibration: :func:`zcdp_epsilon` /
+:func:`zcdp_sigma` (numpy or jnp; the report's ``"zcdp"`` curve) with
+:func:`release_sensitivity`; :func:`epsilon` / :func:`calibrate_noise` give the report's guarantee
+(host, dp-accounting) for any method.
 """
 from __future__ import annotations
 
@@ -43,22 +42,24 @@ import math
 import numpy as np
 
 from jaxdp.privacy import (
-    DEFAULT_ORDERS,
+    PAPER_CORRECTED,
+    PAPER_PRINTED,
+    Assumption,
     PrivacyEvents,
     PrivacyReport,
+    closed_form_curve,
     default_steps,
     pld_epsilon,
     rdp_epsilon,
 )
 
-METHODS = ("theorem", "theorem_log10", "rdp", "pld", "rdp_wor")
-ADJACENCIES = ("add_remove", "replace_one")
+METHODS = ("guarantee", "zcdp", "rdp", "pld", "paper_printed", "paper_corrected")
 NOISE_FIELDS = {"lt_admm_dp": ("sigma_e",), "porter": ("sigma",), "prisma": ("sigma0", "sigma1")}
 CLIP_FIELDS = {"lt_admm_dp": ("zeta",), "porter": ("clip",), "prisma": ("clip1", "clip2")}
 
 _THEOREM_NOTE = ("paper 004 Theorem 2, eq. (9): ε = A + 2√(A·L), A = 2Kτζ²q²/σ_e², q = b/m_i, "
                  "{which}; a small-q asymptotic RDP bound outside its regime at noise multiplier "
-                 "σ_e/(2ζ) < 1 (notes §4.5), not a valid guarantee there")
+                 "σ_e/(2ζ) < 1, not a valid guarantee there")
 
 
 # -- Theorem 2 (closed form) ---------------------------------------------------------------------
@@ -134,57 +135,88 @@ def moments_accountant_sigma(epsilon, delta, steps, clip, n_rows, *, c=8.0, log_
 
 
 # -- release declarations ------------------------------------------------------------------------
-def privacy_events(algorithm, problem, params, steps: int, *,
-                   adjacency: str = "add_remove") -> PrivacyEvents:
-    """Every agent's Gaussian releases over ``steps`` engine steps, with Poisson rate q = b/m_i.
+def relation(algorithm) -> str:
+    """The neighbouring relation the algorithm's sampling is accounted under: fixed-size batches
+    without replacement → ``"replace_record"``; Poisson batches → ``"add_remove_record"``."""
+    return "replace_record" if algorithm.sampling == "fixed" else "add_remove_record"
+
+
+def record_weight(algorithm) -> float:
+    """How many per-sample clipping norms (over b) one neighbouring record moves a batch mean by:
+    2 under replace-one (the new record's clipped term replaces another's, in opposite directions
+    at worst), 1 under add/remove-one (Poisson: the sum gains or loses one clipped term)."""
+    return 2.0 if relation(algorithm) == "replace_record" else 1.0
+
+
+def release_sensitivity(algorithm, params, n_agents: int, xp=np):
+    """``(N, K)``-broadcastable ℓ2 sensitivity of one release, per agent (``xp``: numpy or jnp).
+
+    LT-ADMM-DP soft clip: 2ζ (the clipped mean lies in the open ζ-ball, whatever the batch);
+    per-sample clip at C: ``record_weight·C/b``. PORTER: ``record_weight·C/b``. PriSMA: v⁰ from
+    C1, then the increments from ``η C1 + (1−η) C2`` per sample (both over b). Returns ``(N, 1)``,
+    or ``(N, 2)`` for PriSMA (first release, later releases).
+    """
+    v = {k: xp.broadcast_to(xp.asarray(val), (n_agents,))[:, None] for k, val in params.items()}
+    per = record_weight(algorithm) / algorithm.batch_size
+    if algorithm.name == "lt_admm_dp":
+        return 2.0 * v["zeta"] if algorithm.clip == "soft" else per * v["zeta"]
+    if algorithm.name == "porter":
+        return per * v["clip"]
+    data = v["eta"] * v["clip1"] + (1.0 - v["eta"]) * v["clip2"]
+    return per * xp.concatenate([v["clip1"], data], axis=1)
+
+
+def releases_per_step(algorithm) -> int:
+    """Gaussian releases per engine step: τ noisy gradients per LT-ADMM-DP round, else 1."""
+    return algorithm.local_steps if algorithm.name == "lt_admm_dp" else 1
+
+
+def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
+    """Every agent's Gaussian releases over ``steps`` engine steps, with their sampling scheme.
 
     PORTER and PriSMA release once per iteration. LT-ADMM-DP releases once per *local step*, τ per
     round: its events are indexed by local step (``steps·τ`` releases; release ``t`` belongs to
-    round ``t // τ``), which lets the accountants group the identical releases into one
-    composition.
-
-    Args:
-      algorithm: an ``LTADMMDP``, ``PORTER`` or ``PriSMA``.
-      problem: the problem (for m_i).
-      params: the algorithm's Params.
-      steps: engine steps (LT-ADMM-DP rounds K; baseline iterations T).
-      adjacency: ``"add_remove"`` or ``"replace_one"`` (doubles per-sample sensitivities).
+    round ``t // τ``). ``sampling="fixed"`` batches are declared ``"without_replacement"`` (b of
+    m_i rows, replace-one sensitivities); ``sampling="poisson"`` batches ``"poisson"`` with rate
+    q = b/m_i (add/remove-one sensitivities). See :func:`release_sensitivity`.
 
     Raises:
-      ValueError: an unknown algorithm or adjacency, a zero noise scale or an infinite clipping
-        threshold (no finite ε: the algorithm is not private).
+      ValueError: an unknown algorithm, a zero noise scale or an infinite clipping threshold (no
+        finite ε: the algorithm is not private).
     """
-    if adjacency not in ADJACENCIES:
-        raise ValueError(f"adjacency must be one of {ADJACENCIES}; got {adjacency!r}")
     if algorithm.name not in NOISE_FIELDS:
         raise ValueError(f"no privacy declaration for algorithm {algorithm.name!r}; known: "
                          f"{sorted(NOISE_FIELDS)}")
     n = problem.n_agents
     _check_private(algorithm, params, n)
-    rows = np.sum(np.asarray(problem.mask) > 0, axis=1).astype(np.float64)
-    q = (algorithm.batch_size / rows)[:, None]  # (N, 1)
-    per_sample = 1.0 if adjacency == "add_remove" else 2.0  # one sample's weight in a mean of b
-
-    def stream(sensitivity, scale, what, releases=steps):
-        return PrivacyEvents.from_schedule("gaussian", sensitivity, scale, n, releases,
-                                           sampling_rate=q, description=what)
-
+    rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
+    fixed = algorithm.sampling == "fixed"
+    releases = steps * releases_per_step(algorithm)
+    sens = release_sensitivity(algorithm, params, n)
     v = {k: np.broadcast_to(np.asarray(val, np.float64), (n,))[:, None]
          for k, val in params.items()}
-    b = algorithm.batch_size
-    if algorithm.name == "lt_admm_dp":
-        delta_1 = 2.0 * v["zeta"] if algorithm.clip == "soft" else per_sample * v["zeta"] / b
-        return stream(delta_1, v["sigma_e"], f"every local step ({algorithm.local_steps} per "
-                      f"round): {algorithm.clip}-clipped minibatch mean + N(0, σ_e²)",
-                      releases=steps * algorithm.local_steps)
-    if algorithm.name == "porter":
-        return stream(per_sample * v["clip"] / b, v["sigma"],
-                      "PORTER-DP gradient (P3): per-sample clipped mean + N(0, σ²)")
-    first = np.arange(steps)[None, :] == 0  # (1, K): v⁰ at step 0, increments after
-    data = v["eta"] * v["clip1"] + (1.0 - v["eta"]) * v["clip2"]
-    return stream(per_sample * np.where(first, v["clip1"], data) / b,
-                  np.where(first, v["sigma0"], v["sigma1"]),
-                  "PriSMA momentum (S1)/(S2): per-sample clipped terms + N(0, σ0²) / N(0, σ1²)")
+    if algorithm.name == "prisma":
+        first = np.arange(steps)[None, :] == 0  # (1, K): v⁰ at step 0, increments after
+        sens = np.where(first, sens[:, :1], sens[:, 1:])
+        scale = np.where(first, v["sigma0"], v["sigma1"])
+    else:
+        scale = v[NOISE_FIELDS[algorithm.name][0]]
+    return PrivacyEvents.from_schedule(
+        "gaussian", sens, scale, n, releases, sampling_rate=(algorithm.batch_size / rows)[:, None],
+        description=_DESCRIPTIONS[algorithm.name].format(tau=releases_per_step(algorithm),
+                                                         clip=getattr(algorithm, "clip", "")),
+        sampling="without_replacement" if fixed else "poisson",
+        dataset_size=rows if fixed else None)
+
+
+_DESCRIPTIONS = {
+    "lt_admm_dp": "agent i's noisy gradient at every local step ({tau} per round): "
+                  "{clip}-clipped minibatch mean + N(0, σ_e² I)",
+    "porter": "agent i's PORTER-DP gradient Ĝ_i (P3): per-sample clipped minibatch mean "
+              "+ N(0, σ²I)",
+    "prisma": "agent i's momentum term (S1)/(S2): per-sample clipped minibatch terms + N(0, σ0²I) "
+              "at t = 0, N(0, σ1²I) after",
+}
 
 
 def _check_private(algorithm, params, n: int) -> None:
@@ -199,88 +231,75 @@ def _check_private(algorithm, params, n: int) -> None:
                              "(no finite ε)")
 
 
-# -- accountants ----------------------------------------------------------------------------------
-def wor_epsilon(events: PrivacyEvents, n_rows, batch_size: int, delta: float,
-                orders=None) -> np.ndarray:
-    """Per-agent ε under sampling without replacement and replace-one adjacency (RDP).
+# -- one formula for the report and for calibration ---------------------------------------------
+def zcdp_epsilon(releases, sensitivity, sigma, delta, xp=np):
+    """ε of ``releases`` Gaussian releases of sensitivity Δ and noise σ by zCDP (no amplification):
+    ``ρ = releases·Δ²/(2σ²)``, ``ε = ρ + 2√(ρ ln(1/δ))`` (Bun & Steinke 2016, Prop. 1.6, 1.3).
 
-    Each Gaussian release becomes a dp-accounting ``SampledWithoutReplacementDpEvent`` (a batch of
-    ``batch_size`` of the agent's ``m_i`` rows; Wang et al. 2019, Thm 27), composed by an
-    ``RdpAccountant`` with ``REPLACE_ONE`` neighbours. ``events`` must hold replace-one
-    sensitivities (``privacy_events(..., adjacency="replace_one")``).
-
-    Returns:
-      ``(N,)`` final ε.
+    The report's ``"zcdp"`` curve for a constant schedule (tested equal); ``xp`` is ``numpy`` or
+    ``jax.numpy`` (differentiable in σ).
     """
-    import dp_accounting as dpa
-
-    orders = DEFAULT_ORDERS if orders is None else np.asarray(orders, np.float64)
-    rows = np.broadcast_to(np.asarray(n_rows), (events.n_agents,)).astype(int)
-    cache, out = {}, np.empty(events.n_agents)
-    for i in range(events.n_agents):
-        groups = {}
-        for s in events.streams:
-            for log_mu in s.log_ratio[i][np.isfinite(s.log_ratio[i])]:
-                groups[round(float(log_mu), 12)] = groups.get(round(float(log_mu), 12), 0) + 1
-        key = (int(rows[i]), tuple(sorted(groups.items())))
-        if key not in cache:
-            acc = dpa.rdp.RdpAccountant(orders=orders,
-                                        neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
-            acc.compose(dpa.ComposedDpEvent([
-                dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(
-                    int(rows[i]), batch_size, dpa.GaussianDpEvent(math.exp(-log_mu))), count)
-                for log_mu, count in groups.items()]))
-            cache[key] = acc.get_epsilon(delta)
-        out[i] = cache[key]
-    return out
+    rho = releases * (sensitivity / sigma) ** 2 / 2.0
+    return rho + 2.0 * xp.sqrt(rho * math.log(1.0 / delta))
 
 
-def epsilon(algorithm, problem, params, steps: int, method: str = "rdp", *,
-            delta: float | None = None) -> np.ndarray:
+def zcdp_sigma(epsilon, releases, sensitivity, delta, xp=np):
+    """σ with :func:`zcdp_epsilon` = ``epsilon``: ``Δ√(releases/(2ρ))``, ``√ρ = √(ε+L) − √L``."""
+    big_l = math.log(1.0 / delta)
+    root_rho = xp.sqrt(epsilon + big_l) - math.sqrt(big_l)
+    return sensitivity * xp.sqrt(releases / 2.0) / root_rho
+
+
+def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *,
+            delta: float) -> np.ndarray:
     """Per-agent final ε of ``algorithm`` after ``steps`` engine steps by one method.
 
     Args:
       algorithm, problem, params, steps: as :func:`privacy_events`.
-      method: ``"theorem"`` (Theorem 2 with ln, LT-ADMM-DP with soft clipping only),
-        ``"theorem_log10"`` (as printed), ``"rdp"``, ``"pld"`` (Poisson, add/remove) or
-        ``"rdp_wor"`` (without replacement, replace-one).
-      delta: δ; default the algorithm's ``delta``.
+      method: ``"guarantee"`` (the report's: the minimum of its sound curves), ``"zcdp"``,
+        ``"rdp"``, ``"pld"`` (Poisson sampling only), or Theorem 2 (LT-ADMM-DP with the soft clip):
+        ``"paper_printed"`` (log₁₀) or ``"paper_corrected"`` (ln).
+      delta: δ in (0, 1).
 
     Returns:
       ``(N,)`` float64 ε.
 
     Raises:
-      ValueError: an unknown method, or a theorem method for an algorithm it does not cover.
+      ValueError: an unknown method, a theorem method for an algorithm it does not cover, or a
+        method that does not support the sampling.
     """
-    delta = algorithm.delta if delta is None else delta
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")
-    rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
-    if method.startswith("theorem"):
-        if algorithm.name != "lt_admm_dp" or algorithm.clip != "soft":
-            raise ValueError(f"Theorem 2 covers LT-ADMM-DP with clip='soft' only; got "
-                             f"{algorithm.name} (clip={getattr(algorithm, 'clip', None)!r})")
-        _check_private(algorithm, params, problem.n_agents)
-        n = problem.n_agents
-        return np.broadcast_to(theorem2_epsilon(
-            steps, algorithm.local_steps, params.zeta, algorithm.batch_size, rows,
-            params.sigma_e, delta, log_base=10 if method == "theorem_log10" else None), (n,))
-    if method == "rdp_wor":
-        events = privacy_events(algorithm, problem, params, steps, adjacency="replace_one")
-        return wor_epsilon(events, rows, algorithm.batch_size, delta)
+    if method.startswith("paper"):
+        return _theorem2(algorithm, problem, params, steps, delta, method)
     events = privacy_events(algorithm, problem, params, steps)
     if method == "rdp":
         return rdp_epsilon(events, delta)
-    return pld_epsilon(events, delta, 1e-3)
+    if method == "pld":
+        return pld_epsilon(events, delta, 1e-3)
+    if method == "zcdp":
+        return closed_form_curve(events, delta)[1][:, -1]
+    return np.minimum(rdp_epsilon(events, delta), closed_form_curve(events, delta)[1][:, -1])
+
+
+def _theorem2(algorithm, problem, params, steps, delta, method) -> np.ndarray:
+    if algorithm.name != "lt_admm_dp" or algorithm.clip != "soft":
+        raise ValueError(f"Theorem 2 covers LT-ADMM-DP with clip='soft' only; got "
+                         f"{algorithm.name} (clip={getattr(algorithm, 'clip', None)!r})")
+    _check_private(algorithm, params, problem.n_agents)
+    rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
+    return np.broadcast_to(theorem2_epsilon(
+        steps, algorithm.local_steps, params.zeta, algorithm.batch_size, rows, params.sigma_e,
+        delta, log_base=10 if method == "paper_printed" else None), (problem.n_agents,))
 
 
 def calibrate_noise(algorithm, problem, params, steps: int, target_epsilon: float,
-                    method: str = "rdp", *, delta: float | None = None, rtol: float = 1e-6):
+                    method: str = "guarantee", *, delta: float, rtol: float = 1e-6):
     """``params`` with every noise field scaled by one factor so the worst agent's ε = target.
 
     Noise fields: LT-ADMM-DP σ_e; PORTER σ; PriSMA σ0 and σ1 (their ratio is kept). Brent's
-    method on the log of the factor; the result meets the target (``ε ≤ target``). The theorem
-    methods (LT-ADMM-DP only) use the closed form :func:`theorem2_sigma` instead.
+    method on the log of the factor; the result meets the target (``ε ≤ target``). Theorem 2
+    (LT-ADMM-DP only) uses the closed form :func:`theorem2_sigma` instead.
 
     Returns:
       A new Params (same type).
@@ -291,13 +310,12 @@ def calibrate_noise(algorithm, problem, params, steps: int, target_epsilon: floa
     if not target_epsilon > 0:
         raise ValueError(f"target_epsilon must be > 0; got {target_epsilon!r}")
     fields = NOISE_FIELDS[algorithm.name] if algorithm.name in NOISE_FIELDS else ()
-    if method.startswith("theorem"):
+    if method.startswith("paper"):
         epsilon(algorithm, problem, params, steps, method, delta=delta)  # checks applicability
         rows = np.sum(np.asarray(problem.mask) > 0, axis=1).min()  # worst agent: smallest m_i
         sigma = theorem2_sigma(target_epsilon, steps, algorithm.local_steps,
                                np.max(np.asarray(params.zeta)), algorithm.batch_size, rows,
-                               algorithm.delta if delta is None else delta,
-                               log_base=10 if method == "theorem_log10" else None)
+                               delta, log_base=10 if method == "paper_printed" else None)
         return params.replace(sigma_e=float(sigma))
 
     def worst(factor):
@@ -331,15 +349,56 @@ def _solve_decreasing(f, target: float, rtol: float) -> float:
 
 
 # -- the algorithms' privacy reports --------------------------------------------------------------
-def ltadmm_report(algorithm, problem, network, params, steps: int) -> PrivacyReport:
-    """LT-ADMM-DP's report at ≤ 20 rounds: ``zcdp`` (no amplification), ``rdp`` (Poisson) and, for
-    the soft clip, Theorem 2 as printed (``"theorem"``, log₁₀) and corrected
-    (``"theorem_corrected"``, ln). Its ``events`` are indexed by local step."""
+def _contract(algorithm) -> dict:
+    """Relation, what is released, and the (enforced) clipping assumption of the family."""
+    fixed = algorithm.sampling == "fixed"
+    how = ("fixed-size minibatches of b rows without replacement: a replaced record changes at "
+           "most one batch member (sampled without replacement, replace-one; RDP of Wang, Balle & "
+           "Kasiviswanathan 2019)" if fixed else
+           "Poisson minibatches (each row with probability b/m_i, the sum divided by b): an added "
+           "or removed record changes one term (Poisson subsampling, add/remove-one)")
+    if algorithm.name == "lt_admm_dp" and algorithm.clip == "soft":
+        clip = Assumption("the soft-clipped minibatch mean ζ/(ζ+‖g‖)·g lies in the ζ-ball, so any "
+                          "two batches give Δ ≤ 2ζ", enforced=True, how="soft clip (7) at ζ")
+    else:
+        field = {"lt_admm_dp": "ζ", "porter": "C", "prisma": "C1, C2"}[algorithm.name]
+        clip = Assumption(f"every per-sample term is clipped to norm ≤ {field}, so one record "
+                          f"moves the batch sum by ≤ {'2' if fixed else '1'}×{field} (÷ b)",
+                          enforced=True, how=f"per-sample clip_by_norm at {field}")
+    released = {
+        "lt_admm_dp": "every edge message z_ij − 2ρx_i⁺ of every round, to i's neighbours; it is "
+                      "a post-processing of agent i's noisy gradients (accounted, all τ per round) "
+                      "and received messages",
+        "porter": "agent i's C(X⁺ − H) and C(V⁺ − G_v) at every iteration, to its neighbours; "
+                  "post-processing of its noisy gradients Ĝ_i (accounted) and received messages",
+        "prisma": "agent i's x^t at every iteration, to its neighbours; post-processing of its "
+                  "noisy momentum terms (accounted) and received models",
+    }[algorithm.name]
+    sampling = Assumption("minibatches are drawn as stated, independently of the data", True, how)
+    return {"relation": relation(algorithm), "released": released,
+            "assumptions": (clip, sampling)}
+
+
+def _methods(algorithm, problem) -> tuple[str, ...]:
+    """zCDP (no amplification) and RDP; PLD too for Poisson batches or full batches (b = m_i for
+    every agent: plain Gaussian releases) — dp-accounting has no PLD for sampling without
+    replacement."""
+    rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
+    full = bool(np.all(rows == algorithm.batch_size))
+    return ("closed_form", "rdp") + (("pld",) if algorithm.sampling == "poisson" or full else ())
+
+
+def ltadmm_report(algorithm, problem, network, params, steps: int, *,
+                  delta: float) -> PrivacyReport:
+    """LT-ADMM-DP's report at ≤ 20 rounds: the guarantee from every noisy gradient (τ per round;
+    the messages are their post-processing, so adaptive composition applies), and for the soft
+    clip Theorem 2 as printed (log₁₀) and corrected (ln) as paper curves."""
     del network
     events = privacy_events(algorithm, problem, params, steps)  # indexed by local step
     rounds = default_steps(steps, 20)
-    report = PrivacyReport.from_events(events, algorithm.delta, methods=("closed_form", "rdp"),
-                                       at_steps=rounds * algorithm.local_steps)
+    report = PrivacyReport.from_events(events, delta, methods=_methods(algorithm, problem),
+                                       at_steps=rounds * algorithm.local_steps,
+                                       **_contract(algorithm))
     report = dataclasses.replace(report, steps=rounds)  # report per round
     if algorithm.clip != "soft":
         return report
@@ -347,25 +406,29 @@ def ltadmm_report(algorithm, problem, network, params, steps: int) -> PrivacyRep
     rows = np.sum(np.asarray(problem.mask) > 0, axis=1)[:, None]
     per = {k: np.broadcast_to(np.asarray(params[k], np.float64), (n,))[:, None]
            for k in ("zeta", "sigma_e")}
-    for name, base, which in (("theorem", 10, "L = log₁₀(1/δ): the paper's printed ε (erratum)"),
-                              ("theorem_corrected", None, "L = ln(1/δ), the correct conversion")):
+    for name, base, which in ((PAPER_PRINTED, 10, "L = log₁₀(1/δ): the paper's printed ε "
+                               "(erratum)"),
+                              (PAPER_CORRECTED, None, "L = ln(1/δ), the correct conversion")):
         curve = theorem2_epsilon(report.steps[None, :], algorithm.local_steps, per["zeta"],
-                                 algorithm.batch_size, rows, per["sigma_e"], algorithm.delta,
+                                 algorithm.batch_size, rows, per["sigma_e"], delta,
                                  log_base=base)
         report = report.with_curve(name, curve, _THEOREM_NOTE.format(which=which))
     return report
 
 
-def baseline_report(algorithm, problem, network, params, steps: int) -> PrivacyReport:
-    """PORTER's or PriSMA's report: ``zcdp`` (no amplification) and ``rdp`` (Poisson, add/remove)
-    of the reconstruction's releases (see :func:`privacy_events`)."""
+def baseline_report(algorithm, problem, network, params, steps: int, *,
+                    delta: float) -> PrivacyReport:
+    """PORTER's or PriSMA's report: zCDP (no amplification), RDP (and PLD for Poisson batches) of
+    the noisy gradients / momentum terms, under the relation of the sampling."""
     del network
     events = privacy_events(algorithm, problem, params, steps)
-    return PrivacyReport.from_events(events, algorithm.delta, methods=("closed_form", "rdp"))
+    return PrivacyReport.from_events(events, delta, methods=_methods(algorithm, problem),
+                                     **_contract(algorithm))
 
 
 __all__ = [
-    "ADJACENCIES", "METHODS", "NOISE_FIELDS", "baseline_report", "calibrate_noise", "epsilon",
-    "ltadmm_report", "moments_accountant_sigma", "privacy_events", "theorem2_a",
-    "theorem2_epsilon", "theorem2_order", "theorem2_sigma", "wor_epsilon",
+    "CLIP_FIELDS", "METHODS", "NOISE_FIELDS", "baseline_report", "calibrate_noise", "epsilon",
+    "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
+    "release_sensitivity", "releases_per_step", "theorem2_a", "theorem2_epsilon",
+    "theorem2_order", "theorem2_sigma", "zcdp_epsilon", "zcdp_sigma",
 ]

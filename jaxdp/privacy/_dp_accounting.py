@@ -1,12 +1,17 @@
 """Tight accountants for :class:`PrivacyEvents` through Google's ``dp-accounting`` (host, numpy).
 
 Each agent's releases become a ``ComposedDpEvent`` of ``LaplaceDpEvent`` / ``GaussianDpEvent``
-(wrapped in ``PoissonSampledDpEvent`` when ``sampling_rate < 1``), composed by a ``PLDAccountant``
+(wrapped in ``PoissonSampledDpEvent`` when ``sampling_rate < 1`` and ``sampling == "poisson"``, in
+``SampledWithoutReplacementDpEvent`` when ``sampling == "without_replacement"``), composed by a
+``PLDAccountant``
 (privacy loss distributions; Meiser & Mohammadi 2018, Koskela et al. 2020, Doroshenko et al.
 2022) or an ``RdpAccountant`` (Mironov 2017). dp-accounting's ``noise_multiplier`` is the noise
 scale relative to a sensitivity of 1 (ℓ1 for Laplace, ℓ2 for Gaussian), so a release is passed with
-``noise_multiplier = scale / Δ``. Its default adjacency, add-or-remove-one, is used; it only matters
-for subsampled releases.
+``noise_multiplier = scale / Δ``. The neighbouring relation only matters for subsampled releases:
+Poisson sampling is accounted under add-or-remove-one, fixed-size sampling without replacement under
+replace-one (dp-accounting's ``RdpAccountant`` only: Wang, Balle & Kasiviswanathan 2019, Thm 27;
+its PLD accountant has no such event, and :func:`pld_epsilon` rejects those events). The two schemes
+cannot be mixed in one accountant.
 
 Work is shared where it is exact: agents with identical schedules are accounted once; releases with
 equal ``(scale/Δ, q)`` inside a stretch between two reported steps are one ``SelfComposedDpEvent``
@@ -16,6 +21,8 @@ Gaussian mechanisms compose into a Gaussian mechanism (Dong, Roth & Su 2019, Cor
 """
 from __future__ import annotations
 
+import contextlib
+import logging
 import warnings
 from collections.abc import Callable, Sequence
 
@@ -25,7 +32,8 @@ from jaxdp.privacy._closed_form import DEFAULT_ORDERS, closed_form_curve
 from jaxdp.privacy._events import PrivacyEvents
 
 _MAX_LOG_MU = 350.0
-_Row = list[tuple[str, np.ndarray, np.ndarray]]  # per stream: (mechanism, log(Δ/scale), q), (K,)
+_Row = list[tuple[str, np.ndarray, np.ndarray, int]]  # per stream: (mechanism, log(Δ/scale), q,
+#                                                       m_i for sampling without replacement or 0)
 
 
 def check_delta(delta: float) -> float:
@@ -49,15 +57,44 @@ def check_steps(at_steps: Sequence[int] | None, steps: int) -> np.ndarray:
     return at
 
 
+def _sizes(stream: PrivacyEvents) -> np.ndarray:
+    """``(N,)`` dataset sizes of a without-replacement stream, zeros for a Poisson one."""
+    if stream.sampling == "without_replacement":
+        return stream.dataset_size.astype(np.float64)
+    return np.zeros(stream.n_agents)
+
+
+def _subsampled(stream: PrivacyEvents) -> bool:
+    """Whether some release of ``stream`` is subsampled (``0 < q < 1`` with ``Δ > 0``)."""
+    return bool(np.any((stream.sampling_rate < 1) & (stream.sampling_rate > 0)
+                       & (stream.sensitivity > 0)))
+
+
+def relation_of(events: PrivacyEvents) -> str:
+    """The dp-accounting relation the subsampled streams of ``events`` need: ``"add_remove"``
+    (Poisson, or no subsampling) or ``"replace_one"`` (sampling without replacement).
+
+    Raises:
+      ValueError: subsampled streams of both schemes (no single relation covers them).
+    """
+    schemes = {s.sampling for s in events.streams if _subsampled(s)}
+    if len(schemes) > 1:
+        raise ValueError("events mix Poisson-subsampled (add/remove-one) and without-replacement "
+                         "(replace-one) releases; no accountant composes them under one relation")
+    return "replace_one" if schemes == {"without_replacement"} else "add_remove"
+
+
 def _unique_rows(table) -> tuple[np.ndarray, np.ndarray]:
     """Indices of agents with distinct schedules, and each agent's index into them."""
-    key = np.concatenate([np.concatenate([log_mu, q], axis=1) for _, log_mu, q in table], axis=1)
+    key = np.concatenate([np.concatenate([log_mu, q, m[:, None]], axis=1)
+                          for _, log_mu, q, m in table], axis=1)
     _, first, inverse = np.unique(key, axis=0, return_index=True, return_inverse=True)
     return first, inverse.reshape(-1)
 
 
-def _release(dpa, mechanism: str, log_mu: float, q: float):
-    """One release as a DpEvent: ``noise_multiplier = scale/Δ = exp(-log μ)``.
+def _release(dpa, mechanism: str, log_mu: float, q: float, size: int = 0):
+    """One release as a DpEvent: ``noise_multiplier = scale/Δ = exp(-log μ)``; ``size`` > 0 is the
+    dataset size m of a batch of ``q·m`` drawn without replacement (0: Poisson sampling).
 
     ``μ = Δ/scale > e^350`` (a budget beyond 1e150, whose noise multiplier would underflow inside
     dp-accounting) is a ``NonPrivateDpEvent``: ε = inf.
@@ -66,10 +103,14 @@ def _release(dpa, mechanism: str, log_mu: float, q: float):
         return dpa.NonPrivateDpEvent()
     z = float(np.exp(-log_mu))
     event = dpa.LaplaceDpEvent(z) if mechanism == "laplace" else dpa.GaussianDpEvent(z)
-    return event if q == 1.0 else dpa.PoissonSampledDpEvent(float(q), event)
+    if q == 1.0:
+        return event
+    if size:
+        return dpa.SampledWithoutReplacementDpEvent(int(size), int(round(q * size)), event)
+    return dpa.PoissonSampledDpEvent(float(q), event)
 
 
-def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray) -> list:
+def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray, size: int = 0) -> list:
     """Releases with equal ``(μ, q)`` (to 1e-10 relative) as SelfComposedDpEvents, at the max μ."""
     if log_mu.size == 0:
         return []
@@ -77,7 +118,7 @@ def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray) -> list:
     uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     worst = np.full(len(uniq), -np.inf)
     np.maximum.at(worst, inverse.reshape(-1), log_mu)
-    return [dpa.SelfComposedDpEvent(_release(dpa, mechanism, m, qq), int(c))
+    return [dpa.SelfComposedDpEvent(_release(dpa, mechanism, m, qq, size), int(c))
             for m, qq, c in zip(worst, uniq[:, 1], counts, strict=True)]
 
 
@@ -92,20 +133,42 @@ def _merged_gaussian(dpa, log_mu: np.ndarray) -> list:
 def _segment_events(dpa, row: _Row, start: int, stop: int) -> list:
     """DpEvents for the releases of steps ``start .. stop-1`` of one agent, all streams."""
     events = []
-    for mechanism, log_mu, q in row:
+    for mechanism, log_mu, q, size in row:
         log_mu, q = log_mu[start:stop], q[start:stop]
         live = (log_mu > -np.inf) & (q > 0)
         if mechanism == "gaussian":
             full = live & (q == 1.0)
             events += _merged_gaussian(dpa, log_mu[full])
             live &= ~full
-        events += _grouped(dpa, mechanism, log_mu[live], q[live])
+        events += _grouped(dpa, mechanism, log_mu[live], q[live], size)
     return events
 
 
 def _curve(dpa, make_accountant: Callable, row: _Row, checkpoints: np.ndarray,
            delta: float) -> np.ndarray:
-    """ε after each checkpoint, composing one agent's releases incrementally."""
+    """ε after each checkpoint, composing one agent's releases incrementally.
+
+    dp-accounting logs (through absl) every fractional Rényi order whose series does not converge
+    (small orders at noise multipliers below 1) and drops that order, which keeps ε a valid bound;
+    those messages are silenced here.
+    """
+    with _quiet_absl():
+        return _compose(dpa, make_accountant, row, checkpoints, delta)
+
+
+@contextlib.contextmanager
+def _quiet_absl():
+    logger = logging.getLogger("absl")
+    level = logger.level
+    logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
+
+
+def _compose(dpa, make_accountant: Callable, row: _Row, checkpoints: np.ndarray,
+             delta: float) -> np.ndarray:
     accountant, out, start = make_accountant(), [], 0
     for stop in checkpoints:
         events = _segment_events(dpa, row, start, stop)
@@ -119,9 +182,10 @@ def _curve(dpa, make_accountant: Callable, row: _Row, checkpoints: np.ndarray,
 def _per_agent(events: PrivacyEvents, at_steps, row_curve: Callable) -> np.ndarray:
     """Apply ``row_curve(i, row, checkpoints)`` per distinct schedule: ``(N,)`` or ``(N, S)``."""
     checkpoints = check_steps(at_steps, events.steps)
-    table = [(s.mechanism, s.log_ratio, s.sampling_rate) for s in events.streams]
+    table = [(s.mechanism, s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
     first, inverse = _unique_rows(table)
-    values = np.stack([row_curve(int(i), [(m, log_mu[i], q[i]) for m, log_mu, q in table],
+    values = np.stack([row_curve(int(i), [(m, log_mu[i], q[i], int(size[i]))
+                                          for m, log_mu, q, size in table],
                                  checkpoints) for i in first])
     return values[inverse, -1] if at_steps is None else values[inverse]
 
@@ -129,7 +193,7 @@ def _per_agent(events: PrivacyEvents, at_steps, row_curve: Callable) -> np.ndarr
 def _pld_too_wide(row: _Row, max_step_ratio: float) -> bool:
     """Whether a PLD grid for this agent would be too large (see :func:`pld_epsilon`)."""
     log_cap = np.log(max_step_ratio)
-    for mechanism, log_mu, q in row:
+    for mechanism, log_mu, q, _ in row:
         live = (log_mu > -np.inf) & (q > 0)
         if np.any(log_mu[live] > log_cap):
             return True
@@ -165,11 +229,16 @@ def pld_epsilon(events: PrivacyEvents, delta: float, value_discretization_interv
       ``(N,)`` final ε, or ``(N, S)`` ε after each of the ``S`` entries of ``at_steps``.
 
     Raises:
-      ValueError: ``delta`` outside ``(0, 1)`` or bad ``at_steps``.
+      ValueError: ``delta`` outside ``(0, 1)``, bad ``at_steps``, or a stream sampled without
+        replacement (no PLD event for it in dp-accounting).
     """
     import dp_accounting as dpa
 
     delta = check_delta(delta)
+    if relation_of(events) == "replace_one":
+        raise ValueError("pld_epsilon: dp-accounting's PLDAccountant has no event for sampling "
+                         "without replacement (sampling='without_replacement' with q < 1); use "
+                         "rdp_epsilon, or the 'closed_form' curve (no amplification)")
     fallback_rows, closed = [], []
 
     def make_accountant():
@@ -197,8 +266,9 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
                 at_steps: Sequence[int] | None = None) -> np.ndarray:
     """Per-agent (ε, δ)-DP by Rényi-DP composition (dp-accounting ``RdpAccountant``).
 
-    Uses dp-accounting's RDP of the (Poisson-subsampled) Gaussian and the exact RDP of the Laplace
-    mechanism (Mironov 2017, Prop. 6), and its improved RDP-to-DP conversion (see
+    Uses dp-accounting's RDP of the Gaussian, Poisson-subsampled (add/remove-one) or sampled without
+    replacement (replace-one; Wang, Balle & Kasiviswanathan 2019, Thm 27), the exact RDP of the
+    Laplace mechanism (Mironov 2017, Prop. 6), and its improved RDP-to-DP conversion (see
     :func:`~jaxdp.privacy.rdp_to_dp`).
 
     Args:
@@ -211,8 +281,9 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
       ``(N,)`` final ε, or ``(N, S)`` ε after each of the ``S`` entries of ``at_steps``.
 
     Raises:
-      ValueError: ``delta`` outside ``(0, 1)``, bad ``at_steps``, or a subsampled Laplace release
-        (dp-accounting has no RDP for it; use :func:`pld_epsilon`).
+      ValueError: ``delta`` outside ``(0, 1)``, bad ``at_steps``, a subsampled Laplace release
+        (dp-accounting has no RDP for it; use :func:`pld_epsilon`), or subsampled streams of both
+        sampling schemes.
     """
     import dp_accounting as dpa
 
@@ -224,9 +295,11 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
                 "dp-accounting's RdpAccountant does not support; use pld_epsilon"
             )
     orders = DEFAULT_ORDERS if orders is None else np.asarray(orders, dtype=np.float64)
+    relation = (dpa.NeighboringRelation.REPLACE_ONE if relation_of(events) == "replace_one"
+                else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
 
     def make_accountant():
-        return dpa.rdp.RdpAccountant(orders=orders)
+        return dpa.rdp.RdpAccountant(orders=orders, neighboring_relation=relation)
 
     return _per_agent(events, at_steps,
                       lambda i, row, cps: _curve(dpa, make_accountant, row, cps, delta))

@@ -2,7 +2,7 @@
 
 An algorithm declares, per agent ``i`` and step ``k``, one release through a Laplace or Gaussian
 mechanism with a sensitivity ``Δ[i, k]`` and a noise scale ``scale[i, k]``, derived analytically
-from its params (DESIGN.md §8). Every accountant in :mod:`jaxdp.privacy` reads this declaration.
+from its params. Every accountant in :mod:`jaxdp.privacy` reads this declaration.
 
 Conventions:
 
@@ -13,8 +13,12 @@ Conventions:
 * ``scale`` is the Laplace ``b`` (density ``exp(-|x|/b)/(2b)``) or the Gaussian ``σ``; ``+inf``
   means nothing is released. For scales that underflow float64 (``u·r^k`` with ``r = 0.1``,
   ``k = 500``), pass ``log_scale`` instead: the closed forms then stay exact in log space.
-* ``sampling_rate`` is a Poisson subsampling probability (``q = 1``: no subsampling), used for
-  amplification by the RDP and PLD accountants under add/remove-one adjacency.
+* ``sampling_rate`` is the probability ``q`` that a given record enters the release (``q = 1``: no
+  subsampling); ``sampling`` says how the batch is drawn, which fixes the amplification the
+  accountants may claim: ``"poisson"`` (each record independently with probability ``q``; the
+  sensitivity is for one record added or removed) or ``"without_replacement"`` (a fixed-size batch
+  of ``b = q·m`` of the agent's ``m = dataset_size`` records; the sensitivity is for one record
+  *replaced*, e.g. ``2C/b`` for a per-sample clipped mean of b: an added record displaces another).
 * Several releases per step (paper 000 releases ``y`` and ``z``) are several *streams*:
   :func:`concat` returns a :class:`PrivacyEvents` whose top-level fields are the first stream and
   whose ``extra_streams`` hold the others. Accountants always iterate :attr:`PrivacyEvents.streams`.
@@ -31,6 +35,7 @@ from collections.abc import Sequence
 import numpy as np
 
 MECHANISMS = ("laplace", "gaussian")
+SAMPLINGS = ("poisson", "without_replacement")
 
 
 def _first_bad(name: str, values: np.ndarray, bad: np.ndarray, requirement: str) -> None:
@@ -85,8 +90,11 @@ class PrivacyEvents:
         Gaussian).
       scale: ``(N, K)`` noise scale (Laplace ``b`` or Gaussian ``σ``), ``> 0``, ``+inf`` allowed.
         May be ``None`` when ``log_scale`` is given; it is then ``exp(log_scale)``.
-      sampling_rate: Poisson subsampling probability in ``[0, 1]``; a scalar or ``(N, K)``, stored
-        as ``(N, K)``.
+      sampling_rate: the probability ``q`` in ``[0, 1]`` that a record enters a release; a scalar or
+        ``(N, K)``, stored as ``(N, K)``.
+      sampling: ``"poisson"`` (default) or ``"without_replacement"`` (:data:`SAMPLINGS`).
+      dataset_size: ``(N,)`` int ``m_i``, each agent's number of records; required for
+        ``"without_replacement"``, where ``q·m_i`` must be the (integer) batch size.
       description: what is released, for reports.
       log_scale: ``(N, K)`` natural log of ``scale``; derived from ``scale`` when ``None``. Give it
         directly when the scale underflows float64.
@@ -105,6 +113,8 @@ class PrivacyEvents:
     description: str = ""
     log_scale: np.ndarray | None = None
     extra_streams: tuple[PrivacyEvents, ...] = ()
+    sampling: str = "poisson"
+    dataset_size: np.ndarray | None = None
 
     def __post_init__(self):
         if self.mechanism not in MECHANISMS:
@@ -124,6 +134,7 @@ class PrivacyEvents:
         sampling_rate = _as_grid("sampling_rate", self.sampling_rate, shape)
         _first_bad("sampling_rate", sampling_rate, ~((sampling_rate >= 0) & (sampling_rate <= 1)),
                    "in [0, 1]")
+        dataset_size = self._validated_sampling(sampling_rate)
         for extra in self.extra_streams:
             if extra.extra_streams or (extra.n_agents, extra.steps) != shape:
                 raise ValueError(
@@ -136,7 +147,39 @@ class PrivacyEvents:
         set_(self, "log_scale", log_scale)
         set_(self, "scale", scale)
         set_(self, "sampling_rate", sampling_rate)
+        set_(self, "dataset_size", dataset_size)
         set_(self, "extra_streams", tuple(self.extra_streams))
+
+    def _validated_sampling(self, sampling_rate: np.ndarray) -> np.ndarray | None:
+        """``dataset_size`` as ``(N,)`` int64 after checking it against ``sampling``."""
+        if self.sampling not in SAMPLINGS:
+            raise ValueError(f"PrivacyEvents.sampling must be one of {SAMPLINGS}; "
+                             f"got {self.sampling!r}")
+        if self.sampling == "poisson":
+            if self.dataset_size is not None:
+                raise ValueError("PrivacyEvents.dataset_size is for sampling='without_replacement'"
+                                 "; got one with sampling='poisson'")
+            return None
+        if self.dataset_size is None:
+            raise ValueError("PrivacyEvents with sampling='without_replacement' needs "
+                             "dataset_size (each agent's number of records m_i)")
+        size = np.asarray(self.dataset_size)
+        n = sampling_rate.shape[0]
+        if size.shape not in ((), (n,)) or not np.all(size == np.round(size)) or np.any(size < 1):
+            raise ValueError(f"PrivacyEvents.dataset_size must be integers >= 1, a scalar or "
+                             f"({n},); got {self.dataset_size!r}")
+        size = np.broadcast_to(size, (n,)).astype(np.int64)
+        batch = sampling_rate * size[:, None]
+        _first_bad("sampling_rate", sampling_rate, np.abs(batch - np.round(batch)) > 1e-9 * size[
+            :, None], "b/m_i with an integer batch size b for sampling='without_replacement'")
+        return size
+
+    def batch_sizes(self) -> np.ndarray:
+        """``(N, K)`` int batch sizes ``b = q·m_i`` of a ``"without_replacement"`` stream."""
+        if self.sampling != "without_replacement":
+            raise ValueError(f"batch_sizes is defined for sampling='without_replacement'; this "
+                             f"stream is {self.sampling!r}")
+        return np.round(self.sampling_rate * self.dataset_size[:, None]).astype(np.int64)
 
     def _validated_scales(self, shape: tuple[int, int]) -> tuple[np.ndarray, np.ndarray]:
         """``(scale, log_scale)`` as ``(N, K)`` arrays, from either or both (which must agree)."""
@@ -145,7 +188,8 @@ class PrivacyEvents:
             if scale is None:
                 raise ValueError("PrivacyEvents needs scale or log_scale; got neither")
             _first_bad("scale", scale, ~(scale > 0),
-                       "> 0 (pass log_scale when the scale underflows float64)")
+                       "> 0 for a private release (σ or b = 0 releases the value in the clear: "
+                       "ε = inf; pass log_scale when a positive scale underflows float64)")
             return scale, np.log(scale)
         log_scale = _as_grid("log_scale", self.log_scale, shape)
         _first_bad("log_scale", log_scale, np.isnan(log_scale) | (log_scale == -np.inf),
@@ -159,7 +203,8 @@ class PrivacyEvents:
 
     @classmethod
     def from_schedule(cls, mechanism: str, sensitivity, scale, n_agents: int, steps: int, *,
-                      sampling_rate=1.0, description: str = "", log_scale=None) -> PrivacyEvents:
+                      sampling_rate=1.0, description: str = "", log_scale=None,
+                      sampling: str = "poisson", dataset_size=None) -> PrivacyEvents:
         """Build events from scalars or schedules broadcast to ``(N, K)``.
 
         Each of ``sensitivity``, ``scale``, ``log_scale`` and ``sampling_rate`` may be a scalar, an
@@ -172,9 +217,11 @@ class PrivacyEvents:
           scale: Laplace ``b`` or Gaussian ``σ``; ``None`` when ``log_scale`` is given.
           n_agents: ``N``.
           steps: ``K``, the number of releases per agent.
-          sampling_rate: Poisson subsampling probability.
+          sampling_rate: the probability q that a record enters a release.
           description: what is released.
           log_scale: natural log of the scale, for scales that underflow float64.
+          sampling: ``"poisson"`` or ``"without_replacement"`` (see the class).
+          dataset_size: ``(N,)`` or scalar ``m_i`` for ``"without_replacement"``.
 
         Returns:
           A single-stream :class:`PrivacyEvents`.
@@ -197,7 +244,8 @@ class PrivacyEvents:
 
         return cls(mechanism=mechanism, sensitivity=grid("sensitivity", sensitivity),
                    scale=grid("scale", scale), sampling_rate=grid("sampling_rate", sampling_rate),
-                   description=description, log_scale=grid("log_scale", log_scale))
+                   description=description, log_scale=grid("log_scale", log_scale),
+                   sampling=sampling, dataset_size=dataset_size)
 
     @property
     def n_agents(self) -> int:

@@ -15,6 +15,7 @@ from jaxdp import algorithms, network, problems
 from jaxdp.algorithms.ltadmm import (
     CostModel,
     draw_batches,
+    draw_poisson,
     paper_metrics,
     per_sample_clipped_mean,
     per_sample_grads,
@@ -25,11 +26,11 @@ from tests.harness import Case, reference_match, small_network, small_problem
 from tests.reference import ltadmm as ref
 
 
-def _lt_ref(local_steps, clip="soft"):
+def _lt_ref(local_steps, clip="soft", **sampling):
     net = small_network()
     return functools.partial(ref.lt_admm_dp, senders=np.asarray(net.senders),
                              receivers=np.asarray(net.receivers), local_steps=local_steps,
-                             clip=clip)
+                             clip=clip, **sampling)
 
 
 CASES = [
@@ -46,6 +47,18 @@ CASES = [
     Case("porter", functools.partial(ref.porter, compress_k=2),
          config={"batch_size": 3, "compress_k": 2}),
     Case("prisma", ref.prisma, config={"batch_size": 3}, overrides={"eta": 0.3, "clip2": 0.05},
+         problem="nonconvex_logistic"),
+    # Poisson minibatches: each row with probability b/m_i, the sum divided by b
+    Case("lt_admm_dp", _lt_ref(2, sampling="poisson", batch_size=3),
+         config={"batch_size": 3, "local_steps": 2, "sampling": "poisson"}),
+    Case("lt_admm_dp", _lt_ref(2, "per_sample", sampling="poisson", batch_size=4),
+         config={"batch_size": 4, "local_steps": 2, "clip": "per_sample", "sampling": "poisson"},
+         overrides={"zeta": 0.3}, problem="logistic"),
+    Case("porter", functools.partial(ref.porter, sampling="poisson", batch_size=3),
+         config={"batch_size": 3, "sampling": "poisson"}, overrides={"gamma": 0.5},
+         problem="logistic"),
+    Case("prisma", functools.partial(ref.prisma, sampling="poisson", batch_size=3),
+         config={"batch_size": 3, "sampling": "poisson"}, overrides={"eta": 0.3, "clip2": 0.05},
          problem="nonconvex_logistic"),
 ]
 IDS = [c.id for c in CASES]
@@ -174,6 +187,46 @@ def test_minibatches_are_uniform_subsets_without_replacement():
         assert np.max(np.abs(freq - 4 / m)) < 5 * np.sqrt((4 / m) * (1 - 4 / m) / 20000)
     pairs = np.mean(np.any(draws[:, 0] == 0, -1) & np.any(draws[:, 0] == 1, -1))
     assert abs(pairs - 4 * 3 / (5 * 4)) < 0.02  # pairwise inclusion b(b−1)/(m(m−1)) = 0.6
+
+
+def test_every_subset_is_equally_likely():
+    """All C(6, 3) = 20 subsets of 6 rows appear with frequency 1/20 (chi-square, 20000 draws)."""
+    from scipy import stats
+
+    draws = np.sort(np.asarray(draw_batches(jax.random.key(3), jnp.array([6], jnp.int32), 3,
+                                            (20000,)))[:, 0], axis=-1)
+    codes = (draws * np.array([36, 6, 1])).sum(-1)
+    _, counts = np.unique(codes, return_counts=True)
+    assert counts.size == 20
+    assert stats.chisquare(counts).pvalue > 1e-3
+
+
+def _program_size(batch_size: int) -> int:
+    """Lines of the printed jaxpr of one sampler call, loop bodies included (the unrolled Floyd
+    grew like b²)."""
+    jaxpr = jax.make_jaxpr(lambda k: draw_batches(k, jnp.full((4,), 400, jnp.int32), batch_size,
+                                                  (3,)))(jax.random.key(0))
+    return str(jaxpr).count("\n")
+
+
+def test_sampler_program_size_does_not_grow_with_the_batch_size():
+    """b = 8 and b = 200 give the same program (a fori_loop), so compile time is flat in b."""
+    assert _program_size(8) == _program_size(200)
+    hlo = [len(jax.jit(lambda k, b=b: draw_batches(k, jnp.full((4,), 400, jnp.int32), b))
+               .lower(jax.random.key(0)).as_text()) for b in (8, 200)]
+    assert abs(hlo[1] - hlo[0]) < 200  # only the printed constants differ
+
+
+def test_poisson_minibatches_keep_each_real_row_with_probability_b_over_m():
+    rows = jnp.arange(10)[None, :] < jnp.array([[10], [5]])  # m = 10 and 5 (padding after)
+    w = np.asarray(draw_poisson(jax.random.key(4), rows, jnp.array([10, 5]), 2, (40000,),
+                                jnp.float64))
+    assert set(np.unique(w)) <= {0.0, 1.0} and np.all(w[:, 1, 5:] == 0)
+    freq = w.mean(0)
+    np.testing.assert_allclose(freq[0], 0.2, atol=5 * np.sqrt(0.16 / 40000))
+    np.testing.assert_allclose(freq[1, :5], 0.4, atol=5 * np.sqrt(0.24 / 40000))
+    both = np.mean(w[:, 0, 0] * w[:, 0, 1])  # independent rows
+    assert abs(both - 0.04) < 5 * np.sqrt(0.04 / 40000)
 
 
 def test_per_sample_gradients_average_to_the_minibatch_gradient():

@@ -7,6 +7,8 @@
 
 Every function advances one step for every agent and returns ``(state, messages)`` as numpy dicts.
 ``noise`` is the draw the JAX step received (minibatch rows and standard normal vectors).
+With ``sampling="poisson"`` a minibatch is a 0/1 weight per row of the shard: the rows with weight
+1 are summed and the sum is divided by the expected size ``batch_size``.
 """
 import math
 
@@ -36,7 +38,15 @@ def clip_norm(v, c):
     return v if math.isinf(c) or n <= c else v * (c / n)
 
 
-def clipped_sample_mean(problem, i, rows, x, c, x_old=None):
+def minibatch(draw, sampling, batch_size):
+    """``(rows, divisor)`` of one agent's drawn minibatch: b fixed rows, or the Poisson rows."""
+    if sampling == "fixed":
+        rows = [int(h) for h in draw]
+        return rows, len(rows)
+    return [h for h, w in enumerate(draw) if w == 1.0], batch_size
+
+
+def clipped_sample_mean(problem, i, rows, x, c, x_old=None, divisor=None):
     """(1/b) Σ_h clip(∇f_{i,h}(x) [− ∇f_{i,h}(x_old)], c) with an explicit loop over the rows."""
     total = np.zeros_like(x)
     for h in rows:
@@ -44,10 +54,11 @@ def clipped_sample_mean(problem, i, rows, x, c, x_old=None):
         if x_old is not None:
             g = g - sample_grad(problem, i, h, x_old)
         total += clip_norm(g, c)
-    return total / len(rows)
+    return total / (len(rows) if divisor is None else divisor)
 
 
-def lt_admm_dp(st, noise, problem, W, p, k, *, senders, receivers, local_steps, clip="soft"):
+def lt_admm_dp(st, noise, problem, W, p, k, *, senders, receivers, local_steps, clip="soft",
+               sampling="fixed", batch_size=None):
     """One round of Algorithm 1 for every agent; z as a dict over directed edges."""
     del W, k
     N = st["x"].shape[0]
@@ -61,13 +72,13 @@ def lt_admm_dp(st, noise, problem, W, p, k, *, senders, receivers, local_steps, 
         zeta = _agent(p["zeta"], i)
         phi = x[i].copy()
         for t in range(local_steps):  # Alg. 1 l.5-10
-            rows = [int(h) for h in noise["batch"][t, i]]
+            rows, b = minibatch(noise["batch"][t, i], sampling, batch_size)
             if clip == "soft":
-                g = sum(sample_grad(problem, i, h, phi) for h in rows) / len(rows)  # (6)
+                g = sum((sample_grad(problem, i, h, phi) for h in rows), np.zeros_like(phi)) / b
                 mu = 1.0 if math.isinf(zeta) else zeta / (zeta + np.linalg.norm(g))
                 g = mu * g  # (7)
             else:
-                g = clipped_sample_mean(problem, i, rows, phi, zeta)
+                g = clipped_sample_mean(problem, i, rows, phi, zeta, divisor=b)
             g = g + _agent(p["sigma_e"], i) * noise["e"][t, i]  # (7)
             phi = phi - _agent(p["gamma"], i) * g - c  # (5a), consensus term frozen at x_i,k
         xn[i] = phi  # Alg. 1 l.11
@@ -77,10 +88,11 @@ def lt_admm_dp(st, noise, problem, W, p, k, *, senders, receivers, local_steps, 
     def to_edges(d):
         return np.array([d[(int(r), int(s))] for s, r in zip(senders, receivers)])
 
-    return {"x": xn, "z": to_edges(zn), "n_rows": st["n_rows"]}, {"m": to_edges(msg)}
+    return ({"x": xn, "z": to_edges(zn), "n_rows": st["n_rows"], "rows": st["rows"]},
+            {"m": to_edges(msg)})
 
 
-def porter(st, noise, problem, W, p, k, *, compress_k=0):
+def porter(st, noise, problem, W, p, k, *, compress_k=0, sampling="fixed", batch_size=None):
     """PORTER-DP (P1)-(P5) for every agent."""
     del k
     N = W.shape[0]
@@ -101,35 +113,37 @@ def porter(st, noise, problem, W, p, k, *, compress_k=0):
         xn[i] = x[i] + gam * (mix_node(W, h, i) - h[i]) - _agent(p["eta"], i) * v[i]  # (P1)
         qh[i] = compress(xn[i] - h[i])  # (P2)
         hn[i] = h[i] + qh[i]
-        rows = [int(r) for r in noise["batch"][i]]
-        gn[i] = clipped_sample_mean(problem, i, rows, xn[i], _agent(p["clip"], i)) \
+        rows, b = minibatch(noise["batch"][i], sampling, batch_size)
+        gn[i] = clipped_sample_mean(problem, i, rows, xn[i], _agent(p["clip"], i), divisor=b) \
             + _agent(p["sigma"], i) * noise["xi"][i]  # (P3)
     for i in range(N):
         vn[i] = v[i] + gam * (mix_node(W, gv, i) - gv[i]) + gn[i] - gp[i]  # (P4)
         qv[i] = compress(vn[i] - gv[i])  # (P5)
         gvn[i] = gv[i] + qv[i]
-    state = {"x": xn, "h": hn, "v": vn, "g_v": gvn, "g_prev": gn, "n_rows": st["n_rows"]}
+    state = {"x": xn, "h": hn, "v": vn, "g_v": gvn, "g_prev": gn, "n_rows": st["n_rows"],
+             "rows": st["rows"]}
     return state, {"q_h": qh, "q_v": qv}
 
 
-def prisma(st, noise, problem, W, p, k):
+def prisma(st, noise, problem, W, p, k, *, sampling="fixed", batch_size=None):
     """PriSMA (S1)-(S3) for every agent."""
     N = W.shape[0]
     x, xp, v = st["x"], st["x_prev"], st["v"]
     vn, xn = np.zeros_like(x), np.zeros_like(x)
     for i in range(N):
-        rows = [int(r) for r in noise["batch"][i]]
-        fresh = clipped_sample_mean(problem, i, rows, x[i], _agent(p["clip1"], i))
+        rows, b = minibatch(noise["batch"][i], sampling, batch_size)
+        fresh = clipped_sample_mean(problem, i, rows, x[i], _agent(p["clip1"], i), divisor=b)
         if k == 0:
             vn[i] = fresh + _agent(p["sigma0"], i) * noise["xi"][i]  # (S1)
         else:
             eta = _agent(p["eta"], i)
-            diff = clipped_sample_mean(problem, i, rows, x[i], _agent(p["clip2"], i), x_old=xp[i])
+            diff = clipped_sample_mean(problem, i, rows, x[i], _agent(p["clip2"], i), x_old=xp[i],
+                                       divisor=b)
             vn[i] = (1 - eta) * v[i] + eta * fresh + (1 - eta) * diff \
                 + _agent(p["sigma1"], i) * noise["xi"][i]  # (S2)
     for i in range(N):
         xn[i] = mix_node(W, x, i) - _agent(p["gamma"], i) * vn[i]  # (S3)
-    return {"x": xn, "x_prev": x, "v": vn, "n_rows": st["n_rows"]}, {"x": x}
+    return {"x": xn, "x_prev": x, "v": vn, "n_rows": st["n_rows"], "rows": st["rows"]}, {"x": x}
 
 
 def _agent(v, i):
