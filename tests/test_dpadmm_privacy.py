@@ -113,3 +113,86 @@ def test_dp_accounting_rdp_equals_the_improved_conversion_at_its_default_orders(
 def test_moments_accountant_rejects_bad_input(args, match):
     with pytest.raises(ValueError, match=match):
         dpp.moments_accountant(*args)
+
+
+def test_moments_accountant_with_a_separate_total_delta():
+    """With total_delta = δ it is the paper's formula; a larger total δ lowers ε̄ (ln(1/δ) term)."""
+    same = dpp.moments_accountant(100, 0.05, 1e-3, total_delta=1e-3)[0]
+    assert float(same) == float(dpp.moments_accountant(100, 0.05, 1e-3)[0])
+    assert float(dpp.moments_accountant(100, 0.05, 1e-3, total_delta=1e-2)[0]) < float(same)
+    with pytest.raises(ValueError, match="total_delta=1.0"):
+        dpp.moments_accountant(100, 0.05, 1e-3, total_delta=1.0)
+
+
+@pytest.mark.parametrize("eps, delta, match", [
+    (0.0, 1e-3, r"\.eps .* must be in \(0, 1\]; got 0.0"),
+    (1.5, 1e-3, r"\.eps .* must be in \(0, 1\]; got 1.5"),
+    (0.1, 0.0, r"\.delta .* must be one value in \(0, 1\); got 0.0"),
+    (0.1, 1.0, r"\.delta .* must be one value in \(0, 1\); got 1.0"),
+    (0.1, float("nan"), r"\.delta .* got nan"),
+])
+def test_check_noise_params_names_the_bad_value(eps, delta, match):
+    with pytest.raises(ValueError, match=match):
+        dpp.check_noise_params("DPADMMParams", eps, delta)
+
+
+def _small_run():
+    from jaxdp import algorithms, network, problems
+
+    features, labels = problems.adult_synthetic(60, seed=0)
+    problem = problems.from_arrays(*problems.partition(problems.normalize_adult(features), labels,
+                                                       4, seed=1),
+                                   loss="logistic", reg={"lam": 0.01}, reference=False)
+    return algorithms.DPADMM(), problem, network.make_network("complete", 4)
+
+
+@pytest.mark.parametrize("steps", [1, 7, 100])
+def test_zcdp_guarantee_is_the_reports_zcdp_curve_and_its_inverse(steps):
+    """One formula: the jnp zcdp_guarantee (used to calibrate in tuning) equals the report's
+    "zcdp" curve to 1e-9, and eps_for_zcdp_guarantee inverts it."""
+    alg, problem, net = _small_run()
+    params = alg.default_params().replace(eps=0.3, delta=1e-4)
+    for delta in (1e-5, 1e-2):
+        report = alg.privacy(problem, net, params, steps, delta=delta)
+        ours = float(dpp.zcdp_guarantee(0.3, 1e-4, steps, delta))
+        np.testing.assert_allclose(report.final("zcdp"), ours, rtol=1e-9)
+        assert report.epsilon_max <= ours * (1 + 1e-12)
+        back = float(dpp.eps_for_zcdp_guarantee(ours, 1e-4, steps, delta))
+        assert back == pytest.approx(0.3, rel=1e-9)
+
+
+def test_release_ratios_halve_the_first_release_only():
+    r = dpp.release_ratios(0.5, 1e-3, 4)
+    z = float(dpp.noise_multiplier(0.5, 1e-3))
+    np.testing.assert_allclose(r, [0.5 / z, 1 / z, 1 / z, 1 / z], rtol=1e-15)
+
+
+def test_report_flags_data_that_break_the_s1_assumption():
+    """Rows of norm 2 > S1 = 1: the assumption is checked on the data and the report warns."""
+    import dataclasses
+
+    alg, problem, net = _small_run()
+    big = dataclasses.replace(problem, features=2.0 * problem.features)
+    with pytest.warns(UserWarning, match="‖a‖₂ ≤ S1 = 1"):
+        report = alg.privacy(big, net, alg.default_params(), 3)
+    assert report.failed_assumptions() and report.relation == "replace_record"
+    assert alg.privacy(problem, net, alg.default_params(), 3).failed_assumptions() == ()
+
+
+def test_one_release_guarantee_is_the_exact_gaussian_and_the_half_control_is_below_it():
+    """At one step DP-ADMM is one Gaussian release of μ = Δ_0/σ: the guarantee (PLD) is within 2 %
+    above the exact ε (Balle & Wang 2018); the audit's positive control, the same accountant on
+    halved sensitivities, is the exact ε of μ/2 (2 %) and below the guarantee."""
+    import jax
+
+    from jaxdp.attacks.audit import gaussian_mechanism_epsilon
+    from jaxdp.experiments import audit
+
+    with jax.enable_x64(True):
+        (control,) = [c for c in audit._dpadmm_family() if c.control == "positive"]
+        report = control.algorithm.privacy(control.pair[0], control.network, control.params, 1)
+    mu = float(np.exp(report.events.log_ratio[0, 0]))
+    assert mu == pytest.approx(1 / (2 * float(dpp.noise_multiplier(1.0, 0.99))), rel=1e-12)
+    exact, half = gaussian_mechanism_epsilon(mu, 1e-5), gaussian_mechanism_epsilon(mu / 2, 1e-5)
+    assert exact <= report.epsilon[0] <= 1.02 * exact
+    assert half <= control.claimed <= 1.02 * half < report.epsilon[0]

@@ -192,16 +192,20 @@ def test_gaussian_zcdp_and_conversion_by_hand():
     np.testing.assert_allclose(jdp.zcdp_for_epsilon(eps, DELTA), 0.625, rtol=1e-12)
 
 
-def test_default_orders_match_dp_accounting():
-    """DEFAULT_ORDERS equals dp-accounting 0.6's DEFAULT_RDP_ORDERS."""
-    np.testing.assert_array_equal(jdp.DEFAULT_ORDERS, np.asarray(DEFAULT_RDP_ORDERS, dtype=float))
+def test_default_orders_refine_dp_accounting():
+    """DEFAULT_ORDERS holds every order of dp-accounting 0.6's DEFAULT_RDP_ORDERS, increasing, and
+    orders in (1, 1.1)."""
+    ours, theirs = jdp.DEFAULT_ORDERS, np.asarray(DEFAULT_RDP_ORDERS, dtype=float)
+    assert np.all(np.diff(ours) > 0)
+    assert np.all(np.min(np.abs(ours[:, None] - theirs[None, :]), axis=0) < 1e-12)
+    assert np.sum((ours > 1) & (ours < 1.1)) >= 9
 
 
 def test_gaussian_rdp_matches_rdp_accountant_on_decaying_noise():
     """Σ α Δ²/(2σ_k²) and the improved conversion equal RdpAccountant at the same orders."""
     sigma = 5.0 * 0.97 ** np.arange(30)
     rdp = jdp.gaussian_rdp(jdp.DEFAULT_ORDERS, jnp.ones(30), jnp.asarray(sigma))
-    accountant = dpa.rdp.RdpAccountant()
+    accountant = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS)
     expected = _accountant_epsilon(accountant, [dpa.GaussianDpEvent(s) for s in sigma])
     np.testing.assert_allclose(rdp, accountant.rdp, rtol=1e-12)
     np.testing.assert_allclose(jdp.rdp_to_dp(jdp.DEFAULT_ORDERS, rdp, DELTA), expected, rtol=1e-6)
@@ -264,9 +268,44 @@ def test_poisson_subsampling_matches_dp_accounting_and_amplifies():
     ev = jdp.PrivacyEvents.from_schedule("gaussian", 2.0, 2.0, 1, 100, sampling_rate=0.01)
     event = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 100)
     np.testing.assert_allclose(jdp.rdp_epsilon(ev, DELTA),
-                               _accountant_epsilon(dpa.rdp.RdpAccountant(), [event]), rtol=1e-12)
+                               _accountant_epsilon(dpa.rdp.RdpAccountant(
+                                   orders=jdp.DEFAULT_ORDERS), [event]), rtol=1e-12)
     full = jdp.PrivacyEvents.from_schedule("gaussian", 2.0, 2.0, 1, 100)
     assert jdp.pld_epsilon(ev, DELTA)[0] < 0.2 * jdp.pld_epsilon(full, DELTA)[0]
+
+
+def test_sampling_without_replacement_is_accounted_under_replace_one():
+    """A fixed-size batch (b of m, replace-one sensitivity) is dp-accounting's
+    SampledWithoutReplacementDpEvent with a REPLACE_ONE RdpAccountant; PLD refuses it."""
+    ev = jdp.PrivacyEvents.from_schedule("gaussian", 2.0, 2.0, 2, 50, sampling_rate=8 / 100,
+                                         sampling="without_replacement", dataset_size=100)
+    assert np.all(ev.batch_sizes() == 8)
+    acc = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS,
+                                neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
+    acc.compose(dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(
+        100, 8, dpa.GaussianDpEvent(1.0)), 50))
+    np.testing.assert_allclose(jdp.rdp_epsilon(ev, DELTA), acc.get_epsilon(DELTA), rtol=1e-12)
+    with pytest.raises(ValueError, match="no event for sampling without replacement"):
+        jdp.pld_epsilon(ev, DELTA)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"sampling": "shuffle"}, r"sampling must be one of"),
+    ({"sampling": "without_replacement"}, r"needs dataset_size"),
+    ({"dataset_size": 100}, r"dataset_size is for sampling='without_replacement'"),
+    ({"sampling": "without_replacement", "dataset_size": 99}, r"integer batch size"),
+], ids=["unknown", "no-size", "size-with-poisson", "fractional-batch"])
+def test_sampling_schemes_are_checked(kwargs, match):
+    with pytest.raises(ValueError, match=match):
+        jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1.0, 1, 3, sampling_rate=0.08, **kwargs)
+
+
+def test_schemes_cannot_be_mixed_in_one_accountant():
+    wor = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1.0, 1, 3, sampling_rate=0.5,
+                                          sampling="without_replacement", dataset_size=4)
+    poisson = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1.0, 1, 3, sampling_rate=0.5)
+    with pytest.raises(ValueError, match="mix Poisson-subsampled"):
+        jdp.rdp_epsilon(jdp.concat([wor, poisson]), DELTA)
 
 
 def test_streams_compose_like_merged_noise():
@@ -340,7 +379,7 @@ def test_report_from_events_serialises_tabulates_and_plots():
     table = report.table()
     assert all(name in table for name in report.methods)
     ax = report.plot(ax=Figure().subplots())
-    assert len(ax.get_lines()) == 3 and ax.get_yscale() == "log"
+    assert len(ax.get_lines()) == 1 + len(report.methods) and ax.get_yscale() == "log"  # + guarantee
     with pytest.raises(ValueError, match=r"no privacy curve 'theorem'; this report has"):
         report.final("theorem")
     with pytest.raises(ValueError, match=r"unknown privacy method\(s\) \['exact'\]"):
@@ -444,3 +483,45 @@ def test_gaussian_draws_pass_a_kolmogorov_smirnov_test():
         assert z.dtype == dtype and z.shape == (301, 333)
         assert stats.kstest(z.ravel(), "norm").pvalue > 1e-3
         assert abs(stats.kurtosis(z.ravel())) < 0.05
+
+
+# -- log-space Gaussian closed forms ---------------------------------------------------------------
+@pytest.mark.parametrize("log_ratio", [-3.0, 0.0, 5.0, 200.0, 800.0])
+def test_log_space_gaussian_closed_forms_match_and_stay_finite(log_ratio):
+    """log_gaussian_zcdp / log_zcdp_to_dp / log_rdp_to_dp equal the linear forms where those are
+    finite (1e-12) and stay finite (and exact to first order) where Δ/σ = e^800 overflows them."""
+    with jax.enable_x64(True):
+        log_rho = jdp.log_gaussian_zcdp(jnp.full(3, log_ratio), jnp.zeros(3))
+        orders = jnp.asarray(jdp.DEFAULT_ORDERS)
+        log_rdp = log_rho[-1] + jnp.log(orders)
+        log_eps_z = float(jdp.log_zcdp_to_dp(log_rho[-1], DELTA))
+        log_eps_r = float(jdp.log_rdp_to_dp(orders, log_rdp, DELTA))
+        expected = math.log(3.0) + 2 * log_ratio - math.log(2.0)  # ln(3 (Δ/σ)²/2)
+        np.testing.assert_allclose(float(log_rho[-1]), expected, rtol=1e-12)
+        if 2 * log_ratio < 700:
+            rho = jdp.gaussian_zcdp(jnp.full(3, math.exp(log_ratio)), jnp.ones(3))
+            np.testing.assert_allclose(log_eps_z, math.log(float(jdp.zcdp_to_dp(rho[-1], DELTA))),
+                                       rtol=1e-12)
+            lin = float(jdp.rdp_to_dp(orders, jnp.exp(log_rdp), DELTA))
+            np.testing.assert_allclose(log_eps_r, math.log(lin), rtol=1e-12)
+        else:
+            assert np.isinf(float(jdp.zcdp_to_dp(jnp.exp(log_rho[-1]), DELTA)))
+            # ε = ρ (1 + 2√(ln(1/δ)/ρ)) and min_α ε(α) ≈ α_min ρ (the smallest usable order)
+            np.testing.assert_allclose(log_eps_z, expected, rtol=1e-12)
+            a_min = float(np.min(jdp.DEFAULT_ORDERS[jdp.DEFAULT_ORDERS > 1.01]))
+            np.testing.assert_allclose(log_eps_r, expected + math.log(a_min), rtol=1e-12)
+
+
+def test_closed_form_curve_of_huge_gaussian_ratios_is_exact_in_log10():
+    """Δ/σ = 1e200: zCDP ρ = 1e400/2 overflows float64; the curve's log10 stays exact."""
+    ev = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1e-200, 2, 3)
+    name, eps, log10 = jdp.closed_form_curve(ev, DELTA)
+    assert name == "zcdp" and np.all(np.isinf(eps))
+    np.testing.assert_allclose(log10[0], 400 + np.log10(np.arange(1, 4) / 2), rtol=1e-12)
+    report = jdp.PrivacyReport.from_events(ev, DELTA, methods=("closed_form",))
+    assert np.isinf(report.epsilon_max) and report.epsilon_log10_curve()[0, -1] > 400
+
+
+def test_zero_noise_scale_says_the_release_is_in_the_clear():
+    with pytest.raises(ValueError, match=r"scale must be > 0 for a private release .*in the clear"):
+        jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 0.0, 1, 2)

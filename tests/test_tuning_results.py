@@ -7,8 +7,7 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms
-from jaxdp.algorithms import dpp2_privacy, ltadmm_privacy
-from jaxdp.algorithms.dpadmm_privacy import moments_accountant, moments_accountant_bruteforce
+from jaxdp.algorithms import dpadmm_privacy, dpp2_privacy, ltadmm_privacy
 from jaxdp.experiments import REPRODUCTIONS
 from jaxdp.experiments import tuning as T
 
@@ -23,12 +22,14 @@ TINY = {  # one budget each, a few steps: the pipeline, not the numbers
 @pytest.mark.parametrize("alpha, r, u_e, u_w", [(0.0994, 0.9, 1.0, 0.994), (0.3, 0.5, 2.0, 0.1),
                                                 (0.01, 0.99, 1e-3, 5.0)])
 def test_dpp2_jax_accountant_equals_the_family_float64_accountant(alpha, r, u_e, u_w):
-    """ln ε of the JAX closed form equals dpp2_privacy's tight Theorem 3 to 1e-10."""
+    """ln ε of the JAX closed form equals dpp2_privacy's sound accountant (the report's pure-DP
+    curve, dpp2_log_epsilon) and its tight Theorem 3 to 1e-10."""
     params = algorithms.DPP2Params(alpha=alpha, r=r, u_e=u_e, u_w=u_w)
     ours = float(T.dpp2_log_epsilon(params, 300, **DPP2_KW))
-    ref = dpp2_privacy.theorem3_log_epsilon_curve(300, variant="tight", d=10, delta=1.0,
-                                                  alpha=alpha, M=5.03, u_e=u_e, u_w=u_w, r=r)
+    kw = dict(d=10, delta=1.0, alpha=alpha, M=5.03, u_e=u_e, u_w=u_w, r=r)
+    ref = dpp2_privacy.theorem3_log_epsilon_curve(300, variant="tight", **kw)
     np.testing.assert_allclose(ours, ref[0, -1], rtol=1e-10)
+    np.testing.assert_allclose(ours, dpp2_privacy.dpp2_log_epsilon(300, **kw)[0, -1], rtol=1e-10)
 
 
 def test_dpp2_jax_accountant_is_differentiable_in_alpha_and_r():
@@ -44,26 +45,32 @@ def test_dpp2_jax_accountant_is_differentiable_in_alpha_and_r():
     np.testing.assert_allclose(grad, fd, rtol=1e-6)
 
 
-@pytest.mark.parametrize("total", [0.05, 0.5009, 1.0193, 3.0, 40.0])
-def test_dpadmm_inverse_moments_accountant_meets_the_total_exactly(total):
-    """Theorem 2's ε̄ of the JAX inverse equals the total; the JAX ε̄ equals the float64 one."""
-    eps = float(T.dpadmm_step_epsilon(total, 100, 1e-3))
-    np.testing.assert_allclose(moments_accountant(100, eps, 1e-3)[0], total, rtol=1e-10)
-    np.testing.assert_allclose(moments_accountant_bruteforce(100, eps, 1e-3)[0], total,
-                               rtol=1e-10)
-    np.testing.assert_allclose(float(T.moments_accountant_jax(100, eps, 1e-3)), total,
-                               rtol=1e-10)
+@pytest.mark.parametrize("total", [0.05, 0.5, 1.0, 3.0])
+def test_dpadmm_calibration_meets_the_reports_zcdp_guarantee_exactly(total):
+    """The tuning calibration (eps_for_zcdp_guarantee) gives a per-iteration ε whose privacy
+    report's zCDP curve is the total (1e-9), and the jnp formula the loop differentiates
+    (zcdp_guarantee) is that curve; the guarantee (PLD) lies below it."""
+    fam = T.dpadmm_family(steps=20, providers=4, rows=10)
+    paper = fam.paper_points[fam.headline]
+    calibrated = fam.calibrator(total)(paper)
+    report = fam.algorithm.privacy(fam.problem, fam.network, calibrated, 20, delta=T.DPADMM_DELTA)
+    np.testing.assert_allclose(report.worst("zcdp"), total, rtol=1e-9)
+    np.testing.assert_allclose(float(fam.jax_spent(calibrated)), total, rtol=1e-9)
+    np.testing.assert_allclose(fam.spent(calibrated), total, rtol=1e-9)
+    assert report.epsilon_max <= total
 
 
-def test_ltadmm_jax_sigma_equals_theorem2_sigma():
-    """σ_e of the JAX closed form equals ltadmm_privacy.theorem2_sigma (ln) to 1e-10."""
-    for eps in (0.5, 5.0, 25.56, 300.0):
-        ours = float(T.ltadmm_sigma(eps, 200, 4, 0.7, 8, 1000, 1e-4))
-        ref = float(ltadmm_privacy.theorem2_sigma(eps, 200, 4, 0.7, 8, 1000, 1e-4))
-        np.testing.assert_allclose(ours, ref, rtol=1e-10)
-        params = algorithms.LTADMMDPParams(zeta=0.7, sigma_e=ours)
-        np.testing.assert_allclose(float(T.theorem2_epsilon_jax(200, algorithms.LTADMMDP(), 1000,
-                                                                params)), eps, rtol=1e-10)
+@pytest.mark.parametrize("eps", [5.0, 50.0, 3000.0])
+def test_ltadmm_calibration_meets_the_reports_zcdp_curve_exactly(eps):
+    """The tuning calibration (ltadmm_privacy.zcdp_sigma) gives a σ_e whose privacy report's zCDP
+    curve is the target (1e-9), and the jnp budget of the loop equals it; the guarantee is below."""
+    fam = T.ltadmm_family(rounds=5, eps_grid=())
+    calibrated = fam.calibrator(eps)(fam.paper_points[0].replace(zeta=0.7))
+    report = fam.algorithm.privacy(fam.problem, fam.network, calibrated, 5, delta=T.LTADMM_DELTA)
+    np.testing.assert_allclose(report.worst("zcdp"), eps, rtol=1e-9)
+    np.testing.assert_allclose(float(fam.jax_spent(calibrated)), eps, rtol=1e-9)
+    np.testing.assert_allclose(fam.spent(calibrated), eps, rtol=1e-9)
+    assert report.epsilon_max <= eps * (1 + 1e-12)
 
 
 @pytest.fixture(scope="module")
@@ -89,9 +96,10 @@ def _spent(name, params, steps):
             steps, variant="tight", d=10, delta=1.0, alpha=params["alpha"], M=5.03,
             u_e=params["u_e"], u_w=params["u_w"], r=params["r"])[0, -1]
     if name == "tune-dpadmm":
-        return moments_accountant(steps, params["eps"], params["delta"])[0]
-    return ltadmm_privacy.theorem2_epsilon(steps, 4, params["zeta"], 8, 1000, params["sigma_e"],
-                                           1e-4)
+        return float(dpadmm_privacy.zcdp_guarantee(params["eps"], params["delta"], steps,
+                                                   T.DPADMM_DELTA))
+    return float(ltadmm_privacy.zcdp_epsilon(steps * 4, 2.0 * params["zeta"], params["sigma_e"],
+                                             T.LTADMM_DELTA))
 
 
 @pytest.mark.parametrize("name", list(TINY))

@@ -4,8 +4,8 @@ This module holds the family's shared star skeleton and DP-ADMM (Algorithm 3); A
 (the paper's baselines, with the exact local solve) are in :mod:`jaxdp.algorithms.dpadmm_baselines`.
 
 Huang, Hu, Chan-Tin & Gong, "DP-ADMM: ADMM-based distributed learning with differential privacy",
-2018, arXiv:1808.10101 (the later IEEE TIFS version may differ; we follow the arXiv text). Notes:
-``papers/notes/002_dpadmm.md``. Errata: ``docs/errata.md`` (section "Paper 002").
+2018, arXiv:1808.10101 (the later IEEE TIFS version may differ; we follow the arXiv text).
+Errata: ``docs/errata.md`` (section "Paper 002").
 
 Problem (1): ``min Σ_i f_i(w_i)`` s.t. ``w_i = w``, with ``f_i(w) = (1/m_i) Σ_j ℓ(a_ij, b_ij, w) +
 (λ/N) R(w)``: a :class:`~jaxdp.problems.Problem` with loss ``Logistic`` and ``reg={"lam": λ/N}``
@@ -50,12 +50,16 @@ Variants and errata (``docs/errata.md``):
   the printed line has no meaning to implement).
 * Algorithm 2's sensitivity: ``variant="paper"`` uses the printed ``Δ = 2 S1 N/(m_i λ)``;
   ``"corrected"`` (default) the subproblem's (ρ + λ/N)-strong convexity, 589× smaller at ρ = 1,
-  λ/N = 0.0017 (notes §8 item 10; :mod:`~jaxdp.algorithms.dpadmm_baselines`).
-* Initialization is not given; zero (notes §3.3, inferred from the proofs).
+  λ/N = 0.0017 (:mod:`~jaxdp.algorithms.dpadmm_baselines`).
+* Initialization is not given; zero (inferred from the proofs, which start from w̃⁰ = 0).
 
-Privacy (per provider, record-level, replace-one): each iteration releases ``w̃_i^{k+1}`` through a
-Gaussian mechanism with ``σ/Δ = √(2 ln(1.25/δ))/ε`` (Thm 1, ε ≤ 1); ``privacy()`` reports the paper's
-moments-accountant total (Thm 2, ``"theorem"``) beside zCDP, RDP and PLD of the same releases
+Privacy (per provider, one record replaced): each iteration releases ``w̃_i^{k+1}`` through a
+Gaussian mechanism with ``σ/Δ = √(2 ln(1.25/δ))/ε`` (Thm 1, ε ≤ 1; Params' δ only sets the noise).
+Everything ``w_i^{k+1}`` depends on besides provider i's data (w̃_i^k, γ_i^k, w^k) is a function of
+the released w̃, so the releases compose adaptively; the first release is taken at the public
+``w̃⁰ = 0``, where the logistic record gradient has norm ≤ S1/2, so its sensitivity is Δ/2.
+``privacy(..., delta)`` gives the guarantee (the least of zCDP, RDP, PLD at the caller's δ), with
+the paper's moments accountant (Thm 2) as the ``"paper, as printed"`` curve
 (:mod:`jaxdp.algorithms.dpadmm_privacy`). Shapes: N providers, d features, m_i rows of provider i.
 """
 from __future__ import annotations
@@ -69,7 +73,13 @@ import numpy as np
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms.dpadmm_privacy import check_private, noise_multiplier, release_report
+from jaxdp.algorithms.dpadmm_privacy import (
+    check_noise_params,
+    check_private,
+    noise_multiplier,
+    release_ratios,
+    release_report,
+)
 from jaxdp.privacy import gaussian
 from jaxdp.problems import from_arrays, solve_reference
 
@@ -79,7 +89,7 @@ from jaxdp.problems import from_arrays, solve_reference
 class DPADMMParams:
     rho: float = 1.0  # ρ, penalty of (2) (Sec. VI: 1); scalar or (N,)
     eps: float = 0.05  # ε, per-iteration privacy (Thm 1); scalar or (N,)
-    delta: float = 1e-3  # δ, per iteration and total (Thm 1, Thm 2); scalar
+    delta: float = 1e-3  # δ of Thm 1, sets the noise only (report: privacy(delta=)); scalar
     S1: float = 1.0  # S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI); scalar
     S3: float = 0.25  # S3 ≥ ‖∇²ℓ‖ (Thm 4; Sec. VI-B: 1/4); scalar
     D_w: float = 1.0  # D_w ≈ ‖w*‖ from pre-training rows (Table II; estimate_dw); scalar or (N,)
@@ -106,7 +116,7 @@ class StarADMM(Algorithm):
 
     def init(self, key, problem, network, params):
         del key, params
-        zeros = zeros_like_models(problem, network)  # Alg. 3 l.1: zero (notes §3.3)
+        zeros = zeros_like_models(problem, network)  # Alg. 3 l.1: zero (not given in the paper)
         return StarADMMState(w_tilde=zeros, gamma=zeros, w=zeros)
 
     def noise(self, key, state, params, k):
@@ -162,14 +172,27 @@ class DPADMM(StarADMM):
             * noise_multiplier(params.eps, params.delta, jnp)  # Thm 1
         return w_local + per_agent(sigma, x) * noise["xi"]  # (3b)
 
-    def privacy(self, problem, network, params, steps):
+    models_covered = True
+    models_note = "the model is w~_i^K, the last accounted release"
+
+    def account(self, problem, network, params, steps, *, delta):
+        """K Gaussian releases per provider, Δ_{i,k} of Lemma 1 (halved at k = 0), σ as drawn.
+
+        w_i^{k+1} (3a) depends on provider i's data only through f_i'(w~_i^k) at the released
+        w~_i^k; γ_i^k and w^k are functions of the released w~ (3c)-(3d), so the releases compose
+        adaptively. At k = 0 the point w~⁰ = 0 is public and the record gradients there differ by at
+        most S1 (:data:`~jaxdp.algorithms.dpadmm_privacy.FIRST_STEP_FACTOR`).
+        """
+        check_noise_params(type(params).__name__, params.eps, params.delta)
         host = params.replace(**{f: host_value(params[f], 1) for f in params})
         k1 = np.arange(1, steps + 1, dtype=np.float64)[None, :]
         inv_eta = inverse_step_size(problem, host, k1, np)  # (N, K)
-        return release_report(self, np.broadcast_to(sensitivity(problem, host, inv_eta, np),
-                                                    (network.n_agents, steps)),
-                              host.eps, params.delta, "DP-ADMM: w~_i^{k+1} = w_i^{k+1} + "
-                              "N(0, σ_{i,k+1}² I)")
+        full = np.broadcast_to(sensitivity(problem, host, inv_eta, np), (network.n_agents, steps))
+        z = np.asarray(noise_multiplier(host.eps, host.delta), np.float64)  # Thm 1
+        ratios = np.broadcast_to(release_ratios(host.eps, host.delta, steps, np).reshape(
+            -1, steps), full.shape)
+        return release_report(self, problem, host, full * ratios * z, full * z, delta=delta,
+                              description="DP-ADMM: w~_i^{k+1} = w_i^{k+1} + N(0, σ_{i,k+1}² I)")
 
     def validate(self, params, problem, network):
         super().validate(params, problem, network)

@@ -1,7 +1,6 @@
 r"""The baselines of DP-ADMM (paper 002): Algorithm 1 (non-private) and Algorithm 2 (naive private).
 
-Huang, Hu, Chan-Tin & Gong, arXiv:1808.10101, Sec. III-A and VI; notes
-``papers/notes/002_dpadmm.md`` §3.1–3.2. Both share DP-ADMM's star skeleton
+Huang, Hu, Chan-Tin & Gong, arXiv:1808.10101, Sec. III-A and VI. Both share DP-ADMM's star skeleton
 (:class:`jaxdp.algorithms.dpadmm.StarADMM`: the trainer's average (3c) on the complete graph's
 ``W = 11ᵀ/N`` and the dual step (3d)); only the local release differs::
 
@@ -22,9 +21,11 @@ The paper names no solver ("searching by gradients"), hence its Table III times 
 **Erratum (Algorithm 2's sensitivity).** ``variant="paper"`` uses the printed
 ``Δ_i = 2 S1 N/(m_i λ)`` (Sec. III-A, VI), which rests on the (λ/N)-strong convexity of R alone and
 needs lam > 0 (ℓ2 only, as the paper says). The subproblem is (ρ + λ/N)-strongly convex, so
-``Δ_i = 2 S1/(m_i (ρ + λ/N))`` suffices (``variant="corrected"``, the default; notes §8 item 10):
+``Δ_i = 2 S1/(m_i (ρ + λ/N))`` suffices (``variant="corrected"``, the default):
 589× smaller at ρ = 1, λ/N = 0.0017. Both are valid bounds; the printed one is what makes
-Algorithm 2 collapse in the paper's Figs. 4–6 (``docs/errata.md``).
+Algorithm 2 collapse in the paper's Figs. 4–6 (``docs/errata.md``). ``privacy()`` accounts either
+variant's noise with the corrected Δ (replace one record; the local solve's other inputs γ_i^k, w^k
+are functions of the released w̃), the tighter valid bound.
 """
 from __future__ import annotations
 
@@ -37,7 +38,13 @@ import numpy as np
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpadmm import StarADMM, host_value, provider_sizes, reg_weights
-from jaxdp.algorithms.dpadmm_privacy import check_private, noise_multiplier, release_report
+from jaxdp.algorithms.dpadmm_privacy import (
+    check_noise_params,
+    check_private,
+    noise_multiplier,
+    release_report,
+)
+from jaxdp.privacy import Assumption
 
 
 @chex.dataclass(frozen=True)
@@ -49,7 +56,7 @@ class ConsensusADMMParams:
 class NaivePrivateADMMParams:
     rho: float = 1.0  # ρ, penalty of L_ρ; scalar or (N,)
     eps: float = 0.05  # ε, per-iteration privacy, Alg. 2 l.5 (Sec. VI grid); scalar or (N,)
-    delta: float = 1e-3  # δ, per iteration and total (Sec. VI grid); scalar
+    delta: float = 1e-3  # δ of Thm 1, sets the noise only (report: privacy(delta=)); scalar
     S1: float = 1.0  # S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI); scalar
 
 
@@ -85,11 +92,31 @@ class NaivePrivateADMM(ConsensusADMM):
             * noise_multiplier(params.eps, params.delta, jnp)  # Sec. III-A
         return w_local + per_agent(sigma, w_local) * noise["xi"]  # Alg. 2 l.5
 
-    def privacy(self, problem, network, params, steps):
+    models_covered = True
+    models_note = "the model is w~_i^K, the last accounted release"
+
+    def account(self, problem, network, params, steps, *, delta):
+        """K Gaussian releases per provider with the subproblem's sensitivity 2 S1/(m_i (ρ + λ/N)).
+
+        Row i of Alg. 2 l.4 minimizes a (ρ + λ/N)-strongly convex function whose other inputs
+        (γ_i^k, w^k) are functions of the released w~, and replacing one record moves its gradient
+        by at most 2 S1/m_i: the minimizer moves by at most 2 S1/(m_i (ρ + λ/N)) whatever the
+        variant (``"paper"`` draws more noise for its larger printed Δ; it is accounted as drawn).
+        """
+        check_noise_params(type(params).__name__, params.eps, params.delta)
         host = params.replace(**{f: host_value(params[f], 1) for f in params})
-        sens = np.broadcast_to(self._sensitivity(problem, host, np), (network.n_agents, steps))
-        return release_report(self, sens, host.eps, params.delta,
-                              "Algorithm 2: w~_i^{k+1} = w_i^{k+1} + N(0, σ_i² I), constant σ_i")
+        n = network.n_agents
+        sigma = self._sensitivity(problem, host, np) * noise_multiplier(host.eps, host.delta)
+        sens = self._sensitivity(problem, host, np, "corrected")  # (ρ + λ/N)-strong convexity
+        solve = Assumption(
+            f"the local solve of Alg. 2 l.4 returns the exact minimizer (it stops at residual "
+            f"{self.inner_tol:g}·max(1, ‖r(w^k)‖), so ‖x − x*‖ ≤ that/(ρ + λ/N), unaccounted)",
+            enforced=False,
+            how="Newton / proximal gradient to the stated tolerance", holds=None)
+        return release_report(self, problem, host, np.broadcast_to(sens, (n, steps)),
+                              np.broadcast_to(sigma, (n, steps)), delta=delta,
+                              description="Algorithm 2: w~_i^{k+1} = w_i^{k+1} + N(0, σ_i² I)",
+                              assumptions=(solve,))
 
     def validate(self, params, problem, network):
         if self.variant not in ("paper", "corrected"):
@@ -102,10 +129,11 @@ class NaivePrivateADMM(ConsensusADMM):
                              "its sensitivity 2 S1 N/(m_i λ) is infinite otherwise (the paper "
                              "applies Algorithm 2 to ℓ2 only)")
 
-    def _sensitivity(self, problem, params, xp):
-        """Δ_i = 2 S1/(m_i μ), μ = λ/N (paper) or ρ + λ/N (corrected): (N,), or (N, 1) on host."""
+    def _sensitivity(self, problem, params, xp, variant=None):
+        """Δ_i = 2 S1/(m_i μ), μ = λ/N (paper) or ρ + λ/N (corrected): (N,), or (N, 1) on host.
+        ``variant`` defaults to the algorithm's."""
         lam, _ = reg_weights(problem, xp)
-        strength = lam if self.variant == "paper" else params.rho + lam
+        strength = lam if (variant or self.variant) == "paper" else params.rho + lam
         return 2.0 * params.S1 / (provider_sizes(problem, xp) * strength)  # Sec. III-A
 
 

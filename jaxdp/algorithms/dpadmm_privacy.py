@@ -1,10 +1,10 @@
 r"""Privacy accounting of DP-ADMM: the paper's moments accountant and the same releases five ways.
 
 Huang, Hu, Chan-Tin & Gong, "DP-ADMM: ADMM-based distributed learning with differential privacy",
-2018, arXiv:1808.10101; notes ``papers/notes/002_dpadmm.md`` §4.
+2018, arXiv:1808.10101.
 
 Every release of DP-ADMM (Algorithm 3) and of Algorithm 2 is a Gaussian mechanism whose noise
-multiplier is constant over the iterations (notes §3.3, "key structural facts"):
+multiplier is constant over the iterations (Thm 1 with Lemma 1's sensitivity):
 
 .. math::
 
@@ -21,9 +21,9 @@ moments accountant) gives it as
 
 i.e. Rényi DP at the integer orders α = τ + 1 with the standard RDP → DP conversion (Mironov 2017,
 Prop. 3). The same δ calibrates σ and is the final δ (the only reading that reproduces the paper's
-0.5009 and 1.0193; notes §4.3). Theorem 2's text states "ε̄ = c₁√T ε" and its appendix derives a
-*lower* bound on the minimum above (notes §8 item 9); the computable formula is the min over τ, which
-is a valid upper bound and is what we use.
+0.5009 and 1.0193). Theorem 2's text states "ε̄ = c₁√T ε" and its appendix derives a
+*lower* bound on the minimum above (``docs/errata.md``); the computable formula is the min over τ,
+which is a valid upper bound and is what we use.
 
 :func:`composition_table` puts ε̄ beside the same Gaussian releases accounted by dp-accounting (RDP at
 its default orders with the improved conversion; PLD) at the same total δ, and beside plain
@@ -31,14 +31,35 @@ composition (T ε, total δ = T δ) and advanced composition of the per-step (ε
 Dwork–Rothblum–Vadhan (Dwork & Roth 2014, Thm 3.20) with δ' = δ and the optimal composition of
 Kairouz, Oh & Viswanath (2015, Thm 3.3; dp-accounting's ``advanced_composition``), both at total
 δ = (T + 1) δ, since T (ε, δ) steps already spend T δ.
+
+**The guarantee** (:func:`release_report`, what ``privacy()`` returns): one record of one provider
+replaced (Lemma 1), S1 an assumed per-record gradient bound (‖a‖ ≤ S1 for the logistic loss, checked
+on the data). No hidden state leaks: w_i^{k+1} depends on provider i's data only through f_i at
+points (w̃_i^k, or the local solve's γ_i^k, w^k) that are functions of the released w̃, so the
+releases compose adaptively with Lemma 1's Δ. DP-ADMM's first gradient is at the public w̃⁰ = 0,
+where ‖∇ℓ‖ ≤ S1/2: its Δ is halved (:data:`FIRST_STEP_FACTOR`). The releases are accounted at the
+caller's δ by zCDP, RDP and PLD (the smallest is the guarantee); Params' δ only sets the noise.
+Thm 2 is the ``"paper, as printed"`` curve. :func:`zcdp_guarantee` (jnp) is the report's zCDP curve
+and :func:`eps_for_zcdp_guarantee` its closed-form inverse, used to calibrate in tuning loops.
 """
 from __future__ import annotations
 
 import math
 
+import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.privacy import PrivacyEvents, PrivacyReport, pld_epsilon, rdp_epsilon
+from jaxdp.privacy import (
+    PAPER_PRINTED,
+    Assumption,
+    PrivacyEvents,
+    PrivacyReport,
+    gaussian_zcdp,
+    pld_epsilon,
+    rdp_epsilon,
+    zcdp_for_epsilon,
+    zcdp_to_dp,
+)
 from jaxdp.problems import L1Logistic, Logistic
 
 #: The paper's privacy grid (Sec. VI-A): per-iteration ε and δ, and T.
@@ -52,7 +73,38 @@ def noise_multiplier(eps, delta, xp=np):
     return xp.sqrt(2.0 * xp.log(1.25 / delta)) / eps  # Thm 1
 
 
-def moments_accountant(steps, eps, delta) -> tuple[np.ndarray, np.ndarray]:
+#: Δ_0/Δ (Lemma 1) of DP-ADMM's first release: its gradient is taken at the public w~⁰ = 0, where
+#: the logistic record gradient −y a σ(0) has norm ≤ S1/2 (so two records differ by ≤ S1, not 2 S1).
+FIRST_STEP_FACTOR = 0.5
+
+
+def release_ratios(eps, delta, steps: int, xp=np):
+    """(…, K) Δ_k/σ_k of DP-ADMM's K releases: ``1/(2z)`` at k = 0, ``1/z`` after (Thm 1, Lemma 1).
+
+    ``eps`` and ``delta`` are Thm 1's calibration (scalars, or ``eps`` of shape (N,) / (N, 1)
+    broadcasting against ``(…, 1)``); ``xp`` is ``numpy`` or ``jax.numpy``.
+    """
+    z = xp.asarray(noise_multiplier(eps, delta, xp))
+    factor = xp.where(xp.arange(steps) == 0, FIRST_STEP_FACTOR, 1.0)
+    return factor / z[..., None]
+
+
+def zcdp_guarantee(eps, delta, steps: int, total_delta):
+    """The report's ``"zcdp"`` ε of DP-ADMM's K releases (jnp, differentiable in ``eps``):
+    ``zcdp_to_dp(Σ_k (Δ_k/σ_k)²/2, total_delta)`` on :func:`release_ratios`."""
+    rho = gaussian_zcdp(release_ratios(eps, delta, steps, jnp), 1.0)[..., -1]
+    return zcdp_to_dp(rho, total_delta)
+
+
+def eps_for_zcdp_guarantee(total, delta, steps: int, total_delta):
+    """Thm 1's per-iteration ε whose :func:`zcdp_guarantee` after ``steps`` releases is ``total``
+    (jnp, closed form): ρ = zcdp_for_epsilon(total, δ) = (K − 1 + ¼) ε²/(4 ln(1.25/δ_Thm1))."""
+    rho = zcdp_for_epsilon(total, total_delta)
+    releases = steps - 1 + FIRST_STEP_FACTOR**2
+    return jnp.sqrt(4.0 * jnp.log(1.25 / jnp.asarray(delta)) * rho / releases)
+
+
+def moments_accountant(steps, eps, delta, total_delta=None) -> tuple[np.ndarray, np.ndarray]:
     """The paper's total ε̄ after ``steps`` iterations and the minimizing order τ* (Thm 2, App. A).
 
     The objective ``a(τ + 1) + ln(1/δ)/τ`` with ``a = T ε²/(4 ln(1.25/δ))`` is convex in τ > 0, so
@@ -61,7 +113,8 @@ def moments_accountant(steps, eps, delta) -> tuple[np.ndarray, np.ndarray]:
     Args:
       steps: T ≥ 1 (int or array).
       eps: per-iteration ε (float or array broadcastable with ``steps``).
-      delta: δ in (0, 1) (float or array).
+      delta: δ in (0, 1) (float or array), the δ of Thm 1 that calibrates the noise.
+      total_delta: the δ of the total guarantee (default ``delta``: the paper's reading).
 
     Returns:
       ``(eps_bar, tau)`` float64 and int arrays of the broadcast shape.
@@ -73,12 +126,16 @@ def moments_accountant(steps, eps, delta) -> tuple[np.ndarray, np.ndarray]:
       >>> round(float(moments_accountant(100, 0.05, 1e-3)[0]), 4)
       0.5009
     """
-    steps, eps, delta = (np.asarray(v, np.float64) for v in (steps, eps, delta))
-    if np.any(steps < 1) or np.any(eps <= 0) or np.any((delta <= 0) | (delta >= 1)):
+    total_delta = delta if total_delta is None else total_delta
+    steps, eps, delta, total_delta = (np.asarray(v, np.float64)
+                                      for v in (steps, eps, delta, total_delta))
+    if (np.any(steps < 1) or np.any(eps <= 0) or np.any((delta <= 0) | (delta >= 1))
+            or np.any((total_delta <= 0) | (total_delta >= 1))):
         raise ValueError(f"moments_accountant needs T >= 1, eps > 0 and 0 < delta < 1; got "
-                         f"T={steps.tolist()}, eps={eps.tolist()}, delta={delta.tolist()}")
+                         f"T={steps.tolist()}, eps={eps.tolist()}, delta={delta.tolist()}, "
+                         f"total_delta={total_delta.tolist()}")
     a = steps * eps**2 / (4.0 * np.log(1.25 / delta))  # α(τ)/(τ(τ+1)), App. A
-    b = np.log(1.0 / delta)
+    b = np.log(1.0 / total_delta)
     tau_c = np.sqrt(b / a)
     candidates = np.stack([np.maximum(np.floor(tau_c), 1.0), np.maximum(np.ceil(tau_c), 1.0)])
     values = a * (candidates + 1.0) + b / candidates  # [α(τ) + ln(1/δ)]/τ, Thm 2
@@ -154,45 +211,87 @@ def composition_table(eps_grid=PAPER_EPS, delta_grid=PAPER_DELTAS, steps: int = 
     return rows
 
 
-def release_report(alg, sensitivity: np.ndarray, eps, delta, description: str) -> PrivacyReport:
-    """The releases of a DP-ADMM-family algorithm, accounted by zCDP, RDP, PLD and Thm 2.
+RELATION = "replace_record"
+RELEASED = ("provider i's w~_i^{k+1} to the trainer at every step k < K; the trainer's broadcast "
+            "w^{k+1} (3c) and the duals γ^{k+1} (3d) are functions of the released w~")
 
-    Args:
-      alg: the algorithm (for error messages).
-      sensitivity: (N, K) ℓ2 sensitivities Δ_{i,k}; the noise is σ = Δ·z (Thm 1).
-      eps: per-iteration ε, a float or (N, 1).
-      delta: δ, one value for every provider.
-      description: what is released.
 
-    Returns:
-      A PrivacyReport with ``"zcdp"``, ``"rdp"``, ``"pld"`` and the paper's ``"theorem"``.
+def check_noise_params(name: str, eps, delta) -> None:
+    """The calibration parameters of Thm 1 must give a finite, positive noise multiplier.
 
     Raises:
-      ValueError: δ is not a scalar.
+      ValueError: ε outside (0, 1] (Thm 1 needs ε ≤ 1; ε = 0 divides by zero) or δ outside (0, 1)
+        (δ = 0 divides by zero in ln(1.25/δ); δ ≥ 1 is no privacy parameter), naming the value.
     """
-    if np.ndim(delta) != 0:
-        raise ValueError(f"{alg.name}.privacy needs one δ for all providers; got shape "
-                         f"{np.shape(delta)}")
-    delta = float(delta)
+    eps, delta = np.asarray(eps, np.float64), np.asarray(delta, np.float64)
+    if np.any(~((eps > 0) & (eps <= 1))):
+        raise ValueError(f"{name}.eps (the per-iteration ε of Thm 1 that sets the noise) must be "
+                         f"in (0, 1]; got {eps.tolist()}")
+    if np.ndim(delta) != 0 or not 0.0 < float(delta) < 1.0:
+        raise ValueError(f"{name}.delta (the δ of Thm 1 that sets the noise, ln(1.25/δ)) must be "
+                         f"one value in (0, 1); got {delta.tolist()}")
+
+
+def record_assumption(problem, S1) -> Assumption:
+    """S1 bounds every record's loss gradient: labels ±1 and ‖a‖ ≤ S1 for the logistic loss,
+    checked on the problem's real rows (the replacing record cannot be checked)."""
+    s1 = float(np.min(S1))
+    mask = np.asarray(problem.mask) > 0
+    radius = float(np.max(np.linalg.norm(np.asarray(problem.features, np.float64), axis=-1)[mask]))
+    signs = bool(np.all(np.abs(np.abs(np.asarray(problem.labels, np.float64)[mask]) - 1) < 1e-12))
+    logistic = type(problem.loss) in (Logistic, L1Logistic)
+    return Assumption(
+        f"every record (a, y) of provider i, and the one replacing it, has y = ±1 and ‖a‖₂ ≤ "
+        f"S1 = {s1:g}, so the logistic ∇ℓ(a, y; w) = −y a σ(−y aᵀw) has norm ≤ S1 for every w "
+        f"and ≤ S1/2 at w = 0 (Lemma 1's S1)", enforced=False,
+        how=f"this problem: loss {problem.loss.name!r}, max ‖a‖ = {radius:.6g}, labels ±1: "
+            f"{signs}; not clipped", holds=logistic and signs and radius <= s1 + 1e-12)
+
+
+def release_report(alg, problem, params, sensitivity: np.ndarray, sigma: np.ndarray, *,
+                   delta: float, description: str, assumptions=()) -> PrivacyReport:
+    """The Gaussian releases w~_i^{k+1} of a DP-ADMM-family algorithm, accounted soundly.
+
+    Replace-one-record adjacency at one provider (paper 002, Def. 1 and Lemma 1). Every quantity
+    that w_i^{k+1} depends on besides provider i's data — w~_i^k, γ_i^k, w^k — is a function of
+    the released w~ (γ⁰ = 0, (3c), (3d)), so the releases compose adaptively with the per-step
+    ℓ2 sensitivities ``sensitivity``; the guarantee is the smallest of zCDP, RDP and PLD.
+
+    Args:
+      alg: the algorithm (for names).
+      problem: the run's problem (for the data check of S1).
+      params: host Params (``eps``, ``delta`` of Thm 1, ``S1``).
+      sensitivity: (N, K) ℓ2 sensitivities Δ_{i,k} of the releases.
+      sigma: (N, K) the noise standard deviations actually drawn.
+      delta: the caller's δ of every (ε, δ) curve.
+      description: what is released.
+      assumptions: further assumptions (e.g. an exact local solve).
+
+    Returns:
+      A PrivacyReport (guarantee: zCDP/RDP/PLD) with the paper's Thm 2 as :data:`PAPER_PRINTED`.
+    """
     n, steps = sensitivity.shape
-    z = noise_multiplier(eps, delta)  # Thm 1; float or (N, 1)
-    events = PrivacyEvents.from_schedule("gaussian", sensitivity, sensitivity * z, n_agents=n,
+    events = PrivacyEvents.from_schedule("gaussian", sensitivity, sigma, n_agents=n,
                                          steps=steps, description=description)
-    report = PrivacyReport.from_events(events, delta=delta, methods=("closed_form", "rdp", "pld"))
-    eps_bar, _ = moments_accountant(report.steps[None, :], np.broadcast_to(eps, (n, 1)), delta)
+    report = PrivacyReport.from_events(
+        events, delta=delta, methods=("closed_form", "rdp", "pld"), relation=RELATION,
+        released=RELEASED, assumptions=(record_assumption(problem, params.S1), *assumptions))
+    eps = np.broadcast_to(np.asarray(params.eps, np.float64).reshape(-1, 1), (n, 1))
+    eps_bar, _ = moments_accountant(report.steps[None, :], eps, params.delta, total_delta=delta)
     return report.with_curve(
-        "theorem", eps_bar,
+        PAPER_PRINTED, eps_bar,
         "Thm 2 via App. A's moments accountant: ε̄ = min over integer τ of "
-        "[T τ(τ+1) ε²/(4 ln(1.25/δ)) + ln(1/δ)]/τ (RDP at orders τ+1, standard conversion); the "
-        "same δ calibrates σ and is the total δ")
+        "[T τ(τ+1) ε²/(4 ln(1.25/δ_Thm1)) + ln(1/δ)]/τ (RDP at orders τ+1, standard conversion) "
+        "with δ_Thm1 = Params.delta (the noise calibration) and δ the report's; the paper uses "
+        "one δ for both")
 
 
 def check_private(alg, params, problem) -> None:
     """Host checks of a private run: the losses the sensitivities are derived for, S1 bounding
-    every per-sample gradient (no clipping: the data must be normalized), and δ < 1.
+    every per-sample gradient (no clipping: the data must be normalized), and Thm 1's ε and δ.
 
     Raises:
-      ValueError: naming the loss, S1 and the data's bound, or δ.
+      ValueError: naming the loss, S1 and the data's bound, ε or δ.
     """
     if type(problem.loss) not in (Logistic, L1Logistic):
         raise ValueError(f"{alg.name}'s sensitivity and step sizes are derived for logistic "
@@ -204,9 +303,7 @@ def check_private(alg, params, problem) -> None:
         raise ValueError(f"{type(params).__name__}.S1 = {s1:g} is below the data's per-sample "
                          f"gradient bound {bound:g} (max ‖a‖): normalize the rows to ‖a‖ ≤ 1 "
                          "(normalize_adult) or raise S1")
-    if float(np.max(params.delta)) >= 1.0:
-        raise ValueError(f"{type(params).__name__}.delta must be < 1; got "
-                         f"{float(np.max(params.delta)):g}")
+    check_noise_params(type(params).__name__, params.eps, params.delta)
 
 
 def table_markdown(rows: list[dict]) -> str:
@@ -224,7 +321,9 @@ def table_markdown(rows: list[dict]) -> str:
 
 __all__ = [
     "PAPER_DELTAS", "PAPER_EPS", "PAPER_STEPS", "advanced_composition_drv",
-    "advanced_composition_optimal", "check_private", "composition_table", "gaussian_releases",
+    "FIRST_STEP_FACTOR", "RELATION", "RELEASED", "eps_for_zcdp_guarantee", "release_ratios",
+    "zcdp_guarantee", "advanced_composition_optimal", "check_noise_params", "check_private",
+    "composition_table", "gaussian_releases", "record_assumption",
     "moments_accountant", "moments_accountant_bruteforce", "noise_multiplier",
     "plain_composition", "release_report", "table_markdown",
 ]

@@ -1,6 +1,6 @@
 """``jaxdp reproduce dpadmm-loss | dpadmm-accuracy | dpadmm-table3``: paper 002's Sec. VI.
 
-Huang et al., "DP-ADMM" (arXiv:1808.10101), experiments on UCI Adult (notes 002 §6): N = 100
+Huang et al., "DP-ADMM" (arXiv:1808.10101), experiments on UCI Adult (Sec. VI): N = 100
 providers × m_i = 210 rows, d = 14, logistic regression with an ℓ1 (Sec. VI-A) or ℓ2 (Sec. VI-B)
 regularizer, λ = 0.17 (λ/N per provider), ρ = 1, T = 100, ε ∈ {0.01, 0.02, 0.05, 0.07, 0.1, 0.2},
 δ ∈ {1e-3, …, 1e-6}, 10 runs. Each run redraws the split of Table II (162 pre-training rows that
@@ -59,7 +59,7 @@ TABLE3_EPS = (0.01, 0.05, 0.1)
 TABLE3_PAPER = {"nonprivate": (6.184117, 6.184117, 6.184117),
                 "alg2": (368.871413, 212.488406, 70.127314),
                 "dp_admm": (3.063915, 3.066966, 3.056092)}  # seconds per 100 iterations, Table III
-NEAR = 0.02  # "nearly as good as non-private": within 2 accuracy points (notes §7.4)
+NEAR = 0.02  # "nearly as good as non-private": within 2 accuracy points (our reading of Sec. VI-B)
 MUCH_BETTER = 0.05  # "much better accuracy than Algorithm 2": more than 5 points
 
 

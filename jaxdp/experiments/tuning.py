@@ -9,7 +9,8 @@ budget. Held-out seeds (disjoint from the training ones) compare tuned and paper
 (mean ± 95% half-width), and the tuning is repeated at every ε of a small grid for a
 privacy–utility frontier (utility against ε, paper against tuned).
 
-Accountants (JAX closed forms, each tested equal to the family's float64 accountant to 1e-10):
+Accountants (JAX closed forms; DP-ADMM's and LT-ADMM-DP's are the privacy modules' own xp-generic
+formulas for the report's zCDP curve, DPP²'s a JAX copy tested equal to its report curve):
 
 * DPP²: :func:`dpp2_log_epsilon`, the exact per-step composition of Theorem 3's Laplace releases
   (``dpp2_privacy.theorem3_log_terms(variant="tight")``, the ``"pure_dp"`` curve of
@@ -19,18 +20,20 @@ Accountants (JAX closed forms, each tested equal to the family's float64 account
   paper's budget at each r̄ ∈ :data:`DPP2_R` (the Fig. 3 grid's upper part); utility
   ‖(1/N)Σ∇f_i(x_i^K)‖² (Fig. 3's metric).
 * DP-ADMM: every release has the same noise multiplier √(2 ln(1.25/δ))/ε (Thm 1) whatever ρ and the
-  step sizes are, so the budget (Thm 2's moments accountant, ε̄ after T iterations) depends on
-  (ε, δ, T) only; :func:`dpadmm_step_epsilon` inverts it in closed form. ρ and D_w (the scale of
-  Theorem 4's step sizes 1/η) are free. Setting: Sec. VI-B (ℓ2, λ = 0.17, N = 100, m_i = 210,
-  T = 100, δ = 1e-3) on the synthetic Adult stand-in (``jaxdp.experiments.dpadmm``'s split of run
-  0), paper's per-iteration ε ∈ :data:`DPADMM_EPS`; utility: the empirical loss
+  step sizes are (the first at half the sensitivity), so the budget — the privacy report's sound
+  zCDP curve, :func:`jaxdp.algorithms.dpadmm_privacy.zcdp_guarantee` — depends on (ε, δ, T) only;
+  :func:`~jaxdp.algorithms.dpadmm_privacy.eps_for_zcdp_guarantee` inverts it in closed form. ρ and
+  D_w (the scale of Theorem 4's step sizes 1/η) are free. Setting: Sec. VI-B (ℓ2, λ = 0.17,
+  N = 100, m_i = 210, T = 100, δ = 1e-3 for Thm 1 and for the report) on the synthetic Adult
+  stand-in (``jaxdp.experiments.dpadmm``'s split of run 0), paper's per-iteration
+  ε ∈ :data:`DPADMM_EPS`; utility: the empirical loss
   Σ_i (1/m_i)Σ_j ℓ(w^T) at the trainer's broadcast (Sec. VI).
-* LT-ADMM-DP: Theorem 2 with the natural log (the corrected (9); notes 004 §4.4, and §4.5: not a
-  valid guarantee at these noise levels, but it is the paper's accountant): σ_e =
-  ζ q √(2Kτ)/(√(ε + L) − √L) (:func:`ltadmm_sigma`). γ, β, ρ and ζ are free. Setting: §VI (ring of
-  10, m_i = 1000, b = 8, τ = 4), the paper's ε = 25.56 (its σ_e = 0.5 at K = 4000, corrected) and
-  :data:`LTADMM_EPS`; the default run has K = 200 rounds, so "paper" means the paper's γ, β, ρ, ζ
-  with σ_e calibrated to each ε at that K; utility ‖∇F(x̄^K)‖ (Fig. 1a's metric).
+* LT-ADMM-DP: the privacy report's sound zCDP curve of the τK noisy gradients (Δ = 2ζ, the soft
+  clip; :func:`jaxdp.algorithms.ltadmm_privacy.zcdp_epsilon`, inverted by ``zcdp_sigma``, the
+  report's own formula) at δ = :data:`LTADMM_DELTA`. γ, β, ρ and ζ are free (σ_e follows ζ).
+  Setting: §VI (ring of 10, m_i = 1000, b = 8, τ = 4); the paper's point is its σ_e = 0.5 at the
+  run's K (default K = 200 rounds), beside :data:`LTADMM_EPS`; utility ‖∇F(x̄^K)‖ (Fig. 1a's
+  metric).
 
 The objective is ln of the mean final utility over the training seeds (``log_utility``: DPP²'s
 metric lies near 1e-16, far below Adam's ε). Each report checks four claims (:data:`CLAIMS`):
@@ -57,8 +60,7 @@ import numpy as np
 import optax
 
 from jaxdp import algorithms, network
-from jaxdp.algorithms import dpp2_privacy, ltadmm_privacy
-from jaxdp.algorithms.dpadmm_privacy import moments_accountant
+from jaxdp.algorithms import dpadmm_privacy, dpp2_privacy, ltadmm_privacy
 from jaxdp.algorithms.ltadmm import paper_metrics as ltadmm_metrics
 from jaxdp.experiments._plotting import figure, save
 from jaxdp.experiments._report import Report
@@ -67,7 +69,8 @@ from jaxdp.tune import tune
 DPP2_R = (0.6, 0.7, 0.8, 0.9)  # Fig. 3's r̄ (upper part); the paper's point is r̄ = 0.9
 DPADMM_EPS = (0.02, 0.05, 0.1, 0.2)  # per-iteration ε (Sec. VI); the paper's point is 0.05
 DPADMM_DELTA = 1e-3
-LTADMM_EPS = (5.0, 10.0, 50.0)  # beside the paper's corrected ε = 25.56
+LTADMM_EPS = (5.0, 10.0, 50.0)  # beside the guarantee of the paper's σ_e
+LTADMM_DELTA = 1e-4  # the paper's δ (§VI)
 CLAIMS = ("accountant-jax", "budget-exact", "tuned-beats-paper", "frontier")
 
 
@@ -86,28 +89,6 @@ def dpp2_log_epsilon(params, steps: int, *, d: int, adjacency: float, M: float):
     later = jnp.logaddexp(log_s[1:] - jnp.log(u_e), jnp.log(alpha) + log_s[:-1] - jnp.log(u_w))
     terms = jnp.concatenate([-jnp.log(u_e)[None], later - k * jnp.log(r)])
     return 0.5 * math.log(d) + math.log(adjacency) + jax.nn.logsumexp(terms)
-
-
-def dpadmm_step_epsilon(total, steps: int, delta: float):
-    """The per-iteration ε whose Theorem-2 ε̄ after ``steps`` iterations is ``total`` (JAX).
-
-    ε̄ = min_τ a(τ+1) + b/τ with a = Tε²/(4 ln(1.25/δ)), b = ln(1/δ) is increasing in a, so
-    a = max_τ (ε̄ − b/τ)/(τ + 1), a unimodal function of τ maximized at the floor or ceiling of
-    (b + √(b² + ε̄b))/ε̄.
-    """
-    total = jnp.asarray(total)
-    b = math.log(1.0 / delta)
-    tau_c = (b + jnp.sqrt(b * b + total * b)) / total
-    tau = jnp.maximum(jnp.stack([jnp.floor(tau_c), jnp.ceil(tau_c)]), 1.0)
-    a = jnp.max((total - b / tau) / (tau + 1.0))
-    return jnp.sqrt(4.0 * a * math.log(1.25 / delta) / steps)
-
-
-def ltadmm_sigma(epsilon, rounds: int, tau: int, zeta, batch_size: int, n_rows, delta: float):
-    """σ_e of Theorem 2 (natural log) for a target ε: ``ζ q √(2Kτ)/(√(ε + L) − √L)`` (JAX)."""
-    big_l = math.log(1.0 / delta)
-    return zeta * (batch_size / n_rows) * math.sqrt(2.0 * rounds * tau) / (
-        jnp.sqrt(epsilon + big_l) - math.sqrt(big_l))
 
 
 # -- the three settings ---------------------------------------------------------------------------
@@ -196,26 +177,32 @@ def dpadmm_family(steps: int = 100, eps_grid=DPADMM_EPS, providers: int = 100,
     alg = algorithms.DPADMM()
     paper = algorithms.DPADMMParams(rho=1.0, eps=0.05, delta=DPADMM_DELTA, D_w=d_w)
 
-    def spent(p):  # ε̄ of Theorem 2 (moments accountant), float64
-        return float(moments_accountant(steps, float(p.eps), float(p.delta))[0])
+    def spent(p):  # the report's sound zCDP curve (float64), the worst provider
+        report = alg.privacy(prob, net, p, steps, delta=DPADMM_DELTA)
+        return float(report.worst("zcdp"))
 
     def calibrator(total):
-        return lambda p: p.replace(eps=dpadmm_step_epsilon(total, steps, DPADMM_DELTA))
+        return lambda p: p.replace(eps=dpadmm_privacy.eps_for_zcdp_guarantee(
+            total, p.delta, steps, DPADMM_DELTA))
 
     return Family(
-        "tune-dpadmm", f"DP-ADMM (paper 002) tuned at a fixed ε̄: Sec. VI-B (ℓ2), T = {steps}",
+        "tune-dpadmm", f"DP-ADMM (paper 002) tuned at a fixed ε: Sec. VI-B (ℓ2), T = {steps}",
         alg, prob, net, steps, ("rho", "D_w"), (), "empirical_loss", trainer_loss,
         tuple(paper.replace(eps=e) for e in eps_grid), eps_grid.index(0.05) if 0.05 in eps_grid
         else 0, spent,
-        lambda p: moments_accountant_jax(steps, p.eps, p.delta), calibrator, lambda e: e,
-        "ε̄", f"ε̄ after T = {steps} (Thm 2, δ = {DPADMM_DELTA:g})", True,
+        lambda p: dpadmm_privacy.zcdp_guarantee(p.eps, p.delta, steps, DPADMM_DELTA),
+        calibrator, lambda e: e,
+        "ε (zCDP)", f"ε after T = {steps} (the report's zCDP curve, δ = {DPADMM_DELTA:g})", True,
         (f"data: {source}; split of run 0 (N = {providers}, m_i = {rows}); "
          f"D_w = {d_w:.4f} from the 162 pre-training rows",
-         "budget: Theorem 2's ε̄ depends on (ε, δ, T) only (σ/Δ is fixed by ε, whatever ρ and η), "
-         "so the calibration fixes the per-iteration ε and leaves ρ, D_w free; the noise σ = Δz "
-         "still moves with them through Δ = 2S1/(m(ρ + 1/η))",
+         "budget: the privacy report's sound zCDP curve (dpadmm_privacy.zcdp_guarantee, the same "
+         "function the report's numbers are tested equal to). Every release's Δ/σ depends on "
+         "Thm 1's (ε, δ) only (σ/Δ is fixed whatever ρ and η), so the calibration fixes the "
+         "per-iteration ε, which fixes the guarantee (PLD) as well, and leaves ρ, D_w free; "
+         "the noise σ = Δz still moves with them through Δ = 2S1/(m(ρ + 1/η))",
          "paper points: ρ = 1, D_w from the pre-training rows, per-iteration ε = "
-         + ", ".join(f"{e:g}" for e in eps_grid) + "; the headline is ε = 0.05 (ε̄ = 0.5009)",
+         + ", ".join(f"{e:g}" for e in eps_grid) + "; the headline is ε = 0.05 (the paper's "
+         "Thm 2 prints ε̄ = 0.5009 there)",
          "paper scale: UCI Adult (adult=PATH), the full grid ε ∈ {0.01, ..., 0.2} × δ ∈ "
          "{1e-3, ..., 1e-6}, tuned on each of the paper's 10 random splits, iterations=200"))
 
@@ -227,55 +214,48 @@ def ltadmm_family(rounds: int = 200, eps_grid=LTADMM_EPS) -> Family:
     prob, net = paper_setup()
     alg = algorithms.LTADMMDP()
     paper = algorithms.LTADMMDPParams()
-    m_min = int(np.min(np.sum(np.asarray(prob.mask) > 0, axis=1)))
-    paper_eps = float(ltadmm_privacy.theorem2_epsilon(4000, alg.local_steps, paper.zeta,
-                                                      alg.batch_size, m_min, paper.sigma_e,
-                                                      alg.delta))
-    grid = tuple(sorted(set(eps_grid) | {paper_eps}))
+    releases = rounds * ltadmm_privacy.releases_per_step(alg)  # τ noisy gradients per round
+    n = prob.n_agents
 
-    def spent(p):  # Theorem 2 (ln), the worst agent, float64
-        return float(np.max(ltadmm_privacy.epsilon(alg, prob, p, rounds, "theorem")))
+    def sensitivity(p, xp):  # the worst agent's Δ of one release (soft clip: 2ζ)
+        return xp.max(ltadmm_privacy.release_sensitivity(alg, p, n, xp))
+
+    def spent(p):  # the report's zCDP curve, the worst agent, float64
+        return float(np.max(ltadmm_privacy.epsilon(alg, prob, p, rounds, "zcdp",
+                                                   delta=LTADMM_DELTA)))
+
+    def jax_spent(p):
+        return ltadmm_privacy.zcdp_epsilon(releases, sensitivity(p, jnp), p.sigma_e,
+                                           LTADMM_DELTA, jnp)
 
     def calibrator(eps):
-        return lambda p: p.replace(sigma_e=ltadmm_sigma(
-            eps, rounds, alg.local_steps, p.zeta, alg.batch_size, m_min, alg.delta))
+        return lambda p: p.replace(sigma_e=ltadmm_privacy.zcdp_sigma(
+            eps, releases, sensitivity(p, jnp), LTADMM_DELTA, jnp))
 
-    def at(eps):  # the paper's γ, β, ρ, ζ with σ_e from the family's float64 closed form
-        return paper.replace(sigma_e=float(ltadmm_privacy.theorem2_sigma(
-            eps, rounds, alg.local_steps, paper.zeta, alg.batch_size, m_min, alg.delta)))
+    def at(eps):  # the paper's γ, β, ρ, ζ with σ_e from the same closed form (float64)
+        return paper.replace(sigma_e=float(ltadmm_privacy.zcdp_sigma(
+            eps, releases, float(sensitivity(paper, np)), LTADMM_DELTA)))
 
+    paper_eps = spent(paper)  # the guarantee of the paper's σ_e = 0.5 at this K
+    grid = tuple(sorted(set(eps_grid) | {paper_eps}))
     return Family(
         "tune-ltadmm", f"LT-ADMM-DP (paper 004) tuned at a fixed ε: §VI, K = {rounds} rounds",
         alg, prob, net, rounds, ("gamma", "beta", "rho", "zeta"), (), "grad_norm",
         ltadmm_metrics, tuple(at(e) for e in grid), grid.index(paper_eps), spent,
-        lambda p: theorem2_epsilon_jax(rounds, alg, m_min, p), calibrator, lambda e: e,
-        "ε", f"ε (Theorem 2 with ln, δ = {alg.delta:g})", True,
-        (f"paper's ε = {paper_eps:.4f}: Theorem 2 with ln at the paper's K = 4000, σ_e = 0.5 "
-         "(the printed 19.6 uses log10, an erratum); at the default K the paper's γ, β, ρ, ζ are "
-         "kept and σ_e is calibrated to each ε",
-         "Theorem 2 is the paper's accountant; notes 004 §4.5: not a valid bound at these noise "
-         "multipliers (the tight accountants give ε in the hundreds) — the comparison holds the "
-         "paper's own accounting fixed",
+        jax_spent, calibrator, lambda e: e,
+        "ε (zCDP)", f"ε (the report's zCDP curve, δ = {LTADMM_DELTA:g})", True,
+        (f"paper's point: σ_e = {paper.sigma_e:g} with the paper's γ, β, ρ, ζ, whose zCDP "
+         f"guarantee after K = {rounds} rounds ({releases} noisy gradients, Δ = 2ζ each: the "
+         f"soft clip bounds the minibatch mean, not one record's share) is ε = {paper_eps:.4g}; "
+         "the other points keep the paper's γ, β, ρ, ζ with σ_e calibrated to each ε",
+         "budget: the privacy report's sound zCDP curve (ltadmm_privacy.zcdp_epsilon / "
+         "zcdp_sigma, the report's own formula); the guarantee (the least of zCDP and RDP) is at "
+         "most the budget. Theorem 2 (the paper's accountant) is not a valid bound at these "
+         "noise multipliers and is no longer the budget",
          "β and ρ enter the dynamics only through βρ (z_0 = ρx_0 and (5b) scale z with ρ), so "
          "their log-gradients are equal and, from equal starts, they stay equal",
-         "paper scale: rounds=4000 (then the paper point is exactly σ_e = 0.5), seeds=10 (Fig. "
-         "1's count), held_out=200, iterations=200: hours on 2 cores"))
-
-
-def moments_accountant_jax(steps, eps, delta):
-    """Theorem 2's ε̄ (DP-ADMM) in JAX: min over τ ∈ {⌊τ_c⌋, ⌈τ_c⌉} of a(τ+1) + b/τ."""
-    a = steps * jnp.asarray(eps) ** 2 / (4.0 * jnp.log(1.25 / delta))
-    b = jnp.log(1.0 / delta)
-    tau_c = jnp.sqrt(b / a)
-    tau = jnp.maximum(jnp.stack([jnp.floor(tau_c), jnp.ceil(tau_c)]), 1.0)
-    return jnp.min(a * (tau + 1.0) + b / tau)
-
-
-def theorem2_epsilon_jax(rounds, alg, n_rows, params):
-    """LT-ADMM-DP's Theorem 2 (ln) in JAX: ``A + 2√(A L)``, A = 2Kτζ²q²/σ_e²."""
-    a = 2.0 * rounds * alg.local_steps * (params.zeta * alg.batch_size / n_rows
-                                          / params.sigma_e) ** 2
-    return a + 2.0 * jnp.sqrt(a * math.log(1.0 / alg.delta))
+         "paper scale: rounds=4000, seeds=10 (Fig. 1's count), held_out=200, iterations=200: "
+         "hours on 2 cores"))
 
 
 def trainer_loss(problem, models, state):
@@ -467,7 +447,5 @@ def tune_ltadmm(out_dir="out/tune-ltadmm", *, seeds: int = 8, held_out: int = 64
                            learning_rate=learning_rate, progress=progress)
 
 
-__all__ = ["CLAIMS", "Family", "dpadmm_family", "dpadmm_step_epsilon", "dpp2_family",
-           "dpp2_log_epsilon", "ltadmm_family", "ltadmm_sigma", "moments_accountant_jax",
-           "theorem2_epsilon_jax", "trainer_loss", "tune_dpadmm", "tune_dpp2", "tune_family",
-           "tune_ltadmm"]
+__all__ = ["CLAIMS", "Family", "dpadmm_family", "dpp2_family", "dpp2_log_epsilon", "ltadmm_family",
+           "trainer_loss", "tune_dpadmm", "tune_dpp2", "tune_family", "tune_ltadmm"]

@@ -11,8 +11,10 @@
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
-  :func:`gaussian_sigma_for_zcdp` (differentiable).
+  :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
+  at a target ε, through the algorithm's privacy report).
 """
+from jaxdp.privacy._calibrate_params import calibrate_params
 from jaxdp.privacy._calibration import (
     calibrate_gaussian_sigma,
     calibrate_laplace_scale,
@@ -24,7 +26,10 @@ from jaxdp.privacy._closed_form import (
     gaussian_rdp,
     gaussian_zcdp,
     laplace_epsilon_curve,
+    log_gaussian_zcdp,
     log_laplace_epsilon_curve,
+    log_rdp_to_dp,
+    log_zcdp_to_dp,
     rdp_to_dp,
     zcdp_for_epsilon,
     zcdp_to_dp,
@@ -63,6 +68,7 @@ __all__ = [
     "PrivacyReport",
     "calibrate_gaussian_sigma",
     "calibrate_laplace_scale",
+    "calibrate_params",
     "clip_by_norm",
     "clip_factor_soft",
     "closed_form_curve",
@@ -76,7 +82,10 @@ __all__ = [
     "laplace",
     "laplace_epsilon_curve",
     "laplace_like",
+    "log_gaussian_zcdp",
     "log_laplace_epsilon_curve",
+    "log_rdp_to_dp",
+    "log_zcdp_to_dp",
     "pld_epsilon",
     "rdp_epsilon",
     "rdp_to_dp",

@@ -12,6 +12,7 @@ import jaxdp
 from jaxdp import algorithms, network, problems
 from jaxdp.algorithms import dpadmm, dpadmm_baselines
 from jaxdp.algorithms.dpadmm_privacy import moments_accountant
+from jaxdp.privacy import PAPER_PRINTED
 from tests.harness import to_numpy
 from tests.reference import dpadmm as ref
 
@@ -116,13 +117,16 @@ def _applied_sigma(alg, params, problem, state, k):
 
 @pytest.mark.parametrize("kind", ["l2", "l1"])
 def test_noise_to_sensitivity_ratio_is_constant_and_matches_the_declared_releases(kind):
-    """σ_{i,k}/Δ_{i,k} = √(2 ln(1.25/δ))/ε at every k (Thm 1 with Lemma 1); the step applies exactly
-    the σ that privacy() declares; the gradient-space noise (ρ + 1/η)σ is constant in k."""
+    """σ_{i,k}/Δ_{i,k} = √(2 ln(1.25/δ))/ε at every k ≥ 1 (Thm 1 with Lemma 1) and twice that at
+    k = 0 (Δ_0 is taken at the public w̃⁰ = 0); the step applies exactly the σ that privacy()
+    declares; the gradient-space noise (ρ + 1/η)σ is constant in k."""
     alg, problem, net = algorithms.DPADMM(), adult_like(kind), complete()
     params = algorithms.DPADMMParams(D_w=2.5, eps=0.07, delta=1e-5)
     events = alg.privacy(problem, net, params, steps=30).events
     ratio = events.scale / events.sensitivity
-    np.testing.assert_allclose(ratio, math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.07, rtol=1e-12)
+    z = math.sqrt(2 * math.log(1.25 / 1e-5)) / 0.07
+    np.testing.assert_allclose(ratio[:, 1:], z, rtol=1e-12)
+    np.testing.assert_allclose(ratio[:, 0], 2 * z, rtol=1e-12)
     m = np.asarray(problem.mask).sum(1)
     inv_eta = np.asarray(dpadmm.inverse_step_size(
         problem, params.replace(**{f: float(v) for f, v in params.items()}),
@@ -185,6 +189,30 @@ def test_lemma1_sensitivity_bounds_the_change_from_replacing_one_record():
         assert worst > 0.1  # the bound is not vacuous for these neighbours
 
 
+@pytest.mark.parametrize("kind", ["l2", "l1"])
+def test_flipped_label_attains_the_declared_sensitivities_from_the_same_transcript(kind):
+    """The audit's worst pair (one label of a unit-norm row flipped) moves DP-ADMM's noise-free
+    release by exactly the declared Δ_0 at k = 0 (w̃⁰ = 0) and by Δ_k/2 ≤ Δ_k at later steps fed
+    the same released state; Algorithm 2's by at most its declared Δ."""
+    problem, net = adult_like(kind), complete()
+    i, s = 1, 3
+    flipped = dataclasses_replace_row(problem, i, s, problem.features[i, s],
+                                      -problem.labels[i, s])
+    cases = [(algorithms.DPADMM(), algorithms.DPADMMParams(D_w=2.0))]
+    if kind == "l2":
+        cases.append((algorithms.NaivePrivateADMM(**TIGHT), algorithms.NaivePrivateADMMParams()))
+    for alg, params in cases:
+        declared = alg.privacy(problem, net, params, 6).events.sensitivity[i]
+        for k, (state, _, _, _) in enumerate(_trajectory(alg, params, problem, net, 6)):
+            zeros = {"xi": jnp.zeros_like(state.w_tilde)}
+            change = float(jnp.linalg.norm(_release(alg, state, zeros, flipped, params, k)[i]
+                                           - _release(alg, state, zeros, problem, params, k)[i]))
+            assert change <= declared[k] * (1 + 1e-9), (alg.name, k)
+            if isinstance(alg, algorithms.DPADMM):
+                expected = 1.0 if k == 0 else 0.5  # ∇ℓ moves by exactly ‖a‖ = S1 at any w
+                assert change == pytest.approx(expected * declared[k], rel=1e-6), k
+
+
 def dataclasses_replace_row(problem, i, s, a, b):
     import dataclasses
 
@@ -236,8 +264,9 @@ def test_paper_sensitivity_of_algorithm_2_is_the_printed_one_and_disrupts_traini
     the corrected Δ; with it the objective blows up, with the corrected one it does not."""
     problem, net = adult_like("l2"), complete()
     params = algorithms.NaivePrivateADMMParams(eps=0.1)
+    z = math.sqrt(2 * math.log(1.25 / params.delta)) / params.eps  # σ = Δ z, Alg. 2 l.5
     sens = {v: algorithms.NaivePrivateADMM(variant=v).privacy(problem, net, params, steps=5)
-            .events.sensitivity[:, 0] for v in ("paper", "corrected")}
+            .events.scale[:, 0] / z for v in ("paper", "corrected")}
     m = np.asarray(problem.mask).sum(1)
     lam = 0.17 / N
     np.testing.assert_allclose(sens["paper"], 2 * N / (m * 0.17), rtol=1e-12)  # 2 S1 N/(m λ)
@@ -249,19 +278,23 @@ def test_paper_sensitivity_of_algorithm_2_is_the_printed_one_and_disrupts_traini
     assert final["paper"] > 100 * start > final["corrected"]
 
 
-def test_privacy_report_theorem_curve_is_the_moments_accountant_and_dominates_tight_ones():
-    """privacy(): "theorem" equals ε̄(t, ε, δ) at every reported t; PLD ≤ RDP ≤ theorem."""
+def test_privacy_report_paper_curve_is_the_moments_accountant_and_dominates_tight_ones():
+    """privacy(): "paper, as printed" equals ε̄(t, ε, δ) at every reported t (report δ = Thm 1's
+    δ, the paper's reading); the guarantee is PLD ≤ RDP ≤ the paper's; replace-one-record."""
     problem, net = adult_like("l2"), complete()
     params = algorithms.DPADMMParams(D_w=2.0, eps=0.1, delta=1e-3)
-    report = algorithms.DPADMM().privacy(problem, net, params, steps=100)
+    report = algorithms.DPADMM().privacy(problem, net, params, steps=100, delta=1e-3)
     expected = moments_accountant(report.steps, 0.1, 1e-3)[0]
-    np.testing.assert_allclose(report.curves["theorem"], np.broadcast_to(expected, (N, len(
+    np.testing.assert_allclose(report.curves[PAPER_PRINTED], np.broadcast_to(expected, (N, len(
         report.steps))), rtol=1e-12)
-    assert round(report.worst("theorem"), 4) == 1.0193
-    assert report.worst("pld") <= report.worst("rdp") <= report.worst("theorem")
+    assert round(report.worst(PAPER_PRINTED), 4) == 1.0193
+    assert report.epsilon_max == report.worst("pld") <= report.worst("rdp")
+    assert report.worst("rdp") <= report.worst(PAPER_PRINTED)
+    assert PAPER_PRINTED not in report.sound and report.relation == "replace_record"
     naive = algorithms.NaivePrivateADMM().privacy(problem, net, algorithms.NaivePrivateADMMParams(
-        eps=0.1), steps=100)
-    assert naive.worst("theorem") == pytest.approx(report.worst("theorem"), rel=1e-12)
+        eps=0.1), steps=100, delta=1e-3)
+    assert naive.worst(PAPER_PRINTED) == pytest.approx(report.worst(PAPER_PRINTED), rel=1e-12)
+    assert naive.epsilon_max > report.epsilon_max  # DP-ADMM's first release is at Δ/2
 
 
 def test_complete_graph_weights_and_backends_give_the_same_trajectory():
@@ -321,8 +354,14 @@ def test_validation_names_the_bad_value():
         jaxdp.run(naive(variant="paper"), adult_like("l1"), net, steps=2)
     with pytest.raises(ValueError, match=r"variant must be 'paper' or 'corrected'; got 'x'"):
         jaxdp.run(naive(variant="x"), problem, net, steps=2)
-    with pytest.raises(ValueError, match=r"delta must be < 1; got 1"):
+    with pytest.raises(ValueError, match=r"NaivePrivateADMMParams.delta .* in \(0, 1\); got 1"):
         jaxdp.run(naive(), problem, net, algorithms.NaivePrivateADMMParams(delta=1.0), steps=2)
+    for bad in ({"delta": 0.0}, {"delta": 1.0}, {"delta": 2.0}, {"eps": 0.0}):
+        name = next(iter(bad))
+        with pytest.raises(ValueError, match=rf"DPADMMParams.{name} .*got {bad[name]:g}"):
+            dp.privacy(problem, net, algorithms.DPADMMParams(**bad), 3)
+        with pytest.raises(ValueError, match=rf"DPADMMParams.{name}\b.*must be"):
+            jaxdp.run(dp, problem, net, algorithms.DPADMMParams(**bad), steps=2)
 
 
 TINY = {"seeds": 2, "steps": 4, "eps_grid": (0.05, 0.2), "delta_grid": (1e-3, 1e-6),
