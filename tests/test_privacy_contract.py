@@ -101,3 +101,21 @@ def test_a_failed_assumption_warns_and_is_listed():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         algorithms.DPDGD().privacy(prob, net, algorithms.DPDGD().default_params(), 3)
+
+
+def test_calibration_solves_a_log_scale_noise_field_to_the_target_epsilon():
+    """DP-NIDS declares log σ₁ as its noise field: the calibrated run's guarantee is the target."""
+    import jax
+
+    from jaxdp.privacy import calibrate_params
+
+    with jax.enable_x64(True):
+        prob, net = _setting()
+        alg = algorithms.DPNIDS()
+        assert alg.noise_field == "log_sigma1"
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # the logistic problem's gradient bound check
+            params = calibrate_params(alg, prob, net, alg.default_params(), 20, epsilon=2.0,
+                                      delta=1e-5)
+            eps = alg.privacy(prob, net, params, 20).epsilon_max
+    assert 2.0 * (1 - 1e-5) <= eps <= 2.0

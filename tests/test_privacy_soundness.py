@@ -11,6 +11,7 @@ fixed-size batches) or a release in the clear — must be caught. ``jaxdp reprod
 runs the same cases at 10⁵ runs per input.
 """
 import functools
+import warnings
 
 import jax
 import numpy as np
@@ -36,7 +37,10 @@ def _private_names() -> list[str]:
     names = []
     for name, cls in algorithms.REGISTRY.items():
         alg = cls()
-        if alg.privacy(prob, net, alg.default_params(), 1) is not None:
+        with warnings.catch_warnings():  # least-squares data fail some papers' assumptions
+            warnings.simplefilter("ignore")
+            report = alg.privacy(prob, net, alg.default_params(), 1)
+        if report is not None:
             names.append(name)
     return names
 

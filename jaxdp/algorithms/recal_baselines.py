@@ -312,6 +312,7 @@ class DPNIDS(_NoisyStep):
     """NIDS with prox (Li, Shi & Yan 2019), Gaussian noise on the transmitted ṽ (reconstructed)."""
 
     name = "dp_nids"
+    noise_field = "log_sigma1"
     released = "DP-NIDS: ṽ = v + N(0, σ_t² I)"
     released_text = "agent i's ṽ_i^k = v_i^k + σ_k ξ"
     state_type = DPNIDSState
@@ -343,6 +344,7 @@ class DPEXTRA(_NoisyStep):
     """PG-EXTRA (Shi, Ling, Wu & Yin 2015), Gaussian noise on the transmitted x̃ (reconstructed)."""
 
     name = "dp_extra"
+    noise_field = "log_sigma1"
     released = "DP-EXTRA: x̃ = x + N(0, σ_t² I)"
     released_text = "agent i's x̃_i^k = x_i^k + σ_k ξ"
     state_type = DPEXTRAState
@@ -378,6 +380,7 @@ class DPICADMM(_Synchronous):
     """IC-ADMM (Chang, Hong & Wang 2015) + primal perturbation (Zhang & Zhu 2017), reconstructed."""
 
     name = "dp_icadmm"
+    noise_field = "log_sigma1"
     params_type = DPICADMMParams
     positive = ("rho", "beta", "c")
     nonnegative = ("log_R",)
@@ -436,6 +439,7 @@ class DPRWADMM(TokenAlgorithm):
     """Random-walk (token) ADMM, Walkman's linearized form, noise on the token (reconstructed)."""
 
     name = "dp_rwadmm"
+    noise_field = "log_sigma1"
     params_type = DPRWADMMParams
     positive = ("beta", "xi", "c")
     nonnegative = ("log_R",)
@@ -504,6 +508,7 @@ class DPMRADMM(_Synchronous):
     """
 
     name = "dp_mradmm"
+    noise_field = "log_sigma1"
     params_type = DPMRADMMParams
     positive = ("rho", "theta", "gamma", "c")
     nonnegative = ("log_R",)

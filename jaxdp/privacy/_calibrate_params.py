@@ -27,7 +27,8 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
       steps: the number of steps run.
       epsilon: the target ε, ``> 0`` and finite.
       delta: the δ of the guarantee, in ``(0, 1)``.
-      field: the Params field to solve for; ``None`` uses ``algorithm.noise_field``.
+      field: the Params field to solve for; ``None`` uses ``algorithm.noise_field``. A field
+        named ``log_*`` holds the natural log of the noise scale and is solved for as such.
       rtol: relative tolerance on ε.
 
     Returns:
@@ -54,19 +55,24 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
         raise ValueError(f"{name}: {field!r} is not a field of {type(params).__name__}; "
                          f"fields: {', '.join(sorted(params.keys()))}")
 
+    logged = field.startswith("log_")
+    as_field = math.log if logged else float  # the noise scale → the field's value
+
     @functools.lru_cache(maxsize=None)
     def eps_at(value: float) -> float:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # assumption warnings: reported once by the caller
-            report = algorithm.privacy(problem, network, params.replace(**{field: value}),
+            report = algorithm.privacy(problem, network,
+                                       params.replace(**{field: as_field(value)}),
                                        steps, delta=delta)
         if report is None:
             raise ValueError(f"{name} does not support --epsilon: it is not private "
                              "(privacy() returns None)")
         return report.epsilon_max
 
-    lo, hi, eps_hi = _bracket(eps_at, float(np.max(params[field])), epsilon, name, field,
-                              delta, steps)
+    start = float(np.max(params[field]))
+    lo, hi, eps_hi = _bracket(eps_at, math.exp(start) if logged else start, epsilon, name,
+                              field, delta, steps)
     for _ in range(200):  # bisection in log space; keep eps(hi) <= epsilon
         mid = math.sqrt(lo * hi)
         eps_mid = eps_at(mid)
@@ -76,7 +82,7 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
             hi, eps_hi = mid, eps_mid
         if abs(eps_hi - epsilon) <= rtol * epsilon or hi / lo - 1 < 1e-12:
             break
-    return params.replace(**{field: hi})
+    return params.replace(**{field: as_field(hi)})
 
 
 def _bracket(eps_at, start: float, epsilon: float, name, field, delta, steps):
