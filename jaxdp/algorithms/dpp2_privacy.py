@@ -163,6 +163,9 @@ def dpp2_log_terms(steps: int, *, d: int, delta: float, alpha: float, M: float, 
     (:func:`dpp2_log_epsilon` sums them; same arguments)."""
     u_e, u_w, r = (xp.atleast_1d(xp.asarray(v, dtype=xp.float64 if xp is np else None))
                    for v in (u_e, u_w, r))
+    if xp is not np:
+        return _dpp2_log_terms_traced(steps, d=d, delta=delta, alpha=alpha, M=M, u_e=u_e,
+                                      u_w=u_w, r=r)
     k = np.arange(steps, dtype=np.float64)
     log_s_next = np.asarray(log_s_factor(k + 1, alpha * M))  # log S_{k+1} (> −inf)
     log_s_now = np.asarray(log_s_factor(k, alpha * M))  # log S_k (−inf at k = 0)
@@ -173,6 +176,25 @@ def dpp2_log_terms(steps: int, *, d: int, delta: float, alpha: float, M: float, 
                                   - xp.log(u_w)[:, None], -np.inf))
     decay = xp.where(k[None, :] == 0, 0.0, -k[None, :] * xp.log(r)[:, None])  # log r^{−k}, 0⁰ = 1
     return terms + math.log(math.sqrt(d) * delta) + decay
+
+
+def _dpp2_log_terms_traced(steps: int, *, d, delta, alpha, M, u_e, u_w, r):
+    """:func:`dpp2_log_terms` in JAX, differentiable in α too (α > 0): ``log S_k`` as a
+    cumulative logsumexp of ``t log(αM)``, the k = 0 release (z only, S_1 = 1) kept apart so no
+    ``−inf`` enters a gradient."""
+    import jax
+    import jax.numpy as jnp
+
+    u_e, u_w, r = jnp.broadcast_arrays(u_e, u_w, r)  # (N,) each
+    alpha = jnp.asarray(alpha, u_e.dtype)
+    t = jnp.arange(steps, dtype=u_e.dtype)
+    log_s = jax.lax.cumlogsumexp(t * (jnp.log(alpha) + math.log(M)))  # log S_1 .. log S_steps
+    first = -jnp.log(u_e)[:, None]  # k = 0: z⁰ with S_1 = 1
+    k = t[1:]
+    later = jnp.logaddexp(log_s[None, 1:] - jnp.log(u_e)[:, None],
+                          jnp.log(alpha) + log_s[None, :-1] - jnp.log(u_w)[:, None])
+    later = later - k[None, :] * jnp.log(r)[:, None]
+    return jnp.concatenate([first, later], axis=1) + math.log(math.sqrt(d) * delta)
 
 
 # -- solvers and Corollary 1 ----------------------------------------------------------------------

@@ -76,19 +76,13 @@ CLAIMS = ("accountant-jax", "budget-exact", "tuned-beats-paper", "frontier")
 
 # -- JAX closed-form accountants ------------------------------------------------------------------
 def dpp2_log_epsilon(params, steps: int, *, d: int, adjacency: float, M: float):
-    """ln ε of ``steps`` DPP² releases (k = 0..steps−1), exact per-step sensitivities (JAX).
-
-    ``ε = √d δ Σ_k r^{−k} (S_{k+1}/u_e + α S_k/u_w)``, ``S_k = Σ_{t<k} (αM)^t``
-    (``dpp2_privacy`` variant ``"tight"``), computed in log space and differentiable in
-    (α, r, u_e, u_w). Scalar α, r, u_e, u_w; ``M > 0``.
-    """
-    alpha, r, u_e, u_w = (jnp.asarray(params[f]) for f in ("alpha", "r", "u_e", "u_w"))
-    t = jnp.arange(steps, dtype=alpha.dtype)
-    log_s = jax.lax.cumlogsumexp(t * (jnp.log(alpha) + math.log(M)))  # ln S_1 .. ln S_steps
-    k = t[1:]  # releases k ≥ 1 (k = 0 releases z only, with S_1 = 1)
-    later = jnp.logaddexp(log_s[1:] - jnp.log(u_e), jnp.log(alpha) + log_s[:-1] - jnp.log(u_w))
-    terms = jnp.concatenate([-jnp.log(u_e)[None], later - k * jnp.log(r)])
-    return 0.5 * math.log(d) + math.log(adjacency) + jax.nn.logsumexp(terms)
+    """ln ε of ``steps`` DPP² steps: the report's pure-DP guarantee
+    (:func:`jaxdp.algorithms.dpp2_privacy.dpp2_log_epsilon`, the same function) in JAX,
+    differentiable in (α, r, u_e, u_w). Scalar α, r, u_e, u_w; ``M > 0``."""
+    log_eps = dpp2_privacy.dpp2_log_epsilon(
+        steps, d=d, delta=adjacency, alpha=params["alpha"], M=M, u_e=params["u_e"],
+        u_w=params["u_w"], r=params["r"], xp=jnp)
+    return log_eps[0, -1]
 
 
 # -- the three settings ---------------------------------------------------------------------------
