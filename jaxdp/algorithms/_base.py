@@ -1,4 +1,4 @@
-"""The algorithm contract (DESIGN.md §4): static configuration on the object, dynamic numbers in Params.
+"""The algorithm contract (design page, §4): static configuration on the object, dynamic numbers in Params.
 
 An algorithm is a frozen dataclass holding only static configuration (variants, counts). Its
 hyperparameters live in a ``Params`` pytree (``chex.dataclass(frozen=True)``) so that they can be

@@ -14,7 +14,7 @@
   Bastianello, Carli, Schenato & Todescato, "Asynchronous distributed optimization over lossy
   networks via relaxed ADMM", IEEE TCNS 2021, eq. (12); the local problem is solved inexactly by
   ``local_steps`` gradient steps warm-started at the previous model (exact as ``local_steps`` grows).
-  It is the parent of LT-ADMM (paper 004, notes §3.1).
+  It is the parent of LT-ADMM (paper 004).
 
 Stacked notation: X is ``(N, d)`` (row i = agent i), ∇F(X) stacks ∇f_i(x_i), W the mixing matrix.
 Edge variables are ``(2E, d)`` aligned with ``network.senders/receivers``: ``z[e]`` is held by agent

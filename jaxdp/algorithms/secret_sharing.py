@@ -1,6 +1,6 @@
 r"""Algorithm 3 of paper 001: exact aggregation by additive secret sharing mod p (App. A, Thm 2.1).
 
-Xiao, Ye & Devadas, arXiv 1902.06101, App. A; notes ``papers/notes/001_ldp.md`` §3.7 and §4.6.
+Xiao, Ye & Devadas, arXiv 1902.06101, App. A.
 ADMM on a linear constraint and GD at the average need only S^k = Σ_i A_i x_i^k. Each agent v_i
 
 1. splits its (fixed-point encoded) value into N shares with Σ_j s_ij ≡ v_i (mod p): s_i2..s_iN
@@ -13,7 +13,7 @@ The aggregate is exact (up to the fixed-point quantization 2^{−f} per agent); 
 most N − 2 agents sees shares that are uniform and, given S, independent of each honest agent's
 value (Thm 2.1; tested statistically, with the N − 1 coalition that does reconstruct as a control).
 
-Encoding (notes §3.7: the paper only asks p > ‖S‖_∞): x ↦ round(x·2^f) mod p with centred
+Encoding (our choice: the paper only asks p > ‖S‖_∞): x ↦ round(x·2^f) mod p with centred
 representatives, so negative values work and the decoded sum is exact while
 |Σ_i round(x_i 2^f)| < p/2. Arithmetic is in int64 (values < p ≤ 2^31 so sums of N < 2^32 residues
 cannot overflow): call these functions under ``jax.enable_x64(True)``. The draws are keyed, so the

@@ -202,7 +202,7 @@ def first_activation(*keys, agent: int = 0):
 
 
 def x_channel(problem_0, alpha, beta, n: int, v, agent: int = 0):
-    """DP-RECAL's x-channel (notes 003 §4.5): agent 0's recovered gradient minus f_0's, along v.
+    """DP-RECAL's x-channel (paper 003, Algorithm 1 step 5): agent 0's recovered gradient minus f_0's, along v.
 
     0 under problem_0 and −‖v‖² under its neighbour (exact, whatever the ũ noise); 1 when agent 0
     completed no activation in the horizon.
@@ -537,7 +537,7 @@ def _controls() -> list[Case]:
              algorithms.DPP2Params(u_w=0.0, u_e=0.0), dpp2_net, dpp2_pair,
              2, "agent 0's y⁰, z⁰, y¹, z¹", agent_rows("y", "z"), control="positive",
              claimed="tier 1 'protects as noise → 0' (no ε)"),
-        Case("control:recal_x", "003 DP-RECAL, r = 0, x-channel inversion (notes §4.5)",
+        Case("control:recal_x", "003 DP-RECAL, r = 0, x-channel inversion (Alg. 1 step 5)",
              algorithms.DPRECAL(), recal_params, network.make_network("ring", n), recal_pair,
              4 * n, "every baton (x, ũ, sender) of 32 steps",
              x_channel(recal_pair[0], recal_params.alpha, recal_params.beta, n,

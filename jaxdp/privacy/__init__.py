@@ -1,4 +1,4 @@
-"""Privacy: mechanisms, privacy events, accountants and noise calibration (DESIGN.md §8).
+"""Privacy: mechanisms, privacy events, accountants and noise calibration (design page, §8).
 
 * Mechanisms (jittable, reparameterized): :func:`laplace`, :func:`gaussian`, :func:`laplace_like`,
   :func:`gaussian_like`, :func:`clip_by_norm`, :func:`clip_factor_soft`.

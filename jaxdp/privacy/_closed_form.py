@@ -1,6 +1,6 @@
 """Closed-form privacy accounting in JAX: pure jnp, vmappable, differentiable.
 
-These are the fast, differentiable accountants of DESIGN.md §8 item 3, used for curves and to
+These are the fast, differentiable accountants of the design page, §8 item 3, used for curves and to
 calibrate noise inside a tuning loop. Schedules run along the **last axis** (steps ``K``, or RDP
 orders ``A``); leading axes (agents ``N``, grid points ``G``) are batch axes. Inputs of different
 rank must be broadcast by the caller (the tests run with rank promotion set to "raise"). Run in

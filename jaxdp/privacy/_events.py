@@ -24,7 +24,7 @@ Conventions:
   whose ``extra_streams`` hold the others. Accountants always iterate :attr:`PrivacyEvents.streams`.
 
 ``PrivacyEvents`` is a host-side value (numpy float64), not a pytree: it is validated once, in
-``__post_init__``, where values are concrete (the STYLE.md §5.7 trap, reruns on tracers, does not
+``__post_init__``, where values are concrete (the trap of validating in ``__post_init__`` of a pytree, which reruns on tracers, does not
 apply to it).
 """
 from __future__ import annotations

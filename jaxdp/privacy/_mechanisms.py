@@ -3,7 +3,7 @@
 Every draw is a *standard* draw (Laplace with scale ``b = 1``, normal with ``σ = 1``); an
 algorithm's ``noise`` method multiplies it by its scale, ``scale * laplace(key, shape)``, so a
 metric is differentiable in the scale and the same standard draws can be shared across
-hyperparameters (DESIGN.md §4). All functions are pure and jittable (``shape`` and ``dtype``
+hyperparameters (design page, §4). All functions are pure and jittable (``shape`` and ``dtype``
 static).
 
 References:
