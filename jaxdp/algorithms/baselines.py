@@ -212,6 +212,13 @@ class NIDS(_TwoStep):
         return 0.5 * (v + network.mix(v))  # (9)
 
 
+def tracking_start(problem, network) -> TrackingState:
+    """Gradient tracking's start: ``x⁰ = 0``, ``y⁰ = g⁰ = ∇F(x⁰)``."""
+    x0 = zeros_like_models(problem, network)
+    g0 = problem.local_grads(x0)
+    return TrackingState(x=x0, y=g0, g=g0)
+
+
 @dataclasses.dataclass(frozen=True)
 class DIGing(Algorithm):
     """DIGing (Nedić, Olshevsky & Shi 2017, eq. (3)): ``x⁺ = W x − α y``;
@@ -224,9 +231,7 @@ class DIGing(Algorithm):
 
     def init(self, key, problem, network, params):
         del key, params
-        x0 = zeros_like_models(problem, network)
-        g0 = problem.local_grads(x0)
-        return TrackingState(x=x0, y=g0, g=g0)
+        return tracking_start(problem, network)
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k

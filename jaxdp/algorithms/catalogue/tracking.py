@@ -20,7 +20,7 @@ import chex
 
 from jaxdp._types import AgentArray
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms.baselines import StepParams, TrackingState
+from jaxdp.algorithms.baselines import StepParams, TrackingState, tracking_start
 from jaxdp.algorithms.catalogue._common import step
 
 
@@ -39,9 +39,7 @@ class _ATCTracking(Algorithm):
 
     def init(self, key, problem, network, params):
         del key, params
-        x0 = zeros_like_models(problem, network)
-        g0 = problem.local_grads(x0)
-        return TrackingState(x=x0, y=g0, g=g0)
+        return tracking_start(problem, network)
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
