@@ -223,3 +223,18 @@ def test_empty_problem(kw):
         problems.from_arrays(np.zeros((n, m, d)), np.zeros((n, m)), loss="least_squares",
                              reg={"ridge": 0.0}, reference=False)
 
+
+
+@pytest.mark.parametrize("name", ["extra", "nids", "diging"])
+def test_a_per_agent_step_size_is_refused_where_the_update_needs_one_alpha(name):
+    """N == d would silently multiply α along the model axis: `scalar` fields refuse (N,)."""
+    import numpy as np
+
+    from jaxdp import algorithms, network, problems
+
+    prob = problems.least_squares(n_agents=4, m=6, d=4, seed=0)
+    net = network.make_network("ring", 4)
+    alg = algorithms.get(name)
+    with pytest.raises(ValueError, match=r"alpha must be a scalar"):
+        alg.validate(alg.default_params().replace(alpha=np.full(4, 0.1)), prob, net)
+    alg.validate(alg.default_params(), prob, net)

@@ -44,6 +44,9 @@ class Algorithm:
       positive: Params fields that must be > 0 for every agent.
       nonnegative: Params fields that must be >= 0 for every agent.
       unit_interval: Params fields that must lie in [0, 1].
+      scalar: Params fields that must be one number common to all agents (the update uses them
+        along the model axis, so an ``(N,)`` value would multiply the wrong axis); every other
+        field may be a scalar or one value per agent ``(N,)``.
       models_covered: the final models are a post-processing of the releases :meth:`account`
         accounts for (``release="messages+models"`` then has the same ε); ``False`` makes that
         report ``inf`` with :attr:`models_note` as the reason. ``False`` unless shown.
@@ -57,6 +60,7 @@ class Algorithm:
     positive: ClassVar[tuple[str, ...]] = ()
     nonnegative: ClassVar[tuple[str, ...]] = ()
     unit_interval: ClassVar[tuple[str, ...]] = ()
+    scalar: ClassVar[tuple[str, ...]] = ()
     noise_field: ClassVar[str | None] = None
     models_covered: ClassVar[bool] = False
     models_note: ClassVar[str] = ("the final models are not shown to be a post-processing of the "
@@ -152,6 +156,10 @@ class Algorithm:
         n = network.n_agents
         for field, value in params.items():
             check_per_agent_value(f"{self.params_type.__name__}.{field}", value, n)
+            if field in self.scalar and np.ndim(value) != 0:
+                raise ValueError(
+                    f"{self.params_type.__name__}.{field} must be a scalar (one value for every "
+                    f"agent) for {self.name}; got shape {np.shape(value)}")
         checks = (
             (self.positive, lambda v: v > 0, "> 0"),
             (self.nonnegative, lambda v: v >= 0, ">= 0"),

@@ -166,6 +166,7 @@ class _TwoStep(Algorithm):
 
     params_type = StepParams
     positive = ("alpha",)
+    scalar = ("alpha",)  # EXTRA (3.1)–(3.2), NIDS and DIGing (3) use one α for every agent
 
     def init(self, key, problem, network, params):
         del key, params
@@ -228,6 +229,7 @@ class DIGing(Algorithm):
     name = "diging"
     params_type = StepParams
     positive = ("alpha",)
+    scalar = ("alpha",)  # EXTRA (3.1)–(3.2), NIDS and DIGing (3) use one α for every agent
 
     def init(self, key, problem, network, params):
         del key, params
