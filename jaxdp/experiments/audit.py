@@ -794,12 +794,17 @@ def privacy_table(rows: list[dict]) -> str:
         guarantee = ("∞" if r["guarantee"] is not None and math.isinf(r["guarantee"])
                      else _fmt(r["guarantee"]))
         why = f" — {r['reason']}" if r.get("reason") else ""
-        lines.append(
-            f"| `{r['algorithm']}` | {_relation_cell(r['relation'])} | {r['released']} | "
-            f"{guarantee} ({r['headline'] or 'none'}){why} | "
-            f"{'; '.join(r['assumptions']) or '—'} | {_fmt(printed)} | {holds} | "
-            f"{r['empirical_lower']:.3g} | {_fmt(r['ratio'])} |")
+        cells = (f"`{r['algorithm']}`", _relation_cell(r["relation"]), r["released"],
+                 f"{guarantee} ({r['headline'] or 'none'}){why}",
+                 "; ".join(r["assumptions"]) or "—", _fmt(printed), holds,
+                 f"{r['empirical_lower']:.3g}", _fmt(r["ratio"]))
+        lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _cell(value) -> str:
+    """A markdown table cell: ``—`` for none, ``|`` escaped."""
+    return "—" if value in (None, "None") else str(value).replace("|", "\\|")
 
 
 def _relation_cell(relation) -> str:
