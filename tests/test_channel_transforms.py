@@ -168,7 +168,7 @@ def test_lost_link_is_the_link_mask_product(setup):
         key = jax.random.key(9)
         X = jnp.asarray(np.random.default_rng(0).normal(size=(N, 3)))
         proxy = channels.ChannelNetwork(net, chan, {"link_p": 0.4}, 0, key)
-        down = np.asarray(proxy._links[0])
+        down = np.asarray(proxy._links["*"][0])
         assert 0 < down.sum() < net.n_edges
         masked = net.with_link_mask(jnp.asarray(~down))
         for product in ("mix", "apply_P", "apply_L"):

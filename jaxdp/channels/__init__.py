@@ -36,6 +36,7 @@ from jaxdp.channels._wrap import (
     CHANNEL_STREAM,
     ChannelNetwork,
     ChannelState,
+    PrivateVariant,
     WithChannel,
     merged_params_type,
     with_channel,
@@ -43,7 +44,7 @@ from jaxdp.channels._wrap import (
 
 __all__ = [
     "CHANNEL_STREAM", "NORMS", "STEP_CALL", "TRANSFORMS", "Channel", "ChannelNetwork",
-    "ChannelState", "Transform", "WithChannel", "activation", "chain", "channel_report", "clip",
+    "ChannelState", "PrivateVariant", "Transform", "WithChannel", "activation", "chain", "channel_report", "clip",
     "drop", "gaussian", "gilbert_elliott", "laplace", "link_failures", "merged_params_type",
     "private_stage", "quantize", "random_k", "top_k", "with_channel",
 ]

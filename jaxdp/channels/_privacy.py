@@ -68,36 +68,43 @@ def stage_problem(channel) -> str:
 
 
 def channel_report(alg, problem, network, params, steps: int, *, delta: float):
-    """The report of ``alg`` (a :class:`~jaxdp.channels.WithChannel`) over ``steps`` steps."""
+    """The report of ``alg`` (a :class:`~jaxdp.channels.WithChannel`) over ``steps`` steps: the
+    releases of every route the step uses, composed."""
     n = network.n_agents
-    stage = private_stage(alg.channel)
-    if stage is None:
-        return _without_stage(alg, problem, network, params, steps, delta)
-    sizes = alg.calls_per_step(problem, network, params)
-    if not sizes:
-        return PrivacyReport.infinite(n, steps, delta, f"{alg.name}: the algorithm called no "
-                                      "network product, so the channel saw no message")
-    events = _events(alg, stage, network, params, steps, sizes)
-    clip, noise = stage
-    per = "one draw per sender and call" if alg.channel.broadcast else \
-        "one draw per directed message (deg_j per call)"
+    log = alg.call_log(problem, network, params)
+    channels = alg.channels
+    used = list(dict.fromkeys(route for route, *_ in log))
+    missing = [route for route in used if stage_problem(channels[route])]
+    if missing or not used:
+        return _without_stage(alg, problem, network, params, steps, delta, missing)
+    events = concat([_events(alg, channels[route], network, params, steps,
+                             [d for r, d, *_ in log if r == route]) for route in used])
+    routes = "; ".join(f"{'every message' if route == '*' else f'message {route!r}'} through "
+                       f"{channels[route].name}" for route in used)
+    per = " per sender and call" if all(channels[r].broadcast for r in used) else \
+        " per directed message (deg_j per call) unless broadcast"
     return PrivacyReport.from_events(
         events, delta=delta, methods=("closed_form", "rdp", "pld"), relation="replace_agent",
-        released=f"every message of {alg.inner.name} through {alg.channel.name}, {len(sizes)} "
-                 f"product call(s) per step, {per}, steps 0..K−1",
-        assumptions=(Assumption(f"every released row has {clip.norm} norm ≤ C before the "
-                                f"{noise.kind} noise (the transforms between the clip and the "
-                                "noise do not increase norms), so any two local data sets give "
-                                "Δ ≤ 2C",
-                                enforced=True, how=f"clip at C ({clip.fields[0]})"),
-                     THROUGH_PRODUCTS))
+        released=f"{alg.inner.name}'s messages, {len(log)} product call(s) per step ({routes}), "
+                 f"one draw{per}, steps 0..K−1",
+        assumptions=tuple(_clip_assumption(channels[route]) for route in used)
+        + (THROUGH_PRODUCTS,))
 
 
-def _events(alg, stage, network, params, steps, sizes) -> PrivacyEvents:
-    clip, noise = stage
+def _clip_assumption(channel) -> Assumption:
+    clip, noise = _stage(channel)
+    return Assumption(f"every released row has {clip.norm} norm ≤ C before the {noise.kind} "
+                      "noise (the transforms between the clip and the noise do not increase "
+                      "norms), so any two local data sets give Δ ≤ 2C",
+                      enforced=True, how=f"clip at C ({clip.fields[0]})")
+
+
+def _events(alg, channel, network, params, steps, sizes) -> PrivacyEvents:
+    """The releases of one route whose product calls send messages of ``sizes``."""
+    clip, noise = _stage(channel)
     n, values = network.n_agents, alg.split(params)[1]
     degrees = np.rint(np.asarray(network.base.degrees, np.float64)).astype(np.int64)
-    per_call = np.ones(n, np.int64) if alg.channel.broadcast else degrees
+    per_call = np.ones(n, np.int64) if channel.broadcast else degrees
     releases = len(sizes) * per_call  # (N,) releases of each agent per step
     bound = (_L2_BOUND if noise.kind == "gaussian" else _L1_BOUND)[clip.norm](max(sizes))
     c = np.broadcast_to(np.asarray(values[clip.fields[0]], np.float64), (n,))
@@ -116,13 +123,16 @@ def _events(alg, stage, network, params, steps, sizes) -> PrivacyEvents:
     return concat(streams)
 
 
-def _without_stage(alg, problem, network, params, steps, delta):
-    """No clip + noise: the inner algorithm's report (the channel post-processes its messages),
-    else ``inf``."""
+def _without_stage(alg, problem, network, params, steps, delta, missing):
+    """A used route without clip + noise (or no product call): the inner algorithm's report (the
+    channels post-process its messages), else ``inf``."""
     inner = alg.inner.account(problem, network, alg.split(params)[0], steps, delta=delta)
-    reason = (f"the channel {alg.channel.name!r} {stage_problem(alg.channel)} (no clip followed "
-              f"by noise with only norm-non-increasing transforms between), and {alg.inner.name} "
-              "is not private")
+    channels = alg.channels
+    why = "; ".join(f"the channel {channels[r].name!r} {stage_problem(channels[r])}"
+                    for r in missing) or "the algorithm called no network product, so the " \
+        "channel saw no message"
+    reason = (f"{why} (no clip followed by noise with only norm-non-increasing transforms "
+              f"between), and {alg.inner.name} is not private")
     if inner is None:
         return PrivacyReport.infinite(network.n_agents, steps, delta, reason,
                                       released=f"every message of {alg.inner.name}")

@@ -544,16 +544,23 @@ class Channel:
         one, but the individual messages are not materialised: products record nothing (use the
         default for ``observe``, attacks and audits). Needs a single random row transform, a
         Gaussian, last among the row transforms.
+      self_term: what the sender mixes for itself in ``(M X)_i = M_ii X_i + ...``: its own
+        ``"clean"`` row (what a real agent holds), or the row it ``"released"`` (as the
+        algorithms whose papers mix ``W x̃`` with the agent's own noisy ``x̃_i``; needs
+        ``broadcast=True`` or no random transform: one released row per sender).
     """
 
     transforms: tuple[Transform, ...]
     broadcast: bool = False
     aggregate: bool = False
+    self_term: str = "clean"
 
     @property
     def name(self) -> str:
-        """``"clip+gaussian"``-style name (``"/bcast"`` or ``"/agg"`` appended)."""
+        """``"clip+gaussian"``-style name (``"/bcast"`` or ``"/agg"``, then ``"/self"`` for a
+        released self term, appended)."""
         mode = "/bcast" if self.broadcast else "/agg" if self.aggregate else ""
+        mode += "/self" if self.self_term == "released" else ""
         return "+".join(t.kind for t in self.transforms) + mode
 
     @property
@@ -632,12 +639,14 @@ class Channel:
                 t.check_size(d)
 
 
-def chain(*transforms: Transform, broadcast: bool = False, aggregate: bool = False) -> Channel:
-    """A channel applying ``transforms`` in order (see :class:`Channel` for the two flags).
+def chain(*transforms: Transform, broadcast: bool = False, aggregate: bool = False,
+          self_term: str = "clean") -> Channel:
+    """A channel applying ``transforms`` in order (see :class:`Channel` for the options).
 
     Raises:
       ValueError: no transform, a non-Transform, two transforms with the same field names or
-        names, or ``aggregate`` with ``broadcast`` or without a single Gaussian last.
+        names, ``aggregate`` with ``broadcast`` or without a single Gaussian last, or an unknown
+        ``self_term`` (``"released"`` with per-message draws).
     """
     if not transforms:
         raise ValueError("chain needs at least one transform")
@@ -656,4 +665,10 @@ def chain(*transforms: Transform, broadcast: bool = False, aggregate: bool = Fal
         raise ValueError("aggregate=True needs per-message noise (broadcast=False) and exactly one "
                          "random row transform, a Gaussian, last (no error feedback); got "
                          f"{[t.kind for t in transforms]} with broadcast={broadcast}")
-    return Channel(tuple(transforms), bool(broadcast), bool(aggregate))
+    if self_term not in ("clean", "released"):
+        raise ValueError(f"chain self_term must be 'clean' or 'released'; got {self_term!r}")
+    if self_term == "released" and (aggregate or (random and not broadcast)):
+        raise ValueError("self_term='released' needs one released row per sender: broadcast=True "
+                         f"(or no random transform); got {[t.kind for t in transforms]} with "
+                         f"broadcast={broadcast}, aggregate={aggregate}")
+    return Channel(tuple(transforms), bool(broadcast), bool(aggregate), self_term)

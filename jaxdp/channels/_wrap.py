@@ -29,7 +29,8 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+import zlib
+from typing import Any, ClassVar
 
 import chex
 import jax
@@ -41,6 +42,8 @@ from jaxdp.channels._transforms import STEP_CALL, STEP_LOSSES, Channel, Transfor
 
 CHANNEL_STREAM = 0x6368616E
 """``fold_in`` constant of the channel's key stream (distinct from the inner algorithm's draws)."""
+NESTED_STREAM = 0x6E657374
+"""``fold_in`` constant of the key an inner algorithm with a channel of its own draws from."""
 
 PRODUCTS = {"mix": "W", "apply_P": "P", "apply_L": "L", "apply_A": "A"}
 _DOMAINS = {"positive": (lambda v: v > 0, "> 0"), "nonnegative": (lambda v: v >= 0, ">= 0"),
@@ -81,31 +84,44 @@ def _copy_default(f: dataclasses.Field):
 class ChannelNetwork:
     """The network an inner ``step`` sees: products send neighbours' rows through the channel.
 
-    Every product call counts (``calls``) and records what it released in ``released``:
-    ``"{product}{c}"`` → ``(2E, ...)`` per directed edge, or ``(N, ...)`` per sender when
-    broadcast (product calls record nothing with ``aggregate``); a lost message is recorded as
-    sent. Dense matrices (``W``, ``P``, ``L``) are refused: a product on them would bypass the
-    channel. Other attributes are the wrapped network's. Products must not be called under
-    ``vmap``, ``lax.cond`` or ``lax.scan`` inside ``step`` (their releases could not be recorded).
+    ``channels`` is one :class:`Channel` for every message, or ``{message: Channel}`` routing
+    each product call by the ``message=`` name the step gives it (``"*"``: every other message).
+    Every product call counts (``calls``) and records what it released in ``released``, under
+    the message's name (``"{message}{c}"`` when a step sends the same name twice) or
+    ``"{product}{c}"`` for an unnamed call: ``(2E, ...)`` per directed edge, or ``(N, ...)`` per
+    sender when broadcast (product calls record nothing with ``aggregate``); a lost message is
+    recorded as sent. Dense matrices (``W``, ``P``, ``L``) are refused: a product on them would
+    bypass the channel. Other attributes are the wrapped network's. Products must not be called
+    under ``vmap``, ``lax.cond`` or ``lax.scan`` inside ``step`` (their releases could not be
+    recorded).
+
+    Nesting: when the wrapped network is itself a ``ChannelNetwork`` (an algorithm that already
+    sends its messages through a channel, wrapped again), a broadcast channel without losses
+    releases its rows and hands them to the outer network's product under the same name: every
+    neighbour receives ``T_outer(T_inner(X_j))``.
 
     ``memory`` (the channel state's, or ``None`` for zeros) is read and the new memory is left in
-    :attr:`memory`: error-feedback memories under ``"{product}{c}/t{i}"``, the per-step link or
-    Gilbert–Elliott state of transform ``i`` under ``"t{i}"``. Per call, ``sizes`` (message size
-    ``D``), ``float_bits``, ``sent`` (messages sent: ``2E``, or ``N`` when broadcast) and
-    ``dropped`` (traced count of lost directed messages) are recorded.
+    :attr:`memory`: error-feedback memories under ``"{label}{c}/t{i}"``, the per-step link or
+    Gilbert–Elliott state of transform ``i`` under ``"t{i}"`` (``"{message}:t{i}"`` on a named
+    route). Per call, ``routes`` (the route taken), ``sizes`` (message size ``D``),
+    ``float_bits``, ``sent`` (messages sent: ``2E``, or ``N`` when broadcast), ``bits`` (bits
+    sent) and ``dropped`` (traced count of lost directed messages) are recorded.
     """
 
-    def __init__(self, network, channel: Channel, params, k, key, memory: dict | None = None):
-        self._net, self._channel, self._params, self._k, self._key = (
-            network, channel, params, k, key)
+    def __init__(self, network, channels, params, k, key, memory: dict | None = None):
+        self._net, self._params, self._k, self._key = network, params, k, key
+        self._routes = {"*": channels} if isinstance(channels, Channel) else dict(channels)
         self.calls = 0
+        self.routes: list[str] = []
         self.sizes: list[int] = []  # flattened message size D of each call
         self.float_bits: list[int] = []
         self.sent: list[int] = []
+        self.bits: list[int] = []
+        self.draws: dict = {}  # released key → {transform index: standard draw}
         self.dropped: list = []
         self.released: dict = {}
         self.memory: dict = dict(memory or {})
-        self._links = self._step_states()
+        self._links = {route: self._step_states(route, ch) for route, ch in self._routes.items()}
 
     def __getattr__(self, name):
         if name in ("W", "P", "L", "dense_matrices"):
@@ -114,66 +130,93 @@ class ChannelNetwork:
                 "bypass the channel; use mix / apply_P / apply_L / apply_A / gather")
         return getattr(self._net, name)
 
-    def mix(self, X):
+    def mix(self, X, *, message: str | None = None):
         """``W X`` with neighbours' rows through the channel."""
-        return self._product("mix", X)
+        return self._product("mix", X, message)
 
-    def apply_P(self, X):
+    def apply_P(self, X, *, message: str | None = None):
         """``P X`` with neighbours' rows through the channel."""
-        return self._product("apply_P", X)
+        return self._product("apply_P", X, message)
 
-    def apply_L(self, X):
+    def apply_L(self, X, *, message: str | None = None):
         """``L X`` with neighbours' rows through the channel."""
-        return self._product("apply_L", X)
+        return self._product("apply_L", X, message)
 
-    def apply_A(self, X):
+    def apply_A(self, X, *, message: str | None = None):
         """``A X`` with neighbours' rows through the channel."""
-        return self._product("apply_A", X)
+        return self._product("apply_A", X, message)
 
-    def gather(self, X):
+    def gather(self, X, *, message: str | None = None):
         """Each directed edge's received ``T(X_{senders[e]})``: ``(N, ...)`` → ``(2E, ...)``; the
         receiver's own row where the message is lost."""
         X = jnp.asarray(X)
         flat = X.reshape(X.shape[0], -1)
-        self._channel.check_sizes([flat.shape[1]])
-        keep = self._keep()
-        rows = self._release("gather", flat)
-        if self._per_sender:
+        route, channel = self._route(message)
+        channel.check_sizes([flat.shape[1]])
+        if self._nested:
+            rows = self._release(channel, route, "gather", message, flat)
+            return self._net.gather(rows.reshape(X.shape), message=message)
+        keep = self._keep(channel, route)
+        rows = self._release(channel, route, "gather", message, flat)
+        if self._per_sender(channel):
             rows = rows[self._net.senders]
         if keep is not None:
             rows = keep[:, None] * rows + (1 - keep[:, None]) * flat[self._net.receivers]
         return rows.reshape((rows.shape[0],) + X.shape[1:])
 
+    # -- routes -----------------------------------------------------------------------------------
+    def _route(self, message):
+        """``(route name, Channel)`` of a product call sending ``message``.
+
+        Raises:
+          ValueError: no route for the message and no ``"*"`` route.
+        """
+        if message in self._routes:
+            return message, self._routes[message]
+        if "*" in self._routes:
+            return "*", self._routes["*"]
+        raise ValueError(f"no channel for message {message!r}: the channels are for "
+                         f"{sorted(self._routes)}; add a '*' entry for every other message")
+
+    @property
+    def _nested(self) -> bool:
+        return isinstance(self._net, ChannelNetwork)
+
     # -- losses -----------------------------------------------------------------------------------
-    def _step_states(self) -> dict:
-        """``{i: state}`` of the per-step loss transforms (drawn once, shared by every call)."""
-        states, step_key = {}, jax.random.fold_in(self._key, STEP_CALL)
-        for i in self._channel.losses:
-            t = self._channel.transforms[i]
+    def _step_states(self, route: str, channel: Channel) -> dict:
+        """``{i: state}`` of a route's per-step loss transforms (drawn once, shared by every call)."""
+        states = {}
+        step_key = jax.random.fold_in(self._route_key(route), STEP_CALL)
+        for i in channel.losses:
+            t = channel.transforms[i]
             if t.kind not in STEP_LOSSES:
                 continue
-            previous = self.memory.get(f"t{i}")
+            name = link_key(route, i)
+            previous = self.memory.get(name)
             if previous is None and t.stateful:
                 size = 2 * self._net.n_edges if t.kind == "gilbert_elliott" else self._net.n_edges
                 previous = jnp.zeros((size,), bool)
             states[i] = t.link_state(self._values(t), jax.random.fold_in(step_key, i), previous,
                                      self._net, self._k)
             if t.stateful:
-                self.memory[f"t{i}"] = states[i]
+                self.memory[name] = states[i]
         return states
 
-    def _keep(self):
+    def _route_key(self, route: str):
+        """The key of a route's per-step draws (the channel key for ``"*"``)."""
+        return self._key if route == "*" else jax.random.fold_in(self._key, _name_hash(route))
+
+    def _keep(self, channel: Channel, route: str):
         """``(2E,)`` 1/0 float: the directed messages of this call that arrive (``None`` without
         losses); records the call's lost count."""
-        channel = self._channel
         if not channel.losses:
             return None
         key = jax.random.fold_in(self._key, self.calls)
         lost = jnp.zeros((2 * self._net.n_edges,), bool)
         for i in channel.losses:
             t = channel.transforms[i]
-            lost = lost | t.lost(self._values(t), jax.random.fold_in(key, i), self._links.get(i),
-                                 self._net)
+            lost = lost | t.lost(self._values(t), jax.random.fold_in(key, i),
+                                 self._links[route].get(i), self._net)
         self.dropped.append(jnp.sum(lost, dtype=jnp.int32))
         return (~lost).astype(self._net.w_edge.dtype)
 
@@ -181,33 +224,56 @@ class ChannelNetwork:
         return {f: self._params[f] for f in t.fields}
 
     # -- products ---------------------------------------------------------------------------------
-    def _product(self, product: str, X):
+    def _product(self, product: str, X, message):
         X = jnp.asarray(X)
         flat = X.reshape(X.shape[0], -1)
-        self._channel.check_sizes([flat.shape[1]])
+        route, channel = self._route(message)
+        channel.check_sizes([flat.shape[1]])
         name = PRODUCTS[product]
+        if self._nested:
+            return self._nested_product(channel, route, product, message, flat).reshape(X.shape)
         diag, edge = self._net._parts(name)
-        keep = self._keep()
+        keep = self._keep(channel, route)
         if keep is not None:  # a lost M_ij T(X_j) becomes M_ij X_i
             diag = diag + self._net.scatter_sum(edge * (1 - keep))
             edge = edge * keep
-        if self._channel.aggregate:
-            return self._aggregate(product, flat, diag, edge, keep).reshape(X.shape)
-        if self._channel.additive_tail and not self._channel.broadcast:
-            return self._additive(product, flat, diag, edge, keep).reshape(X.shape)
-        rows = self._release(product, flat)
-        if self._per_sender:  # M R + diag (X − R): the self term stays clean
-            out = self._clean(name, rows, diag, edge, keep) + diag[:, None] * (flat - rows)
+        if channel.aggregate:
+            return self._aggregate(channel, route, product, message, flat, diag, edge,
+                                   keep).reshape(X.shape)
+        if channel.additive_tail and not channel.broadcast:
+            return self._additive(channel, route, product, message, flat, diag, edge,
+                                  keep).reshape(X.shape)
+        rows = self._release(channel, route, product, message, flat)
+        if self._per_sender(channel):  # M R (+ diag (X − R): the self term stays clean)
+            out = self._clean(name, rows, diag, edge, keep)
+            if channel.self_term == "clean":
+                out = out + diag[:, None] * (flat - rows)
         else:
             out = diag[:, None] * flat + self._net.scatter_sum(edge[:, None] * rows)
         return out.reshape(X.shape)
 
-    @property
-    def _per_sender(self) -> bool:
+    def _nested_product(self, channel: Channel, route: str, product: str, message, flat):
+        """The product of rows released by this (inner, broadcast) channel on the outer network.
+
+        Raises:
+          ValueError: a per-message or lossy inner channel (its releases are not per sender).
+        """
+        if channel.losses or not self._per_sender(channel):
+            raise ValueError(f"channel {channel.name!r} sends per-message draws or loses messages, "
+                             "so it cannot run inside another channel; only a broadcast channel "
+                             "without losses nests")
+        rows = self._release(channel, route, product, message, flat)
+        out = getattr(self._net, product)(rows, message=message)
+        if channel.self_term == "clean":
+            diag, _ = self._net._parts(PRODUCTS[product])
+            out = out + diag[:, None] * (flat - rows)
+        return out
+
+    @staticmethod
+    def _per_sender(channel: Channel) -> bool:
         """Whether every neighbour of a sender receives the same row (broadcast, or no random
         transform): then products run on the ``(N, D)`` rows (a GEMM on the dense backend)."""
-        return self._channel.broadcast or self._channel.first_random == len(
-            self._channel.transforms)
+        return channel.broadcast or channel.first_random == len(channel.transforms)
 
     def _clean(self, name: str, v, diag, edge, keep):
         """``M v`` (``M`` with its lost edges moved to the diagonal when ``keep`` is given)."""
@@ -217,72 +283,101 @@ class ChannelNetwork:
             return jnp.tensordot(self._net._dense(diag, edge), v, axes=1)
         return diag[:, None] * v + self._net.scatter_sum(edge[:, None] * v[self._net.senders])
 
-    def _pre_noise(self, product: str, flat):
+    def _pre_noise(self, channel: Channel, product: str, message, flat):
         """Sender rows through every row transform before the (last) noise, and that noise's
         index."""
-        channel = self._channel
         last = channel.rows[-1]
         pre = channel.apply(flat, self._params, jnp.arange(flat.shape[0]), self._k, {}, 0, last,
-                            memory=self.memory, tag=f"{product}{self.calls}")
+                            memory=self.memory, tag=self._tag(product, message))
         return pre, last
 
-    def _additive(self, product: str, flat, diag, edge, keep):
+    def _additive(self, channel: Channel, route: str, product: str, message, flat, diag, edge,
+                  keep):
         """Per-message noise added last, ``R_e = v_{s(e)} + s ξ_e``, by linearity:
         ``M v + diag (X − v) + Σ_e M_e s ξ_e`` (a GEMM for the clean part; the released rows
         are recorded and cost nothing when nobody reads them)."""
-        channel, call, senders = self._channel, self.calls, self._net.senders
-        pre, last = self._pre_noise(product, flat)
+        call, senders = self.calls, self._net.senders
+        pre, last = self._pre_noise(channel, product, message, flat)
         noise = channel.transforms[last]
         z = channel.standard_draws(self._key, call, (senders.shape[0], flat.shape[1]),
                                    flat.dtype)[last]
         scaled = noise.scale(self._values(noise), senders, z, self._k) * z
-        self.released[f"{product}{call}"] = pre[senders] + scaled
-        self._record(flat)
+        label = self._label(product, message)
+        self.released[label], self.draws[label] = pre[senders] + scaled, {last: z}
+        self._record(channel, route, flat)
         return (self._clean(PRODUCTS[product], pre, diag, edge, keep)
                 + diag[:, None] * (flat - pre) + self._net.scatter_sum(edge[:, None] * scaled))
 
-    def _aggregate(self, product: str, flat, diag, edge, keep):
+    def _aggregate(self, channel: Channel, route: str, product: str, message, flat, diag, edge,
+                   keep):
         """``M v + diag (X − v) + √(Σ_j M_ij² s_j²) z``: the per-message Gaussian summed exactly
         (``v`` the rows before the noise, ``z`` one ``(N, D)`` standard draw)."""
-        channel, n, call = self._channel, flat.shape[0], self.calls
+        n, call = flat.shape[0], self.calls
         agents = jnp.arange(n)
-        pre, last = self._pre_noise(product, flat)
+        pre, last = self._pre_noise(channel, product, message, flat)
         noise = channel.transforms[last]
         scale = noise.scale(self._values(noise), agents, flat, self._k)
         s2 = jnp.broadcast_to(scale * scale, (n, 1))
         var = self._net.scatter_sum(edge[:, None] ** 2 * s2[self._net.senders])
         std = jnp.where(var > 0, jnp.sqrt(jnp.where(var > 0, var, 1.0)), 0.0)
         z = channel.standard_draws(self._key, call, flat.shape, flat.dtype)[last]
-        self._record(flat)
+        self.draws[self._label(product, message)] = {last: z}
+        self._record(channel, route, flat)
         return (self._clean(PRODUCTS[product], pre, diag, edge, keep)
                 + diag[:, None] * (flat - pre) + std * z)
 
-    def _release(self, product: str, flat):
-        """The rows of one call: ``(N, D)`` per sender when :attr:`_per_sender`, else
+    def _release(self, channel: Channel, route: str, product: str, message, flat):
+        """The rows of one call: ``(N, D)`` per sender when :meth:`_per_sender`, else
         ``(2E, D)`` per edge (recorded per edge unless broadcast)."""
-        channel, n, call = self._channel, flat.shape[0], self.calls
-        cut, tag = channel.first_random, f"{product}{call}"
+        n, call = flat.shape[0], self.calls
+        cut, tag, label = channel.first_random, self._tag(product, message), self._label(
+            product, message)
         senders = jnp.arange(n) if channel.broadcast else self._net.senders
         pre = channel.apply(flat, self._params, jnp.arange(n), self._k, {}, 0, cut,
                             memory=self.memory, tag=tag)
-        if self._per_sender and not channel.broadcast:  # deterministic: the same row to all
-            self.released[f"{product}{call}"] = pre[senders]
-            self._record(flat)
+        if self._per_sender(channel) and not channel.broadcast:  # deterministic: the same row
+            self.released[label] = pre if self._nested else pre[senders]
+            self._record(channel, route, flat)
             return pre
         rows = pre if channel.broadcast else pre[senders]
         draws = channel.standard_draws(self._key, call, rows.shape, rows.dtype)
+        self.draws[label] = draws
         rows = channel.apply(rows, self._params, senders, self._k, draws, cut,
                              memory=self.memory, tag=tag)
-        self.released[f"{product}{call}"] = rows
-        self._record(flat)
+        self.released[label] = rows
+        self._record(channel, route, flat)
         return rows
 
-    def _record(self, flat) -> None:
-        """Count one call: its message size, float width and messages sent."""
-        self.sizes.append(int(flat.shape[1]))
-        self.float_bits.append(8 * jnp.dtype(flat.dtype).itemsize)
-        self.sent.append(flat.shape[0] if self._channel.broadcast else 2 * self._net.n_edges)
+    def _tag(self, product: str, message) -> str:
+        """The error-feedback memory prefix of this call."""
+        return f"{message or product}{self.calls}"
+
+    def _label(self, product: str, message) -> str:
+        """The :attr:`released` key of this call: the message name, unique within the step."""
+        if message is not None and message not in self.released:
+            return message
+        return f"{message or product}{self.calls}"
+
+    def _record(self, channel: Channel, route: str, flat) -> None:
+        """Count one call: its route, message size, float width, messages and bits sent."""
+        d, width = int(flat.shape[1]), 8 * jnp.dtype(flat.dtype).itemsize
+        sent = flat.shape[0] if channel.broadcast else 2 * self._net.n_edges
+        self.routes.append(route)
+        self.sizes.append(d)
+        self.float_bits.append(width)
+        self.sent.append(sent)
+        self.bits.append(sent * channel.message_bits(d, width))
         self.calls += 1
+
+
+def link_key(route: str, i: int) -> str:
+    """The memory key of transform ``i``'s link state on ``route``."""
+    return f"t{i}" if route == "*" else f"{route}:t{i}"
+
+
+def _name_hash(name: str) -> int:
+    """A stable 31-bit integer of a route name (its per-step key stream)."""
+    return zlib.crc32(name.encode()) & 0x7FFFFFFE
 
 
 @chex.dataclass(frozen=True)
@@ -307,32 +402,67 @@ COUNTS = ("messages_sent", "messages_received", "messages_dropped", "bits_sent")
 
 @dataclasses.dataclass(frozen=True)
 class WithChannel(Algorithm):
-    """``inner`` with every message sent through ``channel`` (build with :func:`with_channel`).
+    """``inner`` with every message sent through a channel (build with :func:`with_channel`).
 
     Attributes:
       inner: the algorithm (unchanged).
-      channel: the transform stack.
+      routes: ``((message, Channel), ...)``: the channel of each named message (``"*"``: every
+        other message, the only route of ``with_channel(alg, channel)``).
     """
 
     inner: Algorithm
-    channel: Channel
+    routes: tuple[tuple[str, Channel], ...]
 
     models_covered = False
     models_note = ("the final models are the agents' clean states, not a post-processing of the "
                    "channel's releases in general")
 
     @property
+    def channels(self) -> dict[str, Channel]:
+        """``{message: Channel}``."""
+        return dict(self.routes)
+
+    @property
+    def channel(self) -> Channel:
+        """The channel of every message (with a single ``"*"`` route).
+
+        Raises:
+          AttributeError: the messages have channels of their own (use :attr:`channels`).
+        """
+        if len(self.routes) == 1 and self.routes[0][0] == "*":
+            return self.routes[0][1]
+        raise AttributeError(f"{self.name} routes its messages through several channels; "
+                             "read .channels")
+
+    @property
+    def transforms(self) -> tuple[Transform, ...]:
+        """Every transform of every route."""
+        return tuple(t for _, c in self.routes for t in c.transforms)
+
+    @property
+    def stateful(self) -> bool:
+        """Whether the state carries channel memory and counts (:attr:`Channel.stateful`)."""
+        return any(c.stateful for _, c in self.routes)
+
+    @property
     def name(self) -> str:
-        return f"{self.inner.name}+{self.channel.name}"
+        if len(self.routes) == 1 and self.routes[0][0] == "*":
+            return f"{self.inner.name}+{self.routes[0][1].name}"
+        return f"{self.inner.name}+[" + ",".join(f"{m}:{c.name}" for m, c in self.routes) + "]"
 
     @property
     def params_type(self) -> type:
-        return merged_params_type(self.inner.params_type, self.channel.defaults)
+        return merged_params_type(self.inner.params_type, self.channel_defaults)
+
+    @property
+    def channel_defaults(self) -> tuple[tuple[str, float], ...]:
+        """Every channel Params field with its default, route after route."""
+        return tuple(fd for _, c in self.routes for fd in c.defaults)
 
     @property
     def noise_field(self) -> str | None:
         """The first noise transform's scale field (ε decreases as it grows)."""
-        return next((t.scale_field for t in self.channel.transforms if t.random), None)
+        return next((t.scale_field for t in self.transforms if t.random), None)
 
     # -- params -----------------------------------------------------------------------------------
     def default_params(self):
@@ -344,7 +474,7 @@ class WithChannel(Algorithm):
         Raises:
           ValueError: an unknown channel field.
         """
-        known = dict(self.channel.defaults)
+        known = dict(self.channel_defaults)
         unknown = sorted(set(channel_values) - set(known))
         if unknown:
             raise ValueError(f"{self.name}: unknown channel fields {unknown}; "
@@ -353,7 +483,7 @@ class WithChannel(Algorithm):
 
     def split(self, params):
         """``(inner Params, channel values dict)`` of flat Params."""
-        channel_fields = dict(self.channel.defaults)
+        channel_fields = dict(self.channel_defaults)
         inner = {f: v for f, v in params.items() if f not in channel_fields}
         return self.inner.params_type(**inner), {f: params[f] for f in channel_fields}
 
@@ -370,9 +500,8 @@ class WithChannel(Algorithm):
                             f"with .params(...) or .default_params()); got {type(params).__name__}")
         inner, values = self.split(params)
         self.inner.validate(inner, problem, network)
-        domains = {f: t.domain(f) for t in self.channel.transforms for f in t.fields}
-        undirected = {f for t in self.channel.transforms if t.kind in STEP_LOSSES[1:]
-                      for f in t.fields}
+        domains = {f: t.domain(f) for t in self.transforms for f in t.fields}
+        undirected = {f for t in self.transforms if t.kind in STEP_LOSSES[1:] for f in t.fields}
         for field, value in values.items():
             label = f"{self.params_type.__name__}.{field}"
             check_per_agent_value(label, value, network.n_agents)
@@ -385,42 +514,57 @@ class WithChannel(Algorithm):
             if np.any(bad):
                 raise ValueError(f"{label} must be {what} for every agent; got "
                                  f"{v.flat[int(np.argmax(bad))]:g}")
-        if any(t.option("k") is not None for t in self.channel.transforms):
-            self.channel.check_sizes(self.calls_per_step(problem, network, params))
+        self.check_message_sizes(problem, network, params)
+
+    def check_message_sizes(self, problem, network, params) -> None:
+        """Refuse messages too small for a compressor's ``k`` (traces one step when one has it).
+
+        Raises:
+          ValueError: naming the transform, ``k`` and the message size.
+        """
+        if any(t.option("k") is not None for t in self.transforms):
+            channels = self.channels
+            for route, d, _, _ in self.call_log(problem, network, params):
+                channels[route].check_sizes([d])
 
     # -- contract ---------------------------------------------------------------------------------
     def init(self, key, problem, network, params):
-        """The inner state; with memory or counts (:attr:`Channel.stateful`) a
-        :class:`ChannelState` around it (memories zero, link chains from their stationary law)."""
+        """The inner state; with memory or counts (:attr:`stateful`) a :class:`ChannelState`
+        around it (memories zero, link chains from their stationary law)."""
         inner_params, values = self.split(params)
         state = self.inner.init(key, problem, network, inner_params)
-        if not self.channel.stateful:
+        if not self.stateful:
             return state
         net = network.base
         shapes = jax.eval_shape(self._memory_after_one_step, key, state, params, problem, net)
         memory = {name: jnp.zeros(s.shape, s.dtype) for name, s in shapes.items()}
         chan_key = jax.random.fold_in(key, CHANNEL_STREAM)
-        for i in self.channel.losses:
-            t = self.channel.transforms[i]
-            if t.stateful:
-                memory[f"t{i}"] = t.initial_link_state(
-                    {f: values[f] for f in t.fields}, jax.random.fold_in(chan_key, i), net)
+        for route, channel in self.routes:
+            route_key = chan_key if route == "*" else jax.random.fold_in(chan_key,
+                                                                        _name_hash(route))
+            for i in channel.losses:
+                t = channel.transforms[i]
+                if t.stateful:
+                    memory[link_key(route, i)] = t.initial_link_state(
+                        {f: values[f] for f in t.fields}, jax.random.fold_in(route_key, i), net)
         counts = {name: jnp.zeros((), jnp.int32) for name in COUNTS[:3]}
         counts["bits_sent"] = jnp.zeros((), jnp.result_type(float))
         return ChannelState(inner=state, memory=memory, counts=counts)
 
     def _memory_after_one_step(self, key, state, params, problem, network) -> dict:
         """The channel memory one step leaves (for its shapes)."""
-        inner_params, values = self.split(params)
         noise = self.noise(key, state, params, jnp.int32(0))
-        proxy = ChannelNetwork(network, self.channel, values, jnp.int32(0), noise["channel"])
-        self.inner.step(state, noise["inner"], problem, proxy, inner_params, jnp.int32(0))
+        _, proxy, _ = self.step_on_proxy(state, noise, problem, network, params, jnp.int32(0))
         return proxy.memory
 
     def noise(self, key, state, params, k):
-        """The inner draws (same key) and the channel's key (a separate stream)."""
+        """The inner draws and the channel's key (a separate stream). The inner algorithm gets
+        the same key (common random numbers), or, when it has a channel of its own, a key of
+        another stream."""
         inner_state = state.inner if isinstance(state, ChannelState) else state
-        return {"inner": self.inner.noise(key, inner_state, self.split(params)[0], k),
+        inner_key = jax.random.fold_in(key, NESTED_STREAM) if isinstance(
+            self.inner, WithChannel) else key
+        return {"inner": self.inner.noise(inner_key, inner_state, self.split(params)[0], k),
                 "channel": jax.random.fold_in(key, CHANNEL_STREAM)}
 
     def step(self, state, noise, problem, network, params, k):
@@ -432,7 +576,7 @@ class WithChannel(Algorithm):
         """``((state, released), proxy, inner messages)``: the step with its proxy (tests)."""
         inner_params, values = self.split(params)
         stateful = isinstance(state, ChannelState)
-        proxy = ChannelNetwork(network, self.channel, values, k, noise["channel"],
+        proxy = ChannelNetwork(network, self.channels, values, k, noise["channel"],
                                memory=state.memory if stateful else None)
         inner, inner_messages = self.inner.step(state.inner if stateful else state,
                                                 noise["inner"], problem, proxy, inner_params, k)
@@ -441,16 +585,21 @@ class WithChannel(Algorithm):
                                  counts=self._counted(state.counts, proxy))
         return (inner, proxy.released), proxy, inner_messages
 
-    def _counted(self, counts: dict, proxy: ChannelNetwork) -> dict:
+    def channel_draws(self, state, noise, problem, network, params, k) -> dict:
+        """The channel's standard draws of step ``k`` by released key, ``{key: {transform
+        index: draw}}``: what a per-node reference needs to replay the step."""
+        _, proxy, _ = self.step_on_proxy(state, noise, problem, network, params, k)
+        return proxy.draws
+
+    @staticmethod
+    def _counted(counts: dict, proxy: ChannelNetwork) -> dict:
         """``counts`` plus one step's messages, drops and bits."""
         dropped = sum(proxy.dropped, jnp.zeros((), jnp.int32))
         directed = 2 * proxy.n_edges * proxy.calls
-        bits = sum(sent * self.channel.message_bits(d, w)
-                   for sent, d, w in zip(proxy.sent, proxy.sizes, proxy.float_bits))
         return {"messages_sent": counts["messages_sent"] + sum(proxy.sent),
                 "messages_received": counts["messages_received"] + directed - dropped,
                 "messages_dropped": counts["messages_dropped"] + dropped,
-                "bits_sent": counts["bits_sent"] + bits}
+                "bits_sent": counts["bits_sent"] + sum(proxy.bits)}
 
     def models(self, state):
         return self.inner.models(state.inner if isinstance(state, ChannelState) else state)
@@ -467,35 +616,31 @@ class WithChannel(Algorithm):
         :meth:`Channel.message_bits` bits."""
         inner_costs = getattr(self.inner, "costs_per_step", None)
         costs = dict(inner_costs(problem, network, self.split(params)[0])) if inner_costs else {}
-        sizes, widths = self._call_shapes(problem, network, params)
-        per_call = network.n_agents if self.channel.broadcast else 2 * network.base.n_edges
-        costs["messages"] = float(per_call * len(sizes))
-        costs["bits"] = float(sum(per_call * self.channel.message_bits(d, w)
-                                  for d, w in zip(sizes, widths)))
+        log = self.call_log(problem, network, params)
+        costs["messages"] = float(sum(sent for _, _, sent, _ in log))
+        costs["bits"] = float(sum(bits for _, _, _, bits in log))
         return costs
 
     def calls_per_step(self, problem, network, params) -> list[int]:
         """The message size ``D`` of every product call in one traced step (each call is a
         release through the channel; both branches of a ``jnp.where`` count)."""
-        return self._call_shapes(problem, network, params)[0]
+        return [d for _, d, _, _ in self.call_log(problem, network, params)]
 
-    def _call_shapes(self, problem, network, params) -> tuple[list[int], list[int]]:
-        """``(sizes, float widths)`` of the product calls of one traced step."""
-        inner_params = self.split(params)[0]
+    def call_log(self, problem, network, params) -> list[tuple[str, int, int, int]]:
+        """``(route, message size D, messages sent, bits sent)`` of every product call of one
+        traced step."""
         net = network.base
-        counted = []
+        logged = []
 
         def one_step(key):
-            state = self.inner.init(key, problem, net, inner_params)
+            state = self.init(key, problem, net, params)
             noise = self.noise(key, state, params, jnp.int32(0))
-            proxy = ChannelNetwork(net, self.channel, self.split(params)[1],
-                                   jnp.int32(0), noise["channel"])
-            self.inner.step(state, noise["inner"], problem, proxy, inner_params, jnp.int32(0))
-            counted.append((list(proxy.sizes), list(proxy.float_bits)))
+            _, proxy, _ = self.step_on_proxy(state, noise, problem, net, params, jnp.int32(0))
+            logged.append(list(zip(proxy.routes, proxy.sizes, proxy.sent, proxy.bits)))
             return 0
 
         jax.eval_shape(one_step, jax.random.key(0))
-        return counted[0]
+        return logged[0]
 
     def account(self, problem, network, params, steps, *, delta):
         """Privacy from the channel (see :mod:`jaxdp.channels._privacy`)."""
@@ -504,25 +649,95 @@ class WithChannel(Algorithm):
         return channel_report(self, problem, network, params, steps, delta=delta)
 
 
-def with_channel(algorithm: Algorithm, channel: Channel | Transform) -> WithChannel:
-    """``algorithm`` with every message through ``channel`` (a :func:`chain` or one transform).
+@dataclasses.dataclass(frozen=True)
+class PrivateVariant(WithChannel):
+    """A private algorithm that is a non-private one with its messages through channels, under
+    its paper's own Params and accountant.
+
+    The inner algorithm computes, sends and mixes; the channels add the noise; the subclass keeps
+    what its paper adds: the Params as the paper names them (``params_type`` and its declared
+    ranges), :attr:`field_map` from them to the channel fields, and :meth:`account` (a
+    sensitivity the paper proves for this algorithm, tighter than a clip's 2C).
+
+    Class attributes:
+      field_map: ``((channel field, own Params field), ...)``; every other inner Params field
+        is read from the own Params under the same name.
+    """
+
+    field_map: ClassVar[tuple[tuple[str, str], ...]] = ()
+    noise_field: ClassVar[str | None] = None
+
+    def default_params(self):
+        return self.params_type()
+
+    def split(self, params):
+        """``(inner Params, channel values)`` read from the own Params."""
+        inner_type = self.inner.params_type
+        inner = inner_type(**{f.name: params[f.name] for f in dataclasses.fields(inner_type)})
+        return inner, self.channel_values(params)
+
+    def channel_values(self, params) -> dict:
+        """The channel fields' values from the own Params (:attr:`field_map`; override for a
+        schedule the paper writes in other terms, e.g. ``σ₁ R^{−(t−1)/2}``)."""
+        return {channel_field: params[own] for channel_field, own in self.field_map}
+
+    def validate(self, params, problem, network) -> None:
+        """The declared ranges of the own Params, then the inner algorithm's checks.
+
+        Raises:
+          TypeError: params of another type.
+          ValueError: a bad value, named.
+        """
+        Algorithm.validate(self, params, problem, network)
+        self.inner.validate(self.split(params)[0], problem, network)
+        self.check_message_sizes(problem, network, params)
+
+    def account(self, problem, network, params, steps, *, delta):
+        raise NotImplementedError
+
+
+def with_channel(algorithm: Algorithm, channel) -> WithChannel:
+    """``algorithm`` with every message through ``channel`` (a :func:`chain` or one transform),
+    or each named message through its own: ``{"x": chain(...), "y": chain(...)}`` routes the
+    products the step calls with ``message="x"`` / ``"y"`` (key ``"*"``: every other message).
 
     Example:
       >>> alg = with_channel(DGD(), chain(clip(1.0), gaussian(0.5)))
       >>> params = alg.params(DGDParams(alpha=0.05), gauss_sigma=0.2)
+      >>> tracked = with_channel(DIGing(), {"x": chain(clip(1.0), gaussian(0.5, name="gx")),
+      ...                                   "y": chain(clip(2.0, name="cy"), gaussian(1.0))})
 
     Raises:
-      ValueError: not an Algorithm, or channel fields clashing with the algorithm's Params.
+      ValueError: not an Algorithm, not a channel, an empty mapping, or channel fields clashing
+        with each other or with the algorithm's Params.
+    """
+    if not isinstance(algorithm, Algorithm):
+        raise ValueError(f"with_channel needs an Algorithm; got {type(algorithm).__name__}")
+    routes = channel.items() if isinstance(channel, dict) else (("*", channel),)
+    routes = tuple((str(m), _as_channel(c)) for m, c in routes)
+    if not routes:
+        raise ValueError("with_channel needs at least one channel")
+    fields = [f for _, c in routes for f, _ in c.defaults]
+    dup = sorted({f for f in fields if fields.count(f) > 1})
+    if dup:
+        raise ValueError(f"with_channel: Params fields {dup} appear in two channels; give the "
+                         "transforms distinct name= prefixes")
+    wrapped = WithChannel(algorithm, routes)
+    wrapped.params_type  # noqa: B018  (raises on a field clash now, not at the first run)
+    return wrapped
+
+
+def _as_channel(channel) -> Channel:
+    """A :class:`Channel` from a channel or one transform.
+
+    Raises:
+      ValueError: anything else.
     """
     from jaxdp.channels._transforms import chain
 
-    if not isinstance(algorithm, Algorithm):
-        raise ValueError(f"with_channel needs an Algorithm; got {type(algorithm).__name__}")
     if isinstance(channel, Transform):
-        channel = chain(channel)
+        return chain(channel)
     if not isinstance(channel, Channel):
         raise ValueError(f"with_channel needs a Channel (jaxdp.channels.chain(...)); "
                          f"got {channel!r}")
-    wrapped = WithChannel(algorithm, channel)
-    wrapped.params_type  # noqa: B018  (raises on a field clash now, not at the first run)
-    return wrapped
+    return channel

@@ -97,7 +97,9 @@ class CountingNetwork:
 
     def __getattr__(self, name):
         if name in _PRODUCTS:
-            return _marked(f"round__{name}", getattr(self._net, name))
+            product = getattr(self._net, name)
+            return lambda X, message=None: _marked(
+                f"round__{name}", lambda v: product(v, message=message))(X)
         return getattr(self._net, name)
 
 

@@ -157,27 +157,33 @@ class Network:
         return (f"Network(n_agents={self.n_agents}, n_edges={self.n_edges}, "
                 f"backend={self.backend!r})")
 
-    def mix(self, X: Array) -> Array:
-        """``W @ X`` for ``X`` of shape ``(N, ...)``; returns ``(N, ...)``."""
+    def mix(self, X: Array, *, message: str | None = None) -> Array:
+        """``W @ X`` for ``X`` of shape ``(N, ...)``; returns ``(N, ...)``.
+
+        ``message`` names what is sent (every product takes it): a channel
+        (:func:`jaxdp.channels.with_channel`) routes each named message through its own stack and
+        records the release under that name; the network itself ignores it.
+        """
         return self._product("W", X)
 
-    def apply_P(self, X: Array) -> Array:
+    def apply_P(self, X: Array, *, message: str | None = None) -> Array:
         """``P @ X`` for ``X`` of shape ``(N, ...)``; returns ``(N, ...)``."""
         return self._product("P", X)
 
-    def apply_L(self, X: Array) -> Array:
+    def apply_L(self, X: Array, *, message: str | None = None) -> Array:
         """``L @ X`` (graph Laplacian) for ``X`` of shape ``(N, ...)``; returns ``(N, ...)``."""
         return self._product("L", X)
 
-    def apply_A(self, X: Array) -> Array:
+    def apply_A(self, X: Array, *, message: str | None = None) -> Array:
         """``A @ X`` (adjacency ``A = D - L``): each agent's sum over its neighbours.
 
         ``X`` has shape ``(N, ...)``; returns ``(N, ...)``.
         """
         return self._product("A", X)
 
-    def gather(self, X: Array) -> Array:
+    def gather(self, X: Array, *, message: str | None = None) -> Array:
         """Each directed edge's sender value ``X[senders]``: ``(N, ...)`` -> ``(2E, ...)``."""
+        del message
         return jnp.asarray(X)[self.senders]
 
     def scatter_sum(self, values: Array) -> Array:
