@@ -32,6 +32,7 @@ CASES = [
     Case("nids", ref.nids, problem="nonconvex_logistic"),
     Case("diging", ref.diging),
     Case("diging", ref.diging, problem="logistic"),
+    Case("diging", ref.diging, overrides={"alpha": jnp.linspace(0.02, 0.08, 6)}),
     Case("admm", _admm_ref(10)),
     Case("admm", _admm_ref(3), config={"local_steps": 3}, overrides={"relax": 0.8},
          problem="logistic"),

@@ -50,11 +50,11 @@ def nids(st, noise, problem, W, p, k):
 
 
 def diging(st, noise, problem, W, p, k):
-    N, a = W.shape[0], float(p["alpha"])
+    N, a = W.shape[0], np.broadcast_to(np.asarray(p["alpha"], np.float64), (W.shape[0],))
     x, y, g = st["x"], st["y"], st["g"]
     xn, yn, gn = np.zeros_like(x), np.zeros_like(x), np.zeros_like(x)
     for i in range(N):
-        xn[i] = mix_node(W, x, i) - a * y[i]  # (3a)
+        xn[i] = mix_node(W, x, i) - a[i] * y[i]  # (3a), α_i per agent (uncoordinated)
     for i in range(N):
         gn[i] = local_grad(problem, i, xn[i])
         yn[i] = mix_node(W, y, i) + gn[i] - g[i]  # (3b)

@@ -51,7 +51,7 @@ class DPDGDParams:
 
 @chex.dataclass(frozen=True)
 class StepParams:
-    alpha: float = 0.05  # α, step size (EXTRA, NIDS, DIGing); scalar
+    alpha: float = 0.05  # α, step size (EXTRA, NIDS: scalar; DIGing: scalar or (N,))
 
 
 @chex.dataclass(frozen=True)
@@ -171,7 +171,7 @@ class _TwoStep(Algorithm):
 
     params_type = StepParams
     positive = ("alpha",)
-    scalar = ("alpha",)  # EXTRA (3.1)–(3.2), NIDS and DIGing (3) use one α for every agent
+    scalar = ("alpha",)  # EXTRA (3.1)–(3.2) and NIDS (9) use one α for every agent
 
     def init(self, key, problem, network, params):
         del key, params
@@ -235,13 +235,14 @@ def tracking_start(problem, network) -> TrackingState:
 @dataclasses.dataclass(frozen=True)
 class DIGing(Algorithm):
     """DIGing (Nedić, Olshevsky & Shi 2017, eq. (3)): ``x⁺ = W x − α y``;
-    ``y⁺ = W y + ∇F(x⁺) − ∇F(x)`` with ``y⁰ = ∇F(x⁰)``.
+    ``y⁺ = W y + ∇F(x⁺) − ∇F(x)`` with ``y⁰ = ∇F(x⁰)``. The messages are ``x`` and ``y``, one
+    ``mix`` each; α may differ per agent (uncoordinated step sizes: Nedić, Olshevsky, Shi &
+    Uribe, ACC 2017, ``x⁺ = W x − diag(α) y``).
     """
 
     name = "diging"
     params_type = StepParams
     positive = ("alpha",)
-    scalar = ("alpha",)  # EXTRA (3.1)–(3.2), NIDS and DIGing (3) use one α for every agent
 
     def init(self, key, problem, network, params):
         del key, params
@@ -249,9 +250,9 @@ class DIGing(Algorithm):
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
-        x_new = network.mix(state.x) - params.alpha * state.y
+        x_new = network.mix(state.x, message="x") - per_agent(params.alpha, state.y) * state.y
         g_new = problem.local_grads(x_new)
-        y_new = network.mix(state.y) + g_new - state.g
+        y_new = network.mix(state.y, message="y") + g_new - state.g
         return TrackingState(x=x_new, y=y_new, g=g_new), {"x": state.x, "y": state.y}
 
 
