@@ -3,6 +3,7 @@ import functools
 import json
 from pathlib import Path
 
+import chex
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -22,6 +23,7 @@ def _edges_ref(fn):
     return step
 
 
+P_SMALL = np.asarray(small_network().P, np.float64)  # the Laplacian-like P of the case network
 ALPHAS = (0.02, 0.03, 0.04, 0.05, 0.06, 0.07)  # uncoordinated per-agent steps
 
 CASES = [
@@ -40,6 +42,9 @@ CASES = [
     Case("prox_skip", ref.prox_skip, overrides={"p": 0.5, "beta": 0.4, "chi": 1.5}),
     Case("dlm", ref.dlm, problem="logistic"),
     Case("atg", _edges_ref(ref.atg), overrides={"relax": 0.7, "delta": 0.2}),
+    Case("yi_pd", functools.partial(ref.yi_pd, P=P_SMALL), problem="nonconvex_logistic"),
+    Case("yi_pd", functools.partial(ref.yi_pd, P=P_SMALL), problem="logistic",
+         overrides={"gamma": 40.0, "omega": 3.0, "eta": 0.02}),
     Case("gt_saga", ref.gt_saga, config={"batch_size": 2}, problem="logistic"),
     Case("gt_sarah", functools.partial(ref.gt_sarah, inner_steps=3),
          config={"batch_size": 2, "inner_steps": 3}),
@@ -49,7 +54,10 @@ CASES = [
 IDS = [c.id for c in CASES]
 
 
-EDGES_BACKEND = {"ed", "wang_elia", "led", "dlm", "atg", "gt_sarah", "aug_dgm"}
+EDGES_BACKEND = {"ed", "wang_elia", "led", "dlm", "atg", "gt_sarah", "aug_dgm", "yi_pd"}
+
+NO_DECENTBENCH = {"yi_pd": "decent-bench has no Yi et al. (2022) primal–dual method"}
+"""Catalogue algorithms without a decent-bench fixture, with the reason."""
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)
@@ -64,7 +72,8 @@ def test_every_catalogue_algorithm_is_registered_and_tested():
     for cls in catalogue.CLASSES:
         assert algorithms.REGISTRY[cls.name] is cls
         assert cls.name in tested
-        assert cls.name in {e["jaxdp_name"] for e in FIXTURES["fixtures"].values()}
+        if cls.name not in NO_DECENTBENCH:
+            assert cls.name in {e["jaxdp_name"] for e in FIXTURES["fixtures"].values()}
 
 
 @pytest.mark.parametrize("name,overrides", [("led", {}), ("k_gt", {"beta": 1.0}), ("atg", {}),
@@ -78,6 +87,26 @@ def test_exact_and_variance_reduced_methods_reach_the_solution(name, overrides):
     tr = jaxdp.run(alg, prob, net, params, steps=3000, seeds=1, progress=False)
     assert tr.final("dist_to_opt")[0] < 1e-16
     assert tr.final("consensus_error")[0] < 1e-16
+
+
+def test_yi_pd_reaches_the_solution():
+    """Yi et al.'s primal–dual method (no noise) reaches x* of strongly convex least squares to
+    machine precision; η = 0.01 is a small step, hence PPDC's 8000 steps."""
+    prob, net = small_problem("least_squares"), small_network()
+    tr = jaxdp.run(algorithms.YiPrimalDual(), prob, net, steps=8000, progress=False,
+                   record_every=100)
+    assert tr.final("dist_to_opt")[0] < 1e-18
+    assert tr.final("consensus_error")[0] < 1e-18
+
+
+def test_yi_pd_is_ppdc_without_noise():
+    """PPDC with u_x = 0 is Yi et al.'s primal–dual method step for step (same γ, ω, η)."""
+    prob, net = small_problem("nonconvex_logistic"), small_network()
+    a = jaxdp.simulate(algorithms.YiPrimalDual(), prob, net, algorithms.YiPDParams(),
+                       jax.random.key(0), steps=50)[1]
+    b = jaxdp.simulate(algorithms.PPDC(), prob, net, algorithms.PPDCParams(u_x=0.0),
+                       jax.random.key(0), steps=50)[1]
+    chex.assert_trees_all_close(a, b, rtol=1e-10, atol=1e-14)
 
 
 @pytest.mark.parametrize("name", ["atc", "prox_skip"])
@@ -196,6 +225,9 @@ def test_static_config_and_params_are_checked():
                   progress=False)
     with pytest.raises(ValueError, match=r"ProxSkipParams.p must be a scalar .* shape \(6,\)"):
         jaxdp.run(algorithms.ProxSkip(), prob, net, algorithms.ProxSkipParams(p=jnp.ones(6)),
+                  steps=2, progress=False)
+    with pytest.raises(ValueError, match=r"YiPDParams.gamma must be a scalar"):
+        jaxdp.run(algorithms.YiPrimalDual(), prob, net, algorithms.YiPDParams(gamma=jnp.ones(6)),
                   steps=2, progress=False)
     with pytest.raises(ValueError, match=r"ATGParams.relax must be in \[0, 1\]"):
         jaxdp.run(algorithms.ATG(), prob, net, algorithms.ATGParams(relax=1.5), steps=2,

@@ -158,6 +158,20 @@ def atg(st, noise, problem, W, p, k, senders, receivers):
             {"m_y": to_edges(my), "m_s": to_edges(ms)})
 
 
+def yi_pd(st, noise, problem, W, p, k, P):
+    """Yi et al. 2022, Algorithm 1 (first order): every node sends x_i; with (Px)_i = Σ_j p_ij x_j,
+    x_i⁺ = x_i − η(γ (Px)_i + ω v_i + ∇f_i(x_i)) and v_i⁺ = v_i + ηω (Px)_i."""
+    del noise, W, k
+    x, v, N = st["x"], st["v"], P.shape[0]
+    eta, gamma, omega = float(p["eta"]), float(p["gamma"]), float(p["omega"])
+    xn, vn = np.zeros_like(x), np.zeros_like(v)
+    for i in range(N):
+        Px = mix_node(P, x, i)  # Σ_{j ∈ N_i ∪ {i}} p_ij x_j
+        xn[i] = x[i] - eta * (gamma * Px + omega * v[i] + local_grad(problem, i, x[i]))
+        vn[i] = v[i] + eta * omega * Px
+    return {"x": xn, "v": vn}, {"x": x}
+
+
 # -- variance reduced ------------------------------------------------------------------------------
 def _data(problem):
     """The problem's arrays on the host once per step: (features, labels, reg, loss name)."""

@@ -1,4 +1,5 @@
-"""Primal–dual catalogue methods: linearized ADMM and ADMM-based gradient tracking.
+"""Primal–dual catalogue methods: linearized ADMM, ADMM-based gradient tracking and Yi et al.'s
+first-order primal–dual algorithm.
 
 * **DLM** — Ling, Shi, Wu & Ribeiro, "DLM: decentralized linearized alternating direction method
   of multipliers", IEEE TSP 2015 (a linearized primal step, then dual ascent), with a per-agent
@@ -7,6 +8,10 @@
   "ADMM-tracking gradient for distributed optimization over asynchronous and unreliable
   networks", IEEE TAC 2025 (arXiv 2023), Algorithm 1: relaxed edge ADMM (Bastianello et al. 2021,
   eq. (12)) tracks the averages of both x and ∇F(x), and x moves towards ``y − δ s``.
+* **Yi–PD** (``yi_pd``) — Yi, Zhang, Yang, Chai & Johansson, "Linear convergence of first- and
+  zeroth-order primal–dual algorithms for distributed nonconvex optimization", IEEE TAC 67(8),
+  2022, Algorithm 1 (first-order form): ``x⁺ = x − η(γ P x + ω v + ∇F(x))``, ``v⁺ = v + ηω P x``,
+  x⁰ = v⁰ = 0, P the network's Laplacian-like matrix. It is PPDC (Xie et al. 2025) without noise.
 
 Edge variables are ``(2E, d)`` aligned with ``network.senders/receivers``, as in
 :mod:`jaxdp.algorithms.catalogue.classic`.
@@ -50,6 +55,19 @@ class ATGState:
     x: AgentArray  # (N, d)
     z_y: EdgeArray  # (2E, d) bridge variables of the x-consensus, z⁰ = 0
     z_s: EdgeArray  # (2E, d) bridge variables of the gradient consensus, z⁰ = 0
+
+
+@chex.dataclass(frozen=True)
+class YiPDParams:
+    gamma: float = 65.0  # γ, consensus (augmented Lagrangian) weight; scalar
+    omega: float = 5.0  # ω, dual weight; scalar
+    eta: float = 0.01  # η, step size (η γ λ_max(P) < 2); scalar
+
+
+@chex.dataclass(frozen=True)
+class YiPDState:
+    x: AgentArray  # (N, d) primal, x⁰ = 0
+    v: AgentArray  # (N, d) dual, v⁰ = 0
 
 
 @dataclasses.dataclass(frozen=True)
@@ -118,4 +136,36 @@ class ATG(Algorithm):
             {"m_y": m_y, "m_s": m_s}
 
 
-__all__ = ["DLM", "DLMParams", "ATG", "ATGParams"]
+@dataclasses.dataclass(frozen=True)
+class YiPrimalDual(Algorithm):
+    """First-order primal–dual algorithm of Yi, Zhang, Yang, Chai & Johansson (IEEE TAC 2022,
+    Algorithm 1), in stacked form with P the network's Laplacian-like matrix:
+
+    ``x⁺ = x − η(γ P x + ω v + ∇F(x))``;  ``v⁺ = v + ηω P x``;  x⁰ = v⁰ = 0.
+
+    One exchange per step (x, from which each agent forms (P x)_i = Σ_j p_ij x_j). By default
+    P = I − W with W the Metropolis–Hastings weights, so λ_max(P) <= 2 and η γ λ_max(P) must stay
+    below 2 (the defaults γ = 65, ω = 5, η = 0.01 are PPDC's). It is the non-private core of PPDC
+    (Xie et al. 2025): PPDC with its state noise ξ set to zero.
+    """
+
+    name = "yi_pd"
+    params_type = YiPDParams
+    positive = ("gamma", "omega", "eta")
+    scalar = ("gamma", "omega", "eta")
+
+    def init(self, key, problem, network, params):
+        del key, params
+        x0 = zeros_like_models(problem, network)
+        return YiPDState(x=x0, v=jnp.zeros_like(x0))
+
+    def step(self, state, noise, problem, network, params, k):
+        del noise, k
+        x, v = state.x, state.v
+        Px = network.apply_P(x, message="x")  # Σ_j p_ij x_j
+        x_new = x - params.eta * (params.gamma * Px + params.omega * v + problem.local_grads(x))
+        v_new = v + params.eta * params.omega * Px
+        return YiPDState(x=x_new, v=v_new), {"x": x}
+
+
+__all__ = ["DLM", "DLMParams", "ATG", "ATGParams", "YiPrimalDual", "YiPDParams", "YiPDState"]
