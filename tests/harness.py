@@ -8,7 +8,7 @@ import chex
 import jax
 import numpy as np
 
-from jaxdp import algorithms, network, problems
+from jaxdp import algorithms, channels, network, problems
 
 
 def small_problem(kind="least_squares", n_agents=6, seed=0):
@@ -52,6 +52,15 @@ def to_numpy(tree):
         tree, "items") else tree)
 
 
+def replayable(alg, state, noise, prob, net, params, k):
+    """The draws of one step as numpy: an algorithm with channels replaces its channel key by
+    the channel's standard draws, ``{"inner": ..., "channel": {message: {transform: draw}}}``."""
+    if isinstance(alg, channels.WithChannel):
+        draws = alg.channel_draws(state, noise, prob, net, params, k)
+        return {"inner": to_numpy(noise["inner"]), "channel": to_numpy(draws)}
+    return to_numpy(noise)
+
+
 def reference_match(case: Case, steps: int = 12, seed: int = 0, backend="dense"):
     """Drive the JAX step and the per-node reference with the same noise; compare every step."""
     alg, prob, net, params = case.build(backend)
@@ -63,8 +72,9 @@ def reference_match(case: Case, steps: int = 12, seed: int = 0, backend="dense")
     step = jax.jit(alg.step)
     for k in range(steps):
         noise = alg.noise(jax.random.fold_in(key, k), state, params, k)
+        given = replayable(alg, state, noise, prob, net, params, k)
         state, messages = step(state, noise, prob, net, params, k)
-        ref, ref_messages = case.reference(ref, to_numpy(noise), prob, W, p, k)
+        ref, ref_messages = case.reference(ref, given, prob, W, p, k)
         chex.assert_trees_all_close(to_numpy(state), ref, rtol=0, atol=case.tol)
         chex.assert_trees_all_close(to_numpy(messages), ref_messages, rtol=0, atol=case.tol)
     return state

@@ -20,7 +20,8 @@ from jaxdp.algorithms.catalogue.classic import (
 )
 from jaxdp.algorithms.catalogue import (
     ATC, ATG, DLM, ED, GTSAGA, GTSARAH, GTVR, KGT, LED, ATCTracking, ATGParams, AugDGM, DLMParams,
-    GTVRParams, LocalStepParams, ProxSkip, ProxSkipParams, SimpleGT, WangElia,
+    GTVRParams, LocalStepParams, ProxSkip, ProxSkipParams, SimpleGT, WangElia, YiPDParams,
+    YiPrimalDual,
 )
 from jaxdp.algorithms.dpadmm.algorithm import DPADMM, DPADMMParams
 from jaxdp.algorithms.dpadmm.baselines import (
@@ -64,7 +65,7 @@ _CLASSES = (DGD, DPDGD, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             ConsensusADMM, NaivePrivateADMM, DPADMM,
             LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA,
             ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
-            GTSAGA, GTSARAH, GTVR)
+            YiPrimalDual, GTSAGA, GTSARAH, GTVR)
 REGISTRY = {cls.name: cls for cls in _CLASSES}
 
 
@@ -86,4 +87,5 @@ __all__ = ["Algorithm", "REGISTRY", "get"] + [c.__name__ for c in _CLASSES] + [
     "RECALParams", "DPRECALParams", "DPStepParams", "DPICADMMParams", "DPRWADMMParams",
     "DPMRADMMParams", "ConsensusADMMParams", "NaivePrivateADMMParams", "DPADMMParams",
     "LTADMMDPParams", "LTADMMVRParams", "PORTERParams", "PriSMAParams",
-    "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "GTVRParams"]
+    "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "YiPDParams",
+    "GTVRParams"]

@@ -43,8 +43,9 @@ def diadsp(st, noise, problem, W, p, k):
     """DiaDSP: every node sends x̃_i, ỹ_i; then x_i⁺ = Σ_j w_ij x̃_j − α y_i, y_i⁺ = ..."""
     N = W.shape[0]
     x, y, g = st["x"], st["y"], st["g"]
-    xt = np.array([x[i] + _theta(p, "u_x", i, k) * noise["xi"][i] for i in range(N)])
-    yt = np.array([y[i] + _theta(p, "u_y", i, k) * noise["zeta"][i] for i in range(N)])
+    xi, zeta = noise["channel"]["x"][0], noise["channel"]["y"][0]  # Lap(1), one per agent
+    xt = np.array([x[i] + _theta(p, "u_x", i, k) * xi[i] for i in range(N)])
+    yt = np.array([y[i] + _theta(p, "u_y", i, k) * zeta[i] for i in range(N)])
     x_new = np.array([mix_node(W, xt, i) - _agent(p["alpha"], i) * y[i] for i in range(N)])
     g_new = np.array([local_grad(problem, i, x_new[i]) for i in range(N)])
     y_new = np.array([mix_node(W, yt, i) + g_new[i] - g[i] for i in range(N)])
@@ -57,7 +58,8 @@ def ppdc(st, noise, problem, W, p, k, P):
     N = P.shape[0]
     x, v = st["x"], st["v"]
     eta, gamma, omega = float(p["eta"]), float(p["gamma"]), float(p["omega"])
-    xt = np.array([x[i] + _theta(p, "u_x", i, k) * noise["xi"][i] for i in range(N)])
+    xi = noise["channel"]["x"][0]  # Lap(1), one per agent
+    xt = np.array([x[i] + _theta(p, "u_x", i, k) * xi[i] for i in range(N)])
     x_new, v_new = np.zeros_like(x), np.zeros_like(v)
     for i in range(N):
         Px = mix_node(P, xt, i)

@@ -50,14 +50,15 @@ from __future__ import annotations
 import dataclasses
 
 import chex
-import jax.numpy as jnp
 import numpy as np
 
-from jaxdp._types import AgentArray, per_agent
+from jaxdp.algorithms._base import Algorithm
+from jaxdp.algorithms.catalogue.classic import DIGing
+from jaxdp.algorithms.catalogue.primal_dual import YiPrimalDual
 from jaxdp.algorithms.dpp2 import privacy as acc
-from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
-from jaxdp.algorithms.dpp2.algorithm import adjacency_assumptions, require_scalars
-from jaxdp.privacy import PrivacyReport, concat, laplace
+from jaxdp.algorithms.dpp2.algorithm import adjacency_assumptions
+from jaxdp.channels import PrivateVariant, chain, laplace
+from jaxdp.privacy import PrivacyReport, concat
 
 
 @chex.dataclass(frozen=True)
@@ -77,43 +78,18 @@ class PPDCParams:
     r: float = 0.5  # noise decay rate, as DPP²'s r̄ in Fig. 3's sweep; scalar or (N,)
 
 
-@chex.dataclass(frozen=True)
-class DiaDSPState:
-    x: AgentArray  # (N, d) state
-    y: AgentArray  # (N, d) tracked direction
-    g: AgentArray  # (N, d) ∇F(x)
-
-
-@chex.dataclass(frozen=True)
-class PPDCState:
-    x: AgentArray  # (N, d) primal
-    v: AgentArray  # (N, d) dual
-
-
 @dataclasses.dataclass(frozen=True)
-class _DecayingLaplace(Algorithm):
-    """Shared noise and privacy plumbing: Laplace draws per transmitted variable, scales u·r^k.
+class _DecayingLaplace(PrivateVariant):
+    """A non-private algorithm whose named messages go out with Laplace noise of scale ``u r^k``
+    (one broadcast draw per agent, mixed by every receiver and by the agent itself), and the
+    privacy accounting DiaDSP and PPDC share.
 
     Attributes:
       adjacency: δ of DPP²'s Def. 1 used by :meth:`account` (pure ε is proportional to it).
     """
 
     adjacency: float = 1.0
-    streams = ()  # (draw name, Params scale field, description) per transmitted variable
-    scalars = ()  # Params fields that must be common to all agents
-
-    def noise(self, key, state, params, k):
-        del params, k
-        return standard_draws(key, tuple(s[0] for s in self.streams), state.x.shape,
-                              lambda kk, s: laplace(kk, s, state.x.dtype))
-
-    def _perturb(self, value, noise, params, k, stream):
-        """``value + u_i r_i^k · Lap(1)`` for one transmitted variable."""
-        name, scale, _ = stream
-        k = jnp.asarray(k, value.dtype)
-        theta = jnp.asarray(params[scale], value.dtype) * jnp.power(
-            jnp.asarray(params.r, value.dtype), k)
-        return value + per_agent(theta, value) * noise[name]
+    streams = ()  # (message, Params scale field, description) per transmitted variable
 
     def account(self, problem, network, params, steps, *, delta):
         """Laplace releases at their accumulated sensitivities ([OURS], DPP²'s δ-adjacency).
@@ -138,43 +114,41 @@ class _DecayingLaplace(Algorithm):
         return PrivacyReport.from_events(events, delta=delta, methods=("closed_form", "pld"),
                                          **contract)
 
-    def validate(self, params, problem, network):
-        """Base checks plus scalar-only fields.
 
-        Raises:
-          ValueError: naming the bad value.
-        """
-        super().validate(params, problem, network)
-        require_scalars(params, self.scalars)
+def laplace_routes(streams) -> tuple:
+    """Each transmitted variable's channel: ``+ u r^k · Lap(1)``, one draw per agent, sent to
+    every neighbour and mixed by the agent itself (``W x̃`` includes ``w_ii x̃_i``)."""
+    return tuple((message, chain(laplace(name=message), broadcast=True, self_term="released"))
+                 for message, _, _ in streams)
+
+
+def laplace_fields(streams) -> tuple:
+    """The channel fields of :func:`laplace_routes` read from the own Params ``(scale, r)``."""
+    return tuple(pair for message, scale, _ in streams
+                 for pair in ((f"{message}_b", scale), (f"{message}_decay", "r")))
+
+
+_DIADSP_STREAMS = (("x", "u_x", "x̃ = x + ξ"), ("y", "u_y", "ỹ = y + ζ"))
+_PPDC_STREAMS = (("x", "u_x", "x̃ = x + ξ"),)
 
 
 @dataclasses.dataclass(frozen=True)
 class DiaDSP(_DecayingLaplace):
-    """DiaDSP (Ding et al. 2022): gradient tracking with state and direction perturbation."""
+    """DiaDSP (Ding et al. 2022): DIGing with Laplace noise on both messages, state x and
+    direction y (:class:`~jaxdp.algorithms.DIGing` through two channels)."""
 
+    inner: Algorithm = DIGing()
+    routes: tuple = laplace_routes(_DIADSP_STREAMS)
     name = "diadsp"
     params_type = DiaDSPParams
     positive = ("alpha",)
     nonnegative = ("u_x", "u_y")
     unit_interval = ("r",)
-    streams = (("xi", "u_x", "x̃ = x + ξ"), ("zeta", "u_y", "ỹ = y + ζ"))
+    streams = _DIADSP_STREAMS
+    field_map = laplace_fields(_DIADSP_STREAMS)
     released = "agent i's x̃_i^k and ỹ_i^k to its neighbours, k = 0..K−1"
     models_note = ("x^K = W x̃^{K−1} − α y^{K−1}: the model reveals the hidden direction y^{K−1} "
                    "= ỹ^{K−1} − ζ^{K−1}, i.e. the noise ζ and through it ∇f_i (ε = inf)")
-
-    def init(self, key, problem, network, params):
-        del key, params
-        x0 = zeros_like_models(problem, network)
-        g0 = problem.local_grads(x0)
-        return DiaDSPState(x=x0, y=g0, g=g0)  # y⁰ = ∇F(x⁰)
-
-    def step(self, state, noise, problem, network, params, k):
-        x_t = self._perturb(state.x, noise, params, k, self.streams[0])  # x̃ = x + ξ
-        y_t = self._perturb(state.y, noise, params, k, self.streams[1])  # ỹ = y + ζ
-        x_new = network.mix(x_t) - per_agent(params.alpha, state.x) * state.y  # x⁺ = W x̃ − α y
-        g_new = problem.local_grads(x_new)
-        y_new = network.mix(y_t) + g_new - state.g  # y⁺ = W ỹ + ∇F(x⁺) − ∇F(x)
-        return DiaDSPState(x=x_new, y=y_new, g=g_new), {"x": x_t, "y": y_t}
 
     def _sensitivities(self, steps, d, M, params):
         alpha = float(np.max(params.alpha))
@@ -183,35 +157,26 @@ class DiaDSP(_DecayingLaplace):
 
 @dataclasses.dataclass(frozen=True)
 class PPDC(_DecayingLaplace):
-    """PPDC without compression (Xie et al. 2025): DP primal–dual with state perturbation."""
+    """PPDC without compression (Xie et al. 2025): Yi et al.'s primal–dual algorithm with Laplace
+    noise on the state it sends (:class:`~jaxdp.algorithms.YiPrimalDual` through a channel)."""
 
+    inner: Algorithm = YiPrimalDual()
+    routes: tuple = laplace_routes(_PPDC_STREAMS)
     name = "ppdc"
     params_type = PPDCParams
     positive = ("gamma", "omega", "eta")
     nonnegative = ("u_x",)
     unit_interval = ("r",)
-    streams = (("xi", "u_x", "x̃ = x + ξ"),)
-    scalars = ("gamma", "omega", "eta")
+    scalar = ("gamma", "omega", "eta")
+    streams = _PPDC_STREAMS
+    field_map = laplace_fields(_PPDC_STREAMS)
     released = "agent i's x̃_i^k to its neighbours, k = 0..K−1"
     models_note = ("x^K = x^{K−1} − η(γPx̃ + ωv + ∇f_i(x^{K−1})) is built from the noiseless "
                    "x^{K−1}: with the transcript it reveals ξ^{K−1} and ∇f_i(x^{K−1}) (ε = inf)")
-
-    def init(self, key, problem, network, params):
-        del key, params
-        x0 = zeros_like_models(problem, network)
-        return PPDCState(x=x0, v=jnp.zeros_like(x0))  # v⁰ = 0
-
-    def step(self, state, noise, problem, network, params, k):
-        x, v = state.x, state.v
-        x_t = self._perturb(x, noise, params, k, self.streams[0])  # x̃ = x + ξ
-        Px = network.apply_P(x_t)  # Σ_j p_ij x̃_j
-        x_new = x - params.eta * (params.gamma * Px + params.omega * v + problem.local_grads(x))
-        v_new = v + params.eta * params.omega * Px  # v⁺ = v + ηω P x̃
-        return PPDCState(x=x_new, v=v_new), {"x": x_t}
 
     def _sensitivities(self, steps, d, M, params):
         return (acc.ppdc_sensitivities(steps, d=d, delta=self.adjacency, eta=float(params.eta),
                                        M=M),)
 
 
-__all__ = ["DiaDSP", "DiaDSPParams", "DiaDSPState", "PPDC", "PPDCParams", "PPDCState"]
+__all__ = ["DiaDSP", "DiaDSPParams", "PPDC", "PPDCParams"]
