@@ -147,11 +147,13 @@ def _setting_arguments(s, *, out: str) -> None:
                         "(None: keep its Params)")
     s.add_argument("--delta", type=float, default=1e-5, help="δ of the privacy guarantee")
     s.add_argument("--out", default=out, help="output folder")
-    s.add_argument("--channel", default=None, metavar="SPEC",
+    s.add_argument("--channel", action="append", default=None, metavar="[MESSAGE=]SPEC",
                    help="send every message through a channel stack: STAGE+STAGE+..., each "
                         "KIND[:VALUE,...,NAME=VALUE] with KIND in jaxdp.channels.TRANSFORMS "
                         "(clip, gaussian, laplace, top_k, ...) or the mode broadcast / "
-                        "aggregate; e.g. \"clip:1.0+gaussian:sigma=0.5,decay=0.99\". Its Params "
+                        "aggregate / self; e.g. \"clip:1.0+gaussian:sigma=0.5,decay=0.99\". "
+                        "Repeatable with a MESSAGE= prefix: that named message's own stack "
+                        "(\"y=clip:2.0,name=cy+gaussian:1.0,name=gy\"). Its Params "
                         "(clip_norm, gauss_sigma, ...) are set with --param, and --epsilon "
                         "calibrates its noise")
     s.add_argument("--x", action="append", default=None, choices=X_AXES,
@@ -391,12 +393,12 @@ def _write_run(out: Path, name: str, trace, report, args) -> dict:
 
 
 def _with_channel(alg, spec):
-    """``alg`` with every message through the channel ``spec`` (``--channel``), or ``alg``."""
-    if spec is None:
+    """``alg`` with its messages through the channel spec(s) of ``--channel``, or ``alg``."""
+    if not spec:
         return alg
-    from jaxdp.channels import parse_channel, with_channel
+    from jaxdp.channels import parse_channels, with_channel
 
-    return with_channel(alg, parse_channel(spec))
+    return with_channel(alg, parse_channels(spec))
 
 
 def _stem(name: str) -> str:

@@ -49,8 +49,9 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
       out_dir: output folder (created).
       title: figure title (default: the setting).
       channel: send every algorithm's messages through this channel (a
-        :class:`~jaxdp.channels.Channel` or a spec for :func:`~jaxdp.channels.parse_channel`,
-        ``"clip:1.0+gaussian:0.5"``); ``epsilon`` then calibrates the channel's noise.
+        :class:`~jaxdp.channels.Channel`, ``{message: Channel}``, or spec(s) for
+        :func:`~jaxdp.channels.parse_channels`, ``"clip:1.0+gaussian:0.5"``); ``epsilon`` then
+        calibrates the channel's noise.
       x: the figure's x axes (one panel per metric and x): ``"step"`` or a cost of
         :meth:`~jaxdp.engine.Trace.cost` (``"rounds"``, ``"bits"``, ``"grad_calls"``, ...).
 
@@ -90,12 +91,13 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
 
 
 def _channel(channel):
-    """A channel spec parsed (errors before any run), a Channel as it is, or ``None``."""
-    if channel is None or not isinstance(channel, str):
-        return channel
-    from jaxdp.channels import parse_channel
+    """Channel spec(s) parsed (errors before any run), a Channel or routes as they are, or
+    ``None``."""
+    if not channel or not isinstance(channel, (str, list, tuple)):
+        return channel or None
+    from jaxdp.channels import parse_channels
 
-    return parse_channel(channel)
+    return parse_channels(channel)
 
 
 def _is_private(alg) -> bool:

@@ -265,3 +265,120 @@ def test_calibrator_finds_the_channel_sigma(setup):
         tuned = calibrate_params(alg, prob, net, params, 5, epsilon=2.0, delta=1e-5)
         eps = alg.privacy(prob, net, tuned, 5, delta=1e-5).epsilon_max
         assert eps == pytest.approx(2.0, rel=1e-3) and eps <= 2.0 * (1 + 1e-9)
+
+
+# -- named messages, the released self term, nesting ---------------------------------------------
+def _routed_diging(sx=0.3, sy=0.8):
+    """DIGing with its messages x and y through channels of their own (two noise scales)."""
+    return channels.with_channel(algorithms.DIGing(), {
+        "x": channels.chain(channels.clip(0.7, name="cx"), channels.gaussian(sx, name="gx"),
+                            broadcast=True),
+        "y": channels.chain(channels.clip(1.5, name="cy"), channels.gaussian(sy, name="gy"),
+                            broadcast=True, self_term="released")})
+
+
+def test_named_messages_take_their_own_channel(setup):
+    """Per node: x⁺_i = W_ii x_i + Σ_j W_ij x̃_j − α y_i (own x clean) and
+    y⁺_i = Σ_j W_ij ỹ_j + ∇f_i(x⁺_i) − ∇f_i(x_i) (own ỹ_i mixed: self_term="released"), with
+    x̃ = clip(x, 0.7) + 0.3 ξ and ỹ = clip(y, 1.5) + 0.8 ζ, the draws recorded under x and y."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg = _routed_diging()
+        params = alg.params(algorithms.StepParams(alpha=0.1))
+        state = alg.init(jax.random.key(0), prob, net, params)
+        noise = alg.noise(jax.random.key(3), state, params, 0)
+        draws = alg.channel_draws(state, noise, prob, net, params, 0)
+        new, released = alg.step(state, noise, prob, net, params, 0)
+        W = net.dense("W")
+        x, y, g = (np.asarray(v) for v in (state.x, state.y, state.g))
+        clipped = lambda v, c: v * (c / np.maximum(np.linalg.norm(v, axis=1), c))[:, None]  # noqa
+        xt = clipped(x, 0.7) + 0.3 * np.asarray(draws["x"][1])
+        yt = clipped(y, 1.5) + 0.8 * np.asarray(draws["y"][1])
+        x_ref = np.array([W[i, i] * x[i] + sum(W[i, j] * xt[j] for j in range(N) if j != i)
+                          - 0.1 * y[i] for i in range(N)])
+        g_ref = np.asarray(prob.local_grads(jnp.asarray(x_ref)))
+        y_ref = np.array([sum(W[i, j] * yt[j] for j in range(N)) + g_ref[i] - g[i]
+                          for i in range(N)])
+        np.testing.assert_allclose(np.asarray(new.x), x_ref, atol=1e-12)
+        np.testing.assert_allclose(np.asarray(new.y), y_ref, atol=1e-12)
+        assert set(released) == {"x", "y"}
+        np.testing.assert_allclose(np.asarray(released["y"]), yt, atol=1e-12)
+
+
+def test_routed_report_composes_each_messages_releases(setup):
+    """Two Gaussian routes, one broadcast release each per step: the report's events are the
+    x route's (Δ = 1.4, σ = 0.3) and the y route's (Δ = 3.0, σ = 0.8), and ε grows with both."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg = _routed_diging()
+        params = alg.params(algorithms.StepParams(alpha=0.1))
+        ev = alg.privacy(prob, net, params, 3).events
+        pairs = sorted({(float(s.sensitivity[0, 0]), float(s.scale[0, 0])) for s in ev.streams})
+        assert pairs == [(1.4, 0.3), (3.0, 0.8)]
+        eps = lambda p: alg.privacy(prob, net, p, 3).epsilon  # noqa: E731
+        assert np.all(eps(params.replace(gy_sigma=8.0)) < eps(params))
+        assert np.all(eps(params.replace(gx_sigma=3.0)) < eps(params))
+        # a route without clip + noise makes the whole report inf (DIGing is not private)
+        half = channels.with_channel(algorithms.DIGing(), {
+            "x": channels.chain(channels.clip(1.0), channels.gaussian(0.5)),
+            "y": channels.chain(channels.top_k(2))})
+        rep = half.privacy(prob, net, half.default_params(), 3)
+        assert np.all(np.isinf(rep.epsilon)) and "'top_k' has no noise" in rep.reason
+
+
+def test_routing_errors_are_clear(setup):
+    prob, net = setup
+    only_x = channels.with_channel(algorithms.DIGing(), {"x": channels.gaussian(0.5)})
+    with pytest.raises(ValueError, match="no channel for message 'y'.*'\\*'"):
+        jaxdp.run(only_x, prob, net, only_x.default_params(), steps=2, progress=False)
+    with pytest.raises(ValueError, match="appear in two channels"):
+        channels.with_channel(algorithms.DIGing(), {"x": channels.gaussian(0.5),
+                                                    "y": channels.gaussian(0.5)})
+    with pytest.raises(ValueError, match="self_term='released' needs one released row"):
+        channels.chain(channels.gaussian(0.5), self_term="released")
+    with pytest.raises(ValueError, match="self_term must be"):
+        channels.chain(channels.clip(1.0), self_term="noisy")
+    # '*' takes every message without a route of its own
+    rest = channels.with_channel(algorithms.DIGing(), {"x": channels.gaussian(0.5, name="gx"),
+                                                       "*": channels.top_k(2)})
+    assert [r for r, *_ in rest.call_log(prob, net, rest.default_params())] == ["x", "*"]
+
+
+def test_a_private_variant_nests_inside_another_channel(setup):
+    """DiaDSP (DIGing + its Laplace channels) behind a user's channel: every neighbour receives
+    T_outer(T_inner(x_j)); a post-processing outer channel keeps DiaDSP's own ε, a clip + noise
+    outer channel gives the channel's; the inner draws use their own key stream."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        inner = algorithms.DiaDSP()
+        p_inner = inner.default_params()
+        outer = channels.with_channel(inner, channels.chain(channels.top_k(2)))
+        params = outer.params(p_inner)
+        state = outer.init(jax.random.key(0), prob, net, params)
+        noise = outer.noise(jax.random.key(5), state, params, 1)
+        new, released = outer.step(state, noise, prob, net, params, 1)
+        # replay: DiaDSP's x̃ (its draws from noise["inner"]), then top-2 per directed message
+        xt = inner.step_on_proxy(state, noise["inner"], prob, net, p_inner, 1)[0][1]["x"]
+        xt = np.asarray(xt)
+        kept = np.zeros_like(xt)
+        for i in range(N):
+            idx = np.argsort(-np.abs(xt[i]), kind="stable")[:2]
+            kept[i, idx] = xt[i, idx]
+        W, y = net.dense("W"), np.asarray(state.y)
+        x_ref = np.array([W[i, i] * xt[i] + sum(W[i, j] * kept[j] for j in range(N) if j != i)
+                          - p_inner.alpha * y[i] for i in range(N)])
+        np.testing.assert_allclose(np.asarray(new.x), x_ref, atol=1e-12)
+        senders = np.asarray(net.senders)
+        np.testing.assert_allclose(np.asarray(released["x"]), kept[senders], atol=1e-12)
+        np.testing.assert_allclose(outer.privacy(prob, net, params, 4).epsilon,
+                                   inner.privacy(prob, net, p_inner, 4).epsilon)
+        private = channels.with_channel(inner, channels.chain(channels.clip(1.0),
+                                                              channels.gaussian(0.5)))
+        rep = private.privacy(prob, net, private.params(p_inner), 4)
+        assert "through clip+gaussian" in rep.released
+        # per-message or lossy inner channels cannot nest: refused, not silently bypassed
+        lossy = channels.with_channel(channels.with_channel(algorithms.DGD(), channels.drop(0.1)),
+                                      channels.top_k(2))
+        with pytest.raises(ValueError, match="cannot run inside another channel"):
+            jaxdp.run(lossy, prob, net, lossy.params(lossy.inner.default_params()), steps=2,
+                      progress=False)

@@ -13,7 +13,7 @@ Compression (``top_k``, ``random_k``, ``quantize``, each with optional error fee
 transforms of the same stack; see :mod:`jaxdp.channels._transforms`.
 """
 from jaxdp.channels._privacy import channel_report, private_stage
-from jaxdp.channels._spec import parse_channel
+from jaxdp.channels._spec import parse_channel, parse_channels
 from jaxdp.channels._transforms import (
     NORMS,
     STEP_CALL,
@@ -48,4 +48,4 @@ __all__ = [
     "drop", "gaussian", "gilbert_elliott", "laplace", "link_failures", "merged_params_type",
     "private_stage", "quantize", "random_k", "top_k", "with_channel",
 ]
-__all__ += ["parse_channel"]
+__all__ += ["parse_channel", "parse_channels"]

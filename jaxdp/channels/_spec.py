@@ -2,8 +2,8 @@
 
 Grammar::
 
-    SPEC   := STAGE ("+" STAGE)*
-    STAGE  := KIND [":" ARG ("," ARG)*]  |  "broadcast"  |  "aggregate"
+    SPEC   := [MESSAGE "="] STAGE ("+" STAGE)*
+    STAGE  := KIND [":" ARG ("," ARG)*]  |  "broadcast"  |  "aggregate"  |  "self"
     ARG    := VALUE  |  NAME "=" VALUE
 
 ``KIND`` is a key of :data:`jaxdp.channels.TRANSFORMS` (``clip``, ``gaussian``, ``laplace``,
@@ -11,8 +11,10 @@ Grammar::
 ones its keyword parameters. Each value is converted by the constructor's signature: ``int``,
 ``float``, ``bool`` (``true``/``false``/``1``/``0``/``yes``/``no``) or ``str`` by the annotation,
 else by the type of the default. The stages ``broadcast`` and ``aggregate`` set the channel's mode
-(see :class:`~jaxdp.channels.Channel`); a channel's own name (``"clip+gaussian/bcast"``) parses
-back to the same stack with default arguments.
+(see :class:`~jaxdp.channels.Channel`), ``self`` its ``self_term="released"``; a channel's own
+name (``"clip+gaussian/bcast"``) parses back to the same stack with default arguments.
+:func:`parse_channels` reads several specs, each for the message its ``MESSAGE=`` prefix names
+(``"y=clip:2.0,name=cy+gaussian:1.0,name=gy"``; no prefix: every other message).
 
 Examples::
 
@@ -28,9 +30,10 @@ import typing
 
 from jaxdp.channels._transforms import TRANSFORMS, Channel, chain
 
-MODES = {"broadcast": "broadcast", "aggregate": "aggregate", "/bcast": "broadcast",
-         "/agg": "aggregate"}
-"""Mode stages (and the suffixes :attr:`Channel.name` writes) → :func:`chain` flag."""
+MODES = {"broadcast": ("broadcast", True), "aggregate": ("aggregate", True),
+         "self": ("self_term", "released"), "/bcast": ("broadcast", True),
+         "/agg": ("aggregate", True), "/self": ("self_term", "released")}
+"""Mode stages (and the suffixes :attr:`Channel.name` writes) → :func:`chain` keyword and value."""
 
 EXAMPLE = "clip:1.0+gaussian:sigma=0.5,decay=0.99"
 
@@ -50,19 +53,41 @@ def parse_channel(spec: str) -> Channel:
         raise ValueError(f"a channel spec must be a non-empty string like {EXAMPLE!r}; "
                          f"got {spec!r}")
     text, flags = spec.strip(), {}
-    for suffix in ("/bcast", "/agg"):
+    for suffix in ("/self", "/bcast", "/agg"):
         if text.endswith(suffix):
-            text, flags[MODES[suffix]] = text[: -len(suffix)], True
+            text = text[: -len(suffix)]
+            flags.update([MODES[suffix]])
     transforms = []
     for stage in re.split(r"(?<![0-9.][eE])\+", text):  # not the + of an exponent (1e+3)
         stage = stage.strip()
         if stage in MODES:
-            flags[MODES[stage]] = True
+            flags.update([MODES[stage]])
         else:
             transforms.append(_stage(stage, spec))
     if not transforms:
         raise ValueError(f"channel spec {spec!r} has no transform; e.g. {EXAMPLE!r}")
     return chain(*transforms, **flags)
+
+
+def parse_channels(specs) -> Channel | dict[str, Channel]:
+    """One spec, or several (a list), each ``[MESSAGE=]SPEC``: a :class:`Channel` for a single
+    spec without prefix, else ``{message: Channel}`` (``"*"`` for the spec without prefix) for
+    :func:`~jaxdp.channels.with_channel`.
+
+    Raises:
+      ValueError: what :func:`parse_channel` refuses, or two specs for the same message.
+    """
+    specs = [specs] if isinstance(specs, str) else list(specs)
+    routes = {}
+    for spec in specs:
+        match = re.match(r"\s*([A-Za-z_]\w*)\s*=", spec) if isinstance(spec, str) else None
+        message, text = (match.group(1), spec[match.end():]) if match else ("*", spec)
+        if message in routes:
+            raise ValueError(f"two channel specs for message {message!r}: {specs}")
+        routes[message] = parse_channel(text)
+    if list(routes) == ["*"]:
+        return routes["*"]
+    return routes
 
 
 def _stage(stage: str, spec: str):

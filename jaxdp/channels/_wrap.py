@@ -514,15 +514,16 @@ class WithChannel(Algorithm):
             if np.any(bad):
                 raise ValueError(f"{label} must be {what} for every agent; got "
                                  f"{v.flat[int(np.argmax(bad))]:g}")
-        self.check_message_sizes(problem, network, params)
+        self.check_messages(problem, network, params)
 
-    def check_message_sizes(self, problem, network, params) -> None:
-        """Refuse messages too small for a compressor's ``k`` (traces one step when one has it).
+    def check_messages(self, problem, network, params) -> None:
+        """Refuse a message without a route and messages too small for a compressor's ``k``
+        (traces one step when routes are named or a compressor has a ``k``).
 
         Raises:
-          ValueError: naming the transform, ``k`` and the message size.
+          ValueError: naming the message, or the transform, ``k`` and the message size.
         """
-        if any(t.option("k") is not None for t in self.transforms):
+        if "*" not in self.channels or any(t.option("k") is not None for t in self.transforms):
             channels = self.channels
             for route, d, _, _ in self.call_log(problem, network, params):
                 channels[route].check_sizes([d])
@@ -690,7 +691,7 @@ class PrivateVariant(WithChannel):
         """
         Algorithm.validate(self, params, problem, network)
         self.inner.validate(self.split(params)[0], problem, network)
-        self.check_message_sizes(problem, network, params)
+        self.check_messages(problem, network, params)
 
     def account(self, problem, network, params, steps, *, delta):
         raise NotImplementedError

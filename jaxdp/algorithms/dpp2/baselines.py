@@ -18,7 +18,10 @@ access to their text). What is taken from where:
 
   W is the network's doubly stochastic mixing matrix (Metropolis–Hastings by default). The DPP²
   paper leaves open whether the self-terms use the noisy copies; here every term Σ_j w_ij x̃_j
-  includes j = i with the agent's own transmitted (noisy) value. PGTC ([27]'s gradient tracking with
+  includes j = i with the agent's own transmitted (noisy) value. Without noise this is DIGing
+  (Nedić, Olshevsky & Shi 2017, eq. (3)), and that is how it is built: ``DIGing`` with its
+  messages ``x`` and ``y`` each through a channel ``+ u r^k · Lap(1)`` (one draw per agent,
+  ``self_term="released"``). PGTC ([27]'s gradient tracking with
   compression) reduces to this form without compression (paper, Sec. VI) and is not implemented
   separately: its compressor is not specified.
 * **PPDC** — A. Xie, X. Yi, X. Wang, M. Cao & X. Ren, "Differentially private and
@@ -34,7 +37,15 @@ access to their text). What is taken from where:
 
   P is the network's Laplacian-like matrix (I − W_MH by default; ηγλ_max(P) must stay below 2,
   so the raw Laplacian diverges at Fig. 3's η = 0.01, γ = 65). The paper also lists ``u_v = 1``,
-  whose role could not be recovered; it is not modelled.
+  whose role could not be recovered; it is not modelled. Without noise this is Yi et al.'s
+  primal–dual algorithm (:class:`~jaxdp.algorithms.YiPrimalDual`), built the same way: its
+  message ``x`` through ``+ u r^k · Lap(1)``.
+
+Both are :class:`~jaxdp.channels.PrivateVariant` s: the non-private algorithm computes, sends and
+mixes, the channels add the noise, and the class keeps the paper's Params (mapped onto the
+channel fields by ``field_map``) and its own accountant. Their draws come from the channel's key
+stream (``noise`` returns the channel key; the per-node references replay the channel's
+standard draws).
 
 Privacy: the papers' own ε theorems use other adjacency notions and are not reproduced. Both
 classes report a sound guarantee per agent (relation ``"replace_agent"``, DPP²'s δ-adjacency
