@@ -50,7 +50,8 @@ class ATC(_Diffusion):
     def step(self, state, noise, problem, network, params, k):
         del noise, k
         psi = state.x - step(params.alpha, state.x) * problem.local_grads(state.x)  # adapt
-        return DiffusionState(x=network.mix(psi), psi=psi), {"psi": psi}  # combine
+        x_new = network.mix(psi, message="psi")  # combine
+        return DiffusionState(x=x_new, psi=psi), {"psi": psi}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -83,7 +84,8 @@ class SimpleGT(_Diffusion):
     def step(self, state, noise, problem, network, params, k):
         del noise, k
         psi = state.x - step(params.alpha, state.x) * problem.local_grads(state.x)
-        return DiffusionState(x=network.mix(state.x) + psi - state.psi, psi=psi), {"x": state.x}
+        x_new = network.mix(state.x, message="x") + psi - state.psi
+        return DiffusionState(x=x_new, psi=psi), {"x": state.x}
 
 
 __all__ = ["ATC", "ED", "SimpleGT", "DiffusionState"]

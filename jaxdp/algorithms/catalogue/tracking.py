@@ -44,7 +44,7 @@ class _ATCTracking(Algorithm):
     def step(self, state, noise, problem, network, params, k):
         del noise, k
         s = state.x - step(params.alpha, state.x) * state.y  # local descent along the tracker
-        x_new = network.mix(s)
+        x_new = network.mix(s, message="s")
         g_new = problem.local_grads(x_new)
         y_new, q = self._track(state, g_new, network)
         return TrackingState(x=x_new, y=y_new, g=g_new), {"s": s, "y": q}
@@ -59,7 +59,7 @@ class ATCTracking(_ATCTracking):
     name = "atc_tracking"
 
     def _track(self, state, g_new, network):
-        return network.mix(state.y) + g_new - state.g, state.y
+        return network.mix(state.y, message="y") + g_new - state.g, state.y
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,7 +72,7 @@ class AugDGM(_ATCTracking):
 
     def _track(self, state, g_new, network):
         q = state.y + g_new - state.g
-        return network.mix(q), q
+        return network.mix(q, message="y"), q
 
 
 @dataclasses.dataclass(frozen=True)

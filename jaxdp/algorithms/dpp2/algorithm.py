@@ -120,9 +120,10 @@ class DPP2(Algorithm):
         w = _decayed(params.u_w, params.r, k, x) * noise["w"]  # w_i^k ~ Lap(u_w r^k), Alg. 1 l.5
         e = _decayed(params.u_e, params.r, k, x) * noise["e"]  # e_i^k ~ Lap(u_e r^k), Alg. 1 l.5
         y = x + (1 - eta) * d + w  # (16), Alg. 1 l.6
-        Py = network.apply_P(y)  # Σ_j p_ij y_j, communication round 1
+        Py = network.apply_P(y, message="y")  # Σ_j p_ij y_j, communication round 1
         z = problem.local_grads(x) + eta * q + params.rho * Py + e  # (17), Alg. 1 l.7
-        x_new = x + w - params.alpha * (z - e) + params.beta * network.apply_P(z)  # (18), l.8
+        Pz = network.apply_P(z, message="z")  # Σ_j p_ij z_j, communication round 2
+        x_new = x + w - params.alpha * (z - e) + params.beta * Pz  # (18), Alg. 1 l.8
         d_new = eta * d + y  # (19), Alg. 1 l.9
         q_new = eta * q + params.rho * Py  # (19), Alg. 1 l.10
         return DPP2State(x=x_new, d=d_new, q=q_new), {"y": y, "z": z}
