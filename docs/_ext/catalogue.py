@@ -40,6 +40,7 @@ ORIGINALS = {
     "ADMM": ("bib-bastianello", "Bastianello et al. 2021"),
     "DiaDSP": ("bib-ding", "Ding et al. 2022"),
     "PPDC": ("bib-xie", "Xie et al. 2025"),
+    "YiPrimalDual": ("bib-yi", "Yi et al. 2022"),
     "DPNIDS": ("bib-nids", "Li, Shi & Yan 2019"),
     "DPEXTRA": ("bib-pg-extra", "Shi, Ling, Wu & Yin 2015"),
     "DPICADMM": ("bib-chang", "Chang, Hong & Wang 2015"),
