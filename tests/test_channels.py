@@ -382,3 +382,29 @@ def test_a_private_variant_nests_inside_another_channel(setup):
         with pytest.raises(ValueError, match="cannot run inside another channel"):
             jaxdp.run(lossy, prob, net, lossy.params(lossy.inner.default_params()), steps=2,
                       progress=False)
+
+
+def test_named_messages_are_what_the_step_says_it_sends(setup):
+    """For every registered algorithm that names its messages: the row each named product call
+    sends (through a pass-through channel) is the step's ``messages[name]`` — what is mixed and
+    what ``observe`` and the attacks read cannot drift apart."""
+    prob, net = setup
+    checked = []
+    with jax.enable_x64(True):
+        for name, cls in algorithms.REGISTRY.items():
+            alg = channels.with_channel(cls(), channels.chain(channels.clip(1e12), broadcast=True))
+            params = alg.params(alg.inner.default_params())
+            try:
+                state = alg.init(jax.random.key(0), prob, net, params)
+                noise = alg.noise(jax.random.key(1), state, params, 1)
+                (_, released), _, said = alg.step_on_proxy(state, noise, prob, net, params, 1)
+            except (AttributeError, ValueError, TypeError):
+                continue  # reads dense matrices, needs another problem, or passes a token
+            for message in set(released) & set(said):
+                sent = np.asarray(released[message])
+                np.testing.assert_allclose(sent, np.asarray(said[message]).reshape(sent.shape),
+                                           rtol=1e-12, atol=1e-12, err_msg=f"{name}: {message}")
+                checked.append((name, message))
+    names = {n for n, _ in checked}
+    assert {"diging", "dpp2", "atc", "simple_gt", "atc_tracking", "aug_dgm", "yi_pd", "diadsp",
+            "ppdc"} <= names, sorted(names)
