@@ -74,8 +74,8 @@ class KGT(_Local):
         x_k = self._local(x, alpha * state.c, problem, alpha)
         z = (x - x_k) / (self.local_steps * alpha)
         msg = x - self.local_steps * step(params.beta, x) * alpha * z
-        c_new = state.c - z + network.mix(z)
-        return CorrectedState(x=network.mix(msg), c=c_new), {"x": msg, "z": z}
+        c_new = state.c - z + network.mix(z, message="z")
+        return CorrectedState(x=network.mix(msg, message="x"), c=c_new), {"x": msg, "z": z}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,7 +92,7 @@ class LED(_Local):
         del noise, k
         drift = step(params.beta, state.x) * state.c
         phi = self._local(state.x, drift, problem, step(params.alpha, state.x))  # (2a)
-        x_new = network.mix(phi)  # diffusion
+        x_new = network.mix(phi, message="phi")  # diffusion
         return CorrectedState(x=x_new, c=state.c + phi - x_new), {"phi": phi}  # (2c)
 
 

@@ -118,9 +118,10 @@ class GTSAGA(_Minibatch):
         g = jnp.mean(fresh - stale, axis=1) + avg
         table = jax.vmap(lambda t, idx, v: t.at[idx].set(v))(state.table, batch, fresh)
         q = state.y + g - state.g
-        y_new = network.mix(q)
+        y_new = network.mix(q, message="q")
         s = state.x - step(params.alpha, state.x) * y_new
-        return SAGAState(x=network.mix(s), y=y_new, g=g, table=table, n_rows=state.n_rows), \
+        x_new = network.mix(s, message="s")
+        return SAGAState(x=x_new, y=y_new, g=g, table=table, n_rows=state.n_rows), \
             {"q": q, "s": s}
 
 
@@ -153,8 +154,8 @@ class GTSARAH(_Minibatch):
         recursive = state.v + _batch_mean(problem, x, batch) - _batch_mean(
             problem, state.x_prev, batch)
         v = jnp.where(k % (self.inner_steps + 1) == 0, problem.local_grads(x), recursive)
-        y_new = network.mix(state.y) + v - state.v
-        x_new = network.mix(x) - step(params.alpha, x) * y_new
+        y_new = network.mix(state.y, message="y") + v - state.v
+        x_new = network.mix(x, message="x") - step(params.alpha, x) * y_new
         return SARAHState(x=x_new, x_prev=x, y=y_new, v=v, n_rows=state.n_rows), \
             {"y": state.y, "x": x}
 
@@ -185,14 +186,15 @@ class GTVR(_Minibatch):
     def step(self, state, noise, problem, network, params, k):
         del k
         s = state.x - step(params.alpha, state.x) * state.y
-        x_new = network.mix(s)
+        x_new = network.mix(s, message="s")
         snap = (noise["u"] < params.p)[:, None]
         tau = jnp.where(snap, x_new, state.tau)
         mu = jnp.where(snap, problem.local_grads(x_new), state.mu)
         batch = noise["batch"]
         v = _batch_mean(problem, x_new, batch) - _batch_mean(problem, tau, batch) + mu
         q = state.y + v - state.v
-        return GTVRState(x=x_new, y=network.mix(q), v=v, tau=tau, mu=mu, n_rows=state.n_rows), \
+        y_new = network.mix(q, message="q")
+        return GTVRState(x=x_new, y=y_new, v=v, tau=tau, mu=mu, n_rows=state.n_rows), \
             {"s": s, "q": q}
 
 

@@ -243,7 +243,7 @@ class PriSMA(_Minibatched):
         v_later = (1 - eta) * state.v + eta * fresh + (1 - eta) * diff \
             + per_agent(params.sigma1, x) * xi  # (S2)
         v_new = jnp.where(k == 0, v_first, v_later)
-        x_new = network.mix(x) - per_agent(params.gamma, x) * v_new  # (S3)
+        x_new = network.mix(x, message="x") - per_agent(params.gamma, x) * v_new  # (S3)
         return PriSMAState(x=x_new, x_prev=x, v=v_new, n_rows=state.n_rows, rows=state.rows), \
             {"x": x}
 
