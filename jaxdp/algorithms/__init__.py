@@ -17,6 +17,7 @@ from jaxdp.algorithms.catalogue.classic import (
     DGDParams,
     DPDGDParams,
     StepParams,
+    TwoStepParams,
 )
 from jaxdp.algorithms.catalogue import (
     ATC, ATG, DLM, ED, GTSAGA, GTSARAH, GTVR, KGT, LED, ATCTracking, ATGParams, AugDGM, DLMParams,
@@ -81,7 +82,7 @@ def get(name: str, **config) -> Algorithm:
 
 
 __all__ = ["Algorithm", "REGISTRY", "get"] + [c.__name__ for c in _CLASSES] + [
-    "ADMMParams", "DGDParams", "DPDGDParams", "StepParams",
+    "ADMMParams", "DGDParams", "DPDGDParams", "StepParams", "TwoStepParams",
     "DPP2Params", "DiaDSPParams", "PPDCParams",
     "LDPADMMParams", "LDPDGDParams", "PenaltyADMMParams", "IncreasingPenaltyADMMParams",
     "RECALParams", "DPRECALParams", "DPStepParams", "DPICADMMParams", "DPRWADMMParams",

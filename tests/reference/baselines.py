@@ -23,30 +23,42 @@ def dgd(st, noise, problem, W, p, k, private=False):
     return {"x": new}, {"x": x}
 
 
+def _prox(problem, z, step):
+    """Agent-wise prox of ``step · l1‖·‖₁`` (soft thresholding); the identity without ℓ1."""
+    key = problem.loss.l1_key
+    if key is None:
+        return z
+    t = step * float(problem.reg[key])
+    return np.sign(z) * np.maximum(np.abs(z) - t, 0.0)
+
+
 def extra(st, noise, problem, W, p, k):
+    """PG-EXTRA (Shi, Ling, Wu & Yin, IEEE TSP 2015, eq. (4)); EXTRA (3.1)–(3.2) when z = x."""
     N, a = W.shape[0], float(p["alpha"])
-    x, xp, gp = st["x"], st["x_prev"], st["g_prev"]
-    new, g = np.zeros_like(x), np.zeros_like(x)
+    x, z, xp, gp = st["x"], st["z"], st["x_prev"], st["g_prev"]
+    z_new, g = np.zeros_like(x), np.zeros_like(x)
     for i in range(N):
         g[i] = local_grad(problem, i, x[i])
         if k == 0:
-            new[i] = mix_node(W, x, i) - a * g[i]  # (3.1)
-        else:  # (3.2): (I+W)x^k - W~ x^{k-1} - a(g^k - g^{k-1}), W~ = (I+W)/2
-            new[i] = x[i] + mix_node(W, x, i) - 0.5 * (xp[i] + mix_node(W, xp, i)) \
+            z_new[i] = mix_node(W, x, i) - a * g[i]  # (3.1): z¹ = W x⁰ − α∇F(x⁰)
+        else:  # (4): z^{k+1} = z^k + W x^k − W~ x^{k−1} − α(g^k − g^{k−1}), W~ = (I+W)/2
+            z_new[i] = z[i] + mix_node(W, x, i) - 0.5 * (xp[i] + mix_node(W, xp, i)) \
                 - a * (g[i] - gp[i])
     wx = np.array([mix_node(W, x, i) for i in range(N)])  # what the stacked step keeps
-    return {"x": new, "x_prev": x, "g_prev": g, "wx_prev": wx}, {"x": x}
+    return {"x": _prox(problem, z_new, a), "z": z_new, "x_prev": x, "g_prev": g,
+            "wx_prev": wx}, {"x": x}
 
 
 def nids(st, noise, problem, W, p, k):
+    """NIDS (Li, Shi & Yan, IEEE TSP 2019, Alg. 1); eq. (9) when z = x."""
     N, a = W.shape[0], float(p["alpha"])
-    x, xp, gp = st["x"], st["x_prev"], st["g_prev"]
+    x, z, xp, gp = st["x"], st["z"], st["x_prev"], st["g_prev"]
     g = np.array([local_grad(problem, i, x[i]) for i in range(N)])
     v = 2 * x - xp - a * (g - gp)
-    new = np.zeros_like(x)
-    for i in range(N):
-        new[i] = x[i] - a * g[i] if k == 0 else 0.5 * (v[i] + mix_node(W, v, i))  # (9)
-    return {"x": new, "x_prev": x, "g_prev": g}, {"x": x}
+    z_new = np.zeros_like(x)
+    for i in range(N):  # z¹ = x⁰ − α∇F(x⁰); z^{k+1} = z^k − x^k + W~ v^k
+        z_new[i] = x[i] - a * g[i] if k == 0 else z[i] - x[i] + 0.5 * (v[i] + mix_node(W, v, i))
+    return {"x": _prox(problem, z_new, a), "z": z_new, "x_prev": x, "g_prev": g}, {"x": x}
 
 
 def diging(st, noise, problem, W, p, k):

@@ -5,9 +5,12 @@
 * **DP-DGD** — DGD with per-agent gradient perturbation (clip to C, add N(0, σ²C²)), the textbook
   private baseline (Abadi et al. 2016 clipping applied to a local objective). Used by ``jaxdp demo``.
 * **EXTRA** — Shi, Ling, Wu & Yin, "EXTRA: an exact first-order algorithm for decentralized consensus
-  optimization", SIAM J. Optim. 2015, eq. (3.1)–(3.2).
+  optimization", SIAM J. Optim. 2015, eq. (3.1)–(3.2), in its proximal form PG-EXTRA (Shi, Ling,
+  Wu & Yin, "A proximal gradient algorithm for decentralized composite optimization", IEEE TSP
+  2015, eq. (4)); without a regularizer ``problem.prox`` is the identity and it is EXTRA.
 * **NIDS** — Li, Shi & Yan, "A decentralized proximal-gradient method with network independent
-  step-sizes and separated convergence rates", IEEE TSP 2019, eq. (9) with W̃ = (I + W)/2.
+  step-sizes and separated convergence rates", IEEE TSP 2019, Alg. 1 (eq. (9) with W̃ = (I + W)/2
+  without a regularizer).
 * **DIGing** — Nedić, Olshevsky & Shi, "Achieving geometric convergence for distributed optimization
   over time-varying graphs", SIAM J. Optim. 2017, eq. (3) (gradient tracking).
 * **ADMM** — edge-based relaxed decentralized ADMM (Peaceman–Rachford splitting with relaxation a) of
@@ -51,7 +54,13 @@ class DPDGDParams:
 
 @chex.dataclass(frozen=True)
 class StepParams:
-    alpha: float = 0.05  # α, step size (EXTRA, NIDS: scalar; DIGing: scalar or (N,))
+    alpha: float = 0.05  # α, step size; scalar or (N,)
+
+
+@chex.dataclass(frozen=True)
+class TwoStepParams:
+    alpha: float = 0.05  # α, step size (EXTRA (3.1)–(3.2), NIDS (9): one α); scalar
+    x0: float = 0.0  # x⁰ = x0·1 for every agent; scalar
 
 
 @chex.dataclass(frozen=True)
@@ -69,7 +78,8 @@ class DGDState:
 
 @chex.dataclass(frozen=True)
 class TwoStepState:
-    x: AgentArray  # (N, d) x^{k}
+    x: AgentArray  # (N, d) x^{k} = prox_{αr}(z^k)
+    z: AgentArray  # (N, d) z^k before the prox (x^{k−½} of PG-EXTRA); = x^k without a regularizer
     x_prev: AgentArray  # (N, d) x^{k-1}
     g_prev: AgentArray  # (N, d) ∇F(x^{k-1})
 
@@ -167,29 +177,27 @@ class DPDGD(DGD):
 
 @dataclasses.dataclass(frozen=True)
 class _TwoStep(Algorithm):
-    """EXTRA and NIDS: state (x^k, x^{k−1}, ∇F(x^{k−1})) and a special first step."""
+    """EXTRA and NIDS: state (x^k, z^k, x^{k−1}, ∇F(x^{k−1})), x⁰ = x0·1, a special first step and
+    ``x^{k+1} = prox_{αr}(z^{k+1})`` (the identity without a regularizer, where z = x)."""
 
-    params_type = StepParams
+    params_type = TwoStepParams
     positive = ("alpha",)
-    scalar = ("alpha",)  # EXTRA (3.1)–(3.2) and NIDS (9) use one α for every agent
+    scalar = ("alpha", "x0")  # EXTRA (3.1)–(3.2) and NIDS (9) use one α for every agent
 
     def init(self, key, problem, network, params):
-        del key, params
+        del key
         x0 = zeros_like_models(problem, network)
-        return TwoStepState(x=x0, x_prev=x0, g_prev=jnp.zeros_like(x0))
-
-    def step(self, state, noise, problem, network, params, k):
-        del noise
-        x, g = state.x, problem.local_grads(state.x)
-        x_new = jnp.where(k == 0, self._first(x, g, network, params),
-                          self._later(x, g, state, network, params))
-        return TwoStepState(x=x_new, x_prev=x, g_prev=g), {"x": x}
+        x0 = x0 + jnp.asarray(params.x0, x0.dtype)
+        return TwoStepState(x=x0, z=x0, x_prev=x0, g_prev=jnp.zeros_like(x0))
 
 
 @dataclasses.dataclass(frozen=True)
 class EXTRA(_TwoStep):
-    """EXTRA (Shi et al. 2015): ``x¹ = W x⁰ − α∇F(x⁰)`` (3.1);
-    ``x^{k+1} = (I+W) x^k − W̃ x^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``, W̃ = (I+W)/2 (3.2).
+    """PG-EXTRA (Shi, Ling, Wu & Yin, IEEE TSP 2015, eq. (4)): ``z¹ = W x⁰ − α∇F(x⁰)``;
+    ``z^{k+1} = z^k + W x^k − W̃ x^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``, W̃ = (I+W)/2;
+    ``x^{k+1} = prox_{αr}(z^{k+1})``. Without a regularizer z = x and this is EXTRA (SIAM J.
+    Optim. 2015): ``x¹ = W x⁰ − α∇F(x⁰)`` (3.1), ``x^{k+1} = (I+W) x^k − W̃ x^{k−1} − α(∇F(x^k)
+    − ∇F(x^{k−1}))`` (3.2). The message is ``x`` (``network.mix(x, message="x")``).
     """
 
     name = "extra"
@@ -201,28 +209,34 @@ class EXTRA(_TwoStep):
     def step(self, state, noise, problem, network, params, k):
         """One communication round: ``W x^k`` is kept for the next step's ``W̃ x^k``."""
         del noise
-        x, g = state.x, problem.local_grads(state.x)
-        wx = network.mix(x)
-        later = x + wx - 0.5 * (state.x_prev + state.wx_prev) \
-            - params.alpha * (g - state.g_prev)  # (3.2)
-        x_new = jnp.where(k == 0, wx - params.alpha * g, later)  # (3.1) at k = 0
-        return ExtraState(x=x_new, x_prev=x, g_prev=g, wx_prev=wx), {"x": x}
+        x, a = state.x, params.alpha
+        g = problem.local_grads(x)
+        wx = network.mix(x, message="x")
+        later = state.z + wx - 0.5 * (state.x_prev + state.wx_prev) - a * (g - state.g_prev)  # (4)
+        z = jnp.where(k == 0, wx - a * g, later)  # z¹ = W x⁰ − α∇F(x⁰) at k = 0
+        return ExtraState(x=_prox(problem, z, a), z=z, x_prev=x, g_prev=g, wx_prev=wx), {"x": x}
 
 
 @dataclasses.dataclass(frozen=True)
 class NIDS(_TwoStep):
-    """NIDS (Li, Shi & Yan 2019, eq. (9)): ``x¹ = x⁰ − α∇F(x⁰)``;
-    ``x^{k+1} = W̃ (2x^k − x^{k−1} − α(∇F(x^k) − ∇F(x^{k−1})))`` with W̃ = (I + W)/2.
+    """NIDS (Li, Shi & Yan, IEEE TSP 2019, Alg. 1): ``z¹ = x⁰ − α∇F(x⁰)``;
+    ``z^{k+1} = z^k − x^k + W̃ v^k``, ``v^k = 2x^k − x^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``,
+    W̃ = (I + W)/2; ``x^{k+1} = prox_{αr}(z^{k+1})``. Without a regularizer z = x and this is
+    eq. (9), ``x^{k+1} = W̃ v^k``. The message is ``v`` (``network.mix(v, message="v")``); the
+    first step communicates nothing, and the product traced there mixes the public x⁰ (its
+    result is discarded), so that a channel's release at k = 0 carries no data.
     """
 
     name = "nids"
 
-    def _first(self, x, g, network, params):
-        return x - params.alpha * g
-
-    def _later(self, x, g, state, network, params):
-        v = 2 * x - state.x_prev - params.alpha * (g - state.g_prev)
-        return 0.5 * (v + network.mix(v))  # (9)
+    def step(self, state, noise, problem, network, params, k):
+        del noise
+        x, a, first = state.x, params.alpha, k == 0
+        g = problem.local_grads(x)
+        v = jnp.where(first, x, 2 * x - state.x_prev - a * (g - state.g_prev))
+        mixed = 0.5 * (v + network.mix(v, message="v"))  # W̃ v^k
+        z = jnp.where(first, x - a * g, state.z - x + mixed)  # Alg. 1
+        return TwoStepState(x=_prox(problem, z, a), z=z, x_prev=x, g_prev=g), {"x": x}
 
 
 def tracking_start(problem, network) -> TrackingState:
@@ -294,6 +308,12 @@ class ADMM(Algorithm):
 
 
 # -- helpers -----------------------------------------------------------------------------------
+def _prox(problem, z: AgentArray, step) -> AgentArray:
+    """``prox_{step·r}(z)`` per agent; ``z`` itself (no prox call) when the loss has no ℓ1 term,
+    where the prox is the identity."""
+    return z if problem.loss.l1_key is None else problem.prox(z, step)
+
+
 def _step_size(params, k, like: Array) -> Array:
     """α_k = α / (k+1)^γ, broadcast per agent."""
     decay = jnp.power(jnp.asarray(k + 1, like.dtype), -jnp.asarray(params.gamma, like.dtype))
@@ -312,6 +332,6 @@ def relaxed_bridge_update(z: EdgeArray, msg: EdgeArray, relax) -> EdgeArray:
 
 __all__ = [
     "DGD", "DPDGD", "EXTRA", "NIDS", "DIGing", "ADMM",
-    "DGDParams", "DPDGDParams", "StepParams", "ADMMParams", "admm_messages",
+    "DGDParams", "DPDGDParams", "StepParams", "TwoStepParams", "ADMMParams", "admm_messages",
     "relaxed_bridge_update",
 ]
