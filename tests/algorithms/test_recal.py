@@ -15,7 +15,7 @@ import pytest
 import jaxdp
 from jaxdp import algorithms, network, problems
 from jaxdp.algorithms.recal import algorithm as recal
-from tests.harness import to_numpy
+from tests.harness import replayable, to_numpy
 from tests.reference import recal as ref
 
 
@@ -73,20 +73,28 @@ CASES = [
 IDS = [c[0] for c in CASES]
 
 
+def _numpy(tree):
+    """``to_numpy`` through nested states (DP-NIDS/DP-EXTRA: the core state in a counter)."""
+    if hasattr(tree, "items"):
+        return {key: _numpy(v) for key, v in tree.items()}
+    return np.asarray(tree, np.float64)
+
+
 def match_reference(alg, prob, net, params, ref_step, steps=40, noise_fn=None, tol=1e-10):
     """Drive the JAX step and the per-node reference with the same noise; compare every step."""
     key = jax.random.key(0)
     state = alg.init(key, prob, net, params)
-    st_ref, p = to_numpy(state), to_numpy(params)
+    st_ref, p = _numpy(state), to_numpy(params)
     W = np.asarray(net.W, np.float64)
     step = jax.jit(alg.step)
     for k in range(steps):
         noise = (noise_fn(k) if noise_fn is not None
                  else alg.noise(jax.random.fold_in(key, k), state, params, k))
+        given = replayable(alg, state, noise, prob, net, params, k)  # a channel's own draws
         state, messages = step(state, noise, prob, net, params, k)
-        st_ref, ref_messages = ref_step(st_ref, to_numpy(noise), prob, W, p, k)
-        chex.assert_trees_all_close(to_numpy(state), st_ref, rtol=0, atol=tol)
-        chex.assert_trees_all_close(to_numpy(messages), ref_messages, rtol=0, atol=tol)
+        st_ref, ref_messages = ref_step(st_ref, given, prob, W, p, k)
+        chex.assert_trees_all_close(_numpy(state), st_ref, rtol=0, atol=tol)
+        chex.assert_trees_all_close(_numpy(messages), ref_messages, rtol=0, atol=tol)
     return state
 
 
@@ -112,8 +120,8 @@ def test_dense_and_edge_backends_give_the_same_numbers(case):
     runs = [jax.jit(lambda net: jaxdp.simulate(alg, prob, net, params, key, steps=30,
                                                observe=True))(net) for net in (dense, edges)]
     (c_dense, _, seen_dense), (c_edges, _, seen_edges) = runs
-    chex.assert_trees_all_close(to_numpy(c_dense.state.x), to_numpy(c_edges.state.x),
-                                rtol=0, atol=1e-12)
+    chex.assert_trees_all_close(to_numpy(alg.models(c_dense.state)),
+                                to_numpy(alg.models(c_edges.state)), rtol=0, atol=1e-12)
     chex.assert_trees_all_close(to_numpy(seen_dense["messages"]),
                                 to_numpy(seen_edges["messages"]), rtol=0, atol=1e-12)
 
@@ -223,16 +231,18 @@ def test_user_given_transition_matrix_equals_the_named_kind():
 
 
 def test_baselines_reduce_to_the_core_nids_and_extra():
-    """Without prox and noise DP-NIDS and DP-EXTRA are the core NIDS and EXTRA."""
-    prob = l1_problem("ls")
+    """Without noise DP-NIDS and DP-EXTRA are the core NIDS and EXTRA (prox forms), with and
+    without an ℓ1 term, from x⁰ = x0·1."""
     net = geometric_net()
-    for mine, core in ((algorithms.DPNIDS(), algorithms.NIDS()),
-                       (algorithms.DPEXTRA(), algorithms.EXTRA())):
-        a = jaxdp.simulate(mine, prob, net, algorithms.DPStepParams(alpha=0.2, log_sigma1=-900.0),
-                           jax.random.key(0), steps=40)[1]
-        b = jaxdp.simulate(core, prob, net, algorithms.StepParams(alpha=0.2), jax.random.key(0),
-                           steps=40)[1]
-        chex.assert_trees_all_close(a, b, rtol=1e-12, atol=1e-14)
+    for kind in ("ls", "l1_ls"):
+        prob = l1_problem(kind)
+        for mine, core in ((algorithms.DPNIDS(), algorithms.NIDS()),
+                           (algorithms.DPEXTRA(), algorithms.EXTRA())):
+            a = jaxdp.simulate(mine, prob, net, algorithms.DPStepParams(
+                alpha=0.2, x0=0.3, log_sigma1=-900.0), jax.random.key(0), steps=40)[1]
+            b = jaxdp.simulate(core, prob, net, core.params_type(alpha=0.2, x0=0.3),
+                               jax.random.key(0), steps=40)[1]
+            chex.assert_trees_all_close(a, b, rtol=1e-12, atol=1e-14)
 
 
 @pytest.mark.parametrize("name,params", [

@@ -121,42 +121,48 @@ def _n_messages(W):
     return sum(len(neighbours(W, i)) for i in range(W.shape[0]))  # directed edges, 2E
 
 
+def _prox(problem, z, step):
+    return np.array([soft(z[i], step * l1_weight(problem)) for i in range(z.shape[0])])
+
+
 def nids(st, noise, problem, W, p, k):
+    """DP-NIDS: NIDS Alg. 1 with ṽ_i = v_i + σ_k ξ_i sent (one draw per agent, the channel's);
+    at k = 0 nothing is used: the channel's release is the public x⁰ + σ_0 ξ."""
     N, a = W.shape[0], float(p["alpha"])
-    x, z, xp, gp = st["x"], st["z"], st["x_prev"], st["g_prev"]
+    inner = st["inner"]
+    x, z, xp, gp = inner["x"], inner["z"], inner["x_prev"], inner["g_prev"]
     g = np.array([smooth_grad(problem, i, x[i]) for i in range(N)])
-    releases = st["releases"] + (k > 0)
-    v = 2 * x - xp - a * (g - gp)
-    v_sent = np.array([v[i] + sigma(p, releases[i]) * noise["xi"][i] for i in range(N)])
+    v = x.copy() if k == 0 else 2 * x - xp - a * (g - gp)  # the mixed operand (x⁰ at k = 0)
+    xi = noise["channel"]["v"][0]
+    v_sent = np.array([v[i] + sigma(p, k) * xi[i] for i in range(N)])  # σ_k = σ₁R^{−(k−1)/2}
     Wt = 0.5 * (np.eye(N) + W)
-    z_new, x_new = np.zeros_like(x), np.zeros_like(x)
+    z_new = np.zeros_like(x)
     for i in range(N):
         z_new[i] = x[i] - a * g[i] if k == 0 else z[i] - x[i] + _mix_own_exact(Wt, v, v_sent, i)
-        x_new[i] = soft(z_new[i], a * l1_weight(problem))
-    messages = st["messages"] + (0 if k == 0 else _n_messages(W))
-    new = {"x": x_new, "z": z_new, "x_prev": x, "g_prev": g, "releases": releases,
-           "messages": messages}
-    return new, {"v": np.zeros_like(v) if k == 0 else v_sent}
+    new = {"inner": {"x": _prox(problem, z_new, a), "z": z_new, "x_prev": x, "g_prev": g},
+           "releases": st["releases"] + (k > 0),
+           "messages": st["messages"] + (0 if k == 0 else _n_messages(W))}
+    return new, {"v": v_sent}
 
 
 def extra(st, noise, problem, W, p, k):
+    """DP-EXTRA: PG-EXTRA (4) with x̃_i = x_i + σ_k ξ_i sent at every step (k = 0: public x⁰)."""
     N, a = W.shape[0], float(p["alpha"])
-    x, z = st["x"], st["z"]
+    inner = st["inner"]
+    x, z, xp, gp = inner["x"], inner["z"], inner["x_prev"], inner["g_prev"]
     g = np.array([smooth_grad(problem, i, x[i]) for i in range(N)])
-    releases = st["releases"] + (k > 0)
-    x_sent = np.array([x[i] + (0.0 if k == 0 else sigma(p, releases[i])) * noise["xi"][i]
-                       for i in range(N)])
-    z_new, x_new = np.zeros_like(x), np.zeros_like(x)
+    xi = noise["channel"]["x"][0]
+    x_sent = np.array([x[i] + sigma(p, k) * xi[i] for i in range(N)])
+    Wx = np.array([_mix_own_exact(W, x, x_sent, i) for i in range(N)])  # W x^k as heard
+    z_new = np.zeros_like(x)
     for i in range(N):
-        Wx = _mix_own_exact(W, x, x_sent, i)
         if k == 0:
-            z_new[i] = Wx - a * g[i]
-        else:
-            Wt_prev = 0.5 * (st["x_prev"][i] + _mix_own_exact(W, st["x_prev"], st["xt_prev"], i))
-            z_new[i] = z[i] + Wx - Wt_prev - a * (g[i] - st["g_prev"][i])
-        x_new[i] = soft(z_new[i], a * l1_weight(problem))
-    new = {"x": x_new, "z": z_new, "x_prev": x, "xt_prev": x_sent, "g_prev": g,
-           "releases": releases, "messages": st["messages"] + _n_messages(W)}
+            z_new[i] = Wx[i] - a * g[i]
+        else:  # W̃ x^{k−1} = ½(x^{k−1} + W x^{k−1} as heard at k − 1)
+            z_new[i] = z[i] + Wx[i] - 0.5 * (xp[i] + inner["wx_prev"][i]) - a * (g[i] - gp[i])
+    new = {"inner": {"x": _prox(problem, z_new, a), "z": z_new, "x_prev": x, "g_prev": g,
+                     "wx_prev": Wx},
+           "releases": st["releases"] + (k > 0), "messages": st["messages"] + _n_messages(W)}
     return new, {"x": x_sent}
 
 

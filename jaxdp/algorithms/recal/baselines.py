@@ -14,27 +14,37 @@ Everything below is therefore a reconstruction from the cited papers, flagged as
   sensitivity *given the transcript*, through the hidden state it carries (DP-NIDS' first
   release: 4αc, twice Lemma 5's 2αc; DP-EXTRA's second: 2αc(1 + W_ii); DP-RWADMM: every token
   after an agent's first activation carries its data). An agent uses its
-  own exact value where a mixing product needs it (only neighbours' values arrive noisy).
-* Mixing with own exact values:
-  ``(W x)_i = W_ii x_i + Σ_j W_ij x̃_j = (W x̃)_i + W_ii(x_i − x̃_i)``, from the network's
-  ``mix`` and ``w_diag`` only, so the dense and edge backends agree (tested).
+  own exact value where a mixing product needs it (only neighbours' values arrive noisy):
+  ``(W x)_i = W_ii x_i + Σ_{j≠i} W_ij x̃_j``.
 * Local regularizer: every agent's loss carries its ``l1‖x‖₁`` (jaxdp's ℓ1 problems), handled by
   ``problem.prox`` with each method's step; their sum is RECAL's ``n r``.
 
 The methods (stacked notation X ``(N, d)``, W the Metropolis–Hastings mixing matrix, W̃ = (I+W)/2,
 A the adjacency, ``d_i`` degrees, ``ξ`` standard Gaussian draws, ``prox`` per agent):
 
-* **DP-NIDS** — NIDS of Li, Shi & Yan (IEEE TSP 2019, Alg. 1 with prox), equal to the core's
-  :class:`~jaxdp.algorithms.NIDS` when prox is the identity and σ = 0 (tested):
-  ``z¹ = x⁰ − α∇F(x⁰)``, ``x¹ = prox_{αr}(z¹)``;
-  ``v = 2x^k − x^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``, transmitted ``ṽ = v + σ_t ξ`` (Δ = 2αc),
-  ``z^{k+1} = z^k − x^k + W̃ṽ``, ``x^{k+1} = prox_{αr}(z^{k+1})``.
-* **DP-EXTRA** — PG-EXTRA of Shi, Ling, Wu & Yin (IEEE TSP 2015, eq. (4)), equal to the core's
-  :class:`~jaxdp.algorithms.EXTRA` without prox and noise (tested):
-  ``x^{½} = W x⁰ − α∇F(x⁰)``, ``x¹ = prox(x^{½})``;
-  ``x^{k+½} = x^{k−½} + W x̃^k − W̃ x̃^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``,
-  ``x^{k+1} = prox(x^{k+½})``
-  with the transmitted ``x̃^k = x^k + σ_t ξ`` (Δ = 2αc), received once and reused at k+1.
+* **DP-NIDS** and **DP-EXTRA** are the core :class:`~jaxdp.algorithms.NIDS` (Li, Shi & Yan, IEEE
+  TSP 2019, Alg. 1 with prox) and :class:`~jaxdp.algorithms.EXTRA` (its prox form PG-EXTRA, Shi,
+  Ling, Wu & Yin, IEEE TSP 2015, eq. (4)) with their one message through a channel
+  ``chain(gaussian(name="gauss"), broadcast=True)`` (:class:`~jaxdp.channels.PrivateVariant`):
+  one draw per sender, heard by every neighbour; the self term is the agent's exact value
+  (``self_term="clean"``). The channel adds ``σ r^k ξ`` at step k; :meth:`channel_values` maps
+  the paper's schedule onto it, ``gauss_sigma = σ₁ R^{1/2}``, ``gauss_decay = R^{−1/2}``, so
+  that step k ≥ 1 sends the agent's release t = k with ``σ_k = σ₁ R^{−(k−1)/2}``.
+
+  - DP-NIDS: ``z¹ = x⁰ − α∇F(x⁰)``, ``x¹ = prox_{αr}(z¹)``;
+    ``v = 2x^k − x^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``, transmitted ``ṽ = v + σ_k ξ``,
+    ``z^{k+1} = z^k − x^k + W̃ṽ``, ``x^{k+1} = prox_{αr}(z^{k+1})``. NIDS sends nothing at k = 0,
+    but its traced product mixes the public x⁰ there (result discarded): the channel records
+    a release ``x⁰ + σ₀ξ`` (σ₀ = σ₁√R) that carries no data and is not accounted.
+  - DP-EXTRA: ``x^{½} = W x̃⁰ − α∇F(x⁰)``, ``x¹ = prox(x^{½})``;
+    ``x^{k+½} = x^{k−½} + W x̃^k − W̃ x̃^{k−1} − α(∇F(x^k) − ∇F(x^{k−1}))``,
+    ``x^{k+1} = prox(x^{k+½})`` with the transmitted ``x̃^k = x^k + σ_k ξ``, received once and
+    reused at k+1 (the core keeps ``W x^{k−1}``). At k = 0 the public x⁰ goes out with noise
+    σ₀ = σ₁√R (formerly noise-free): it costs no privacy, and the accountant counts the
+    private releases of steps 1..K−1 only, as before.
+
+  The models' and states' counters (PLF, messages) live in a :class:`CountedState` around the
+  core state (the channel keeps no counts without a stateful transform).
 * **DP-ADMM** (``DPICADMM``, ``"dp_icadmm"``; Zhang & Zhu, IEEE TIFS 2017, "dynamic DP" ADMM),
   rooted in IC-ADMM (Chang, Hong & Wang, IEEE TSP 2015, eq. (20)) as paper 003 says; primal
   variable perturbation (PVP):
@@ -89,8 +99,11 @@ import numpy as np
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms.recal import privacy as acct
 from jaxdp.algorithms._base import Algorithm
+from jaxdp.algorithms.catalogue.classic import EXTRA, NIDS
 from jaxdp.algorithms.recal.algorithm import TokenAlgorithm, local_grad
 from jaxdp.algorithms.recal.privacy import mradmm_solve_sensitivity
+from jaxdp.channels import PrivateVariant, chain
+from jaxdp.channels import gaussian as gaussian_channel
 from jaxdp.privacy import PAPER_PRINTED, PrivacyReport, gaussian
 
 
@@ -142,24 +155,10 @@ class DPMRADMMParams:
 
 # -- States -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
-class DPNIDSState:
-    x: AgentArray  # (N, d) x^k
-    z: AgentArray  # (N, d) z^k (pre-prox)
-    x_prev: AgentArray  # (N, d) x^{k−1}
-    g_prev: AgentArray  # (N, d) ∇F(x^{k−1})
-    releases: Array  # (N,) int32 noisy releases per agent
-    messages: Array  # () int32 vectors sent so far
-
-
-@chex.dataclass(frozen=True)
-class DPEXTRAState:
-    x: AgentArray  # (N, d) x^k
-    z: AgentArray  # (N, d) x^{k−½} (pre-prox)
-    x_prev: AgentArray  # (N, d) x^{k−1} (own exact value)
-    xt_prev: AgentArray  # (N, d) x̃^{k−1} as transmitted (reused by the neighbours)
-    g_prev: AgentArray  # (N, d) ∇F(x^{k−1})
-    releases: Array  # (N,) int32
-    messages: Array  # () int32
+class CountedState:
+    inner: object  # the core NIDS / EXTRA state
+    releases: Array  # () int32 private releases per agent so far (the PLF)
+    messages: Array  # () int32 vectors sent so far (2E per communicating step)
 
 
 @chex.dataclass(frozen=True)
@@ -197,20 +196,6 @@ class DPMRADMMState:
 def sigma_t(params, releases: Array, like: Array) -> Array:
     """``σ_t = σ₁ R^{−(t−1)/2}`` per agent at its ``t``-th release, shaped ``(N, 1)``."""
     return per_agent(jnp.exp(acct.log_sigma(params.log_sigma1, params.log_R, releases)), like)
-
-
-def mix_own_exact(network, clean: AgentArray, sent: AgentArray) -> AgentArray:
-    """``(W x)_i = W_ii x_i + Σ_{j≠i} W_ij x̃_j``: own exact value, neighbours' transmitted ones.
-
-    Built from the network's product and diagonal only (``mix``, ``w_diag``), so it runs on
-    either backend: ``W x̃ + diag(W)(x − x̃)``.
-    """
-    return network.mix(sent) + per_agent(network.w_diag, clean) * (clean - sent)
-
-
-def half_mix_own_exact(network, clean: AgentArray, sent: AgentArray) -> AgentArray:
-    """The same with ``W̃ = (I + W)/2``: ``(W̃ x)_i = ½(x_i + (W x)_i)``."""
-    return 0.5 * (clean + mix_own_exact(network, clean, sent))
 
 
 def _start(problem, network, params) -> tuple[AgentArray, dict]:
@@ -263,33 +248,57 @@ class _Synchronous(Algorithm):
 
 
 @dataclasses.dataclass(frozen=True)
-class _NoisyStep(_Synchronous):
-    """DP-NIDS and DP-EXTRA: one step size α, a noisy vector per agent per iteration, Δ = 2αc."""
+class _NoisyStep(PrivateVariant):
+    """DP-NIDS and DP-EXTRA: a core algorithm whose message goes out with Gaussian noise
+    ``σ_t = σ₁ R^{−(t−1)/2}`` (one draw per agent, broadcast), Δ derived given the transcript."""
 
+    routes: tuple = (("*", chain(gaussian_channel(name="gauss"), broadcast=True)),)
     params_type = DPStepParams
+    noise_field = "log_sigma1"
     positive = ("alpha", "c")
     nonnegative = ("log_R",)
     unit_interval = ("delta",)
     released = ""  # "NAME: what is transmitted", for the privacy report
-    state_type = DPNIDSState
+    sent_at_first = 1  # whether step 0 sends (EXTRA) or not (NIDS)
+    models_note = ("the final x_i^K is the agent's noise-free iterate, never released: it "
+                   "carries its gradients")
+
+    def channel_values(self, params):
+        """Step k's noise ``σ₁ R^{1/2} (R^{−1/2})^k``: release t = k has σ_t = σ₁ R^{−(t−1)/2}."""
+        half = params.log_R / 2
+        return {"gauss_sigma": jnp.exp(params.log_sigma1 + half), "gauss_decay": jnp.exp(-half)}
 
     def init(self, key, problem, network, params):
-        del key
-        x0, counters = _start(problem, network, params)
-        return self.state_type(x=x0, z=x0, x_prev=x0, g_prev=jnp.zeros_like(x0),
-                               **self._extra_state(x0), **counters)
+        zero = jnp.zeros((), jnp.int32)
+        return CountedState(inner=super().init(key, problem, network, params), releases=zero,
+                            messages=zero)
 
-    def _extra_state(self, x0) -> dict:
-        """State fields beyond ``x, z, x_prev, g_prev`` and the counters, at x⁰."""
-        del x0
-        return {}
+    def noise(self, key, state, params, k):
+        return super().noise(key, state.inner, params, k)
+
+    def step_on_proxy(self, state, noise, problem, network, params, k):
+        (inner, released), proxy, sent = super().step_on_proxy(state.inner, noise, problem,
+                                                                network, params, k)
+        first = k == 0
+        messages = jnp.where(first, self.sent_at_first, 1) * 2 * network.n_edges
+        new = CountedState(inner=inner, releases=state.releases + jnp.where(first, 0, 1),
+                           messages=state.messages + messages)
+        return (new, released), proxy, sent
+
+    def models(self, state):
+        return self.inner.models(state.inner)
+
+    def plf_and_messages(self, state) -> dict:
+        """PLF reached (releases per agent) and vectors sent, per seed."""
+        return {"plf": state.releases, "messages": state.messages}
 
     def account(self, problem, network, params, steps, *, delta):
         """ε per agent after steps 1..K; step k ≥ 1 releases the agent's k-th noisy vector.
 
         The vector carries hidden state built from the agent's past gradients (it mixes its own
         exact value), so each release's Δ is derived given the transcript (:meth:`_sensitivity`),
-        not Lemma 5's history-fixed 2αc, which stays as the paper's curve.
+        not Lemma 5's history-fixed 2αc, which stays as the paper's curve. Step 0 releases the
+        public x⁰ (with noise), which carries no data.
         """
         alpha, c = float(params.alpha), float(params.c)
         sens = self._sensitivity(np.asarray(network.w_diag, np.float64), alpha, c, steps,
@@ -306,72 +315,33 @@ class _NoisyStep(_Synchronous):
         raise NotImplementedError
 
 
-# -- DP-NIDS ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class DPNIDS(_NoisyStep):
-    """NIDS with prox (Li, Shi & Yan 2019), Gaussian noise on the transmitted ṽ (reconstructed)."""
+    """NIDS with prox (Li, Shi & Yan 2019), Gaussian noise on the transmitted ṽ (reconstructed):
+    :class:`~jaxdp.algorithms.NIDS` through the channel."""
 
+    inner: Algorithm = NIDS()
     name = "dp_nids"
-    noise_field = "log_sigma1"
     released = "DP-NIDS: ṽ = v + N(0, σ_t² I)"
     released_text = "agent i's ṽ_i^k = v_i^k + σ_k ξ"
-    state_type = DPNIDSState
-    models_note = ("the final x_i^K is the agent's noise-free iterate, never released: it "
-                   "carries its gradients")
+    sent_at_first = 0
 
     def _sensitivity(self, w_diag, alpha, c, steps, prox):
         return acct.nids_sensitivity(w_diag, alpha, c, steps, prox)
 
-    def step(self, state, noise, problem, network, params, k):
-        x, a = state.x, params.alpha
-        g = problem.local_grads(x)
-        v = 2 * x - state.x_prev - a * (g - state.g_prev)  # NIDS (9), the mixed vector
-        first = k == 0
-        releases, messages = self._counted(state.releases, state.messages, ~first,
-                                           jnp.where(first, 0, 2 * network.n_edges))
-        v_sent = v + sigma_t(params, releases, v) * noise["xi"]  # transmitted ṽ
-        z_new = jnp.where(first, x - a * g,  # z¹ = x⁰ − α∇F(x⁰)
-                          state.z - x + half_mix_own_exact(network, v, v_sent))  # NIDS Alg. 1
-        x_new = problem.prox(z_new, a)  # x^{k+1} = prox_{αr}(z^{k+1})
-        new = DPNIDSState(x=x_new, z=z_new, x_prev=x, g_prev=g, releases=releases,
-                          messages=messages)
-        return new, {"v": jnp.where(first, jnp.zeros_like(v), v_sent)}
 
-
-# -- DP-EXTRA -----------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class DPEXTRA(_NoisyStep):
-    """PG-EXTRA (Shi, Ling, Wu & Yin 2015), Gaussian noise on the transmitted x̃ (reconstructed)."""
+    """PG-EXTRA (Shi, Ling, Wu & Yin 2015), Gaussian noise on the transmitted x̃ (reconstructed):
+    :class:`~jaxdp.algorithms.EXTRA` through the channel."""
 
+    inner: Algorithm = EXTRA()
     name = "dp_extra"
-    noise_field = "log_sigma1"
     released = "DP-EXTRA: x̃ = x + N(0, σ_t² I)"
     released_text = "agent i's x̃_i^k = x_i^k + σ_k ξ"
-    state_type = DPEXTRAState
-    models_note = ("the final x_i^K is the agent's noise-free iterate, never released: it "
-                   "carries its gradients")
 
     def _sensitivity(self, w_diag, alpha, c, steps, prox):
         return acct.extra_sensitivity(w_diag, alpha, c, steps, prox)
-
-    def _extra_state(self, x0):
-        return {"xt_prev": x0}  # x̃⁰ = x⁰ (public)
-
-    def step(self, state, noise, problem, network, params, k):
-        x, a = state.x, params.alpha
-        g = problem.local_grads(x)
-        first = k == 0  # x⁰ is public: sent without noise, nothing released
-        releases, messages = self._counted(state.releases, state.messages, ~first,
-                                           2 * network.n_edges)
-        x_sent = x + jnp.where(first, 0.0, 1.0) * sigma_t(params, releases, x) * noise["xi"]
-        Wx = mix_own_exact(network, x, x_sent)  # W x^k
-        W_half_prev = half_mix_own_exact(network, state.x_prev, state.xt_prev)  # W̃ x^{k−1}
-        z_new = jnp.where(first, Wx - a * g,  # x^{½} = W x⁰ − α∇F(x⁰)
-                          state.z + Wx - W_half_prev - a * (g - state.g_prev))  # PG-EXTRA (4)
-        x_new = problem.prox(z_new, a)  # x^{k+1} = prox_{αr}(x^{k+½})
-        new = DPEXTRAState(x=x_new, z=z_new, x_prev=x, xt_prev=x_sent, g_prev=g,
-                           releases=releases, messages=messages)
-        return new, {"x": x_sent}
 
 
 # -- DP-ADMM of Zhang & Zhu (IC-ADMM + PVP) -----------------------------------------------------
@@ -614,7 +584,7 @@ def penalty(params, k) -> Array:
 
 
 __all__ = [
-    "DPICADMM", "DPICADMMParams", "DPEXTRA", "DPMRADMM", "DPMRADMMParams", "DPNIDS", "DPRWADMM",
-    "DPRWADMMParams", "DPStepParams", "half_mix_own_exact", "icadmm_sensitivity", "mix_own_exact",
-    "mradmm_sensitivity", "penalty", "sigma_t",
+    "CountedState", "DPICADMM", "DPICADMMParams", "DPEXTRA", "DPMRADMM", "DPMRADMMParams", "DPNIDS",
+    "DPRWADMM", "DPRWADMMParams", "DPStepParams", "icadmm_sensitivity", "mradmm_sensitivity",
+    "penalty", "sigma_t",
 ]
