@@ -382,6 +382,11 @@ def test_a_private_variant_nests_inside_another_channel(setup):
         with pytest.raises(ValueError, match="cannot run inside another channel"):
             jaxdp.run(lossy, prob, net, lossy.params(lossy.inner.default_params()), steps=2,
                       progress=False)
+        per_message = channels.with_channel(channels.with_channel(
+            algorithms.ADMM(), channels.gaussian(0.1)), channels.top_k(2))  # ADMM gathers
+        with pytest.raises(ValueError, match="cannot run inside another channel"):
+            jaxdp.run(per_message, prob, net, per_message.params(
+                per_message.inner.default_params()), steps=2, progress=False)
 
 
 def test_named_messages_are_what_the_step_says_it_sends(setup):

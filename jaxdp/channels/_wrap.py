@@ -154,6 +154,7 @@ class ChannelNetwork:
         route, channel = self._route(message)
         channel.check_sizes([flat.shape[1]])
         if self._nested:
+            self._check_nestable(channel)
             rows = self._release(channel, route, "gather", message, flat)
             return self._net.gather(rows.reshape(X.shape), message=message)
         keep = self._keep(channel, route)
@@ -253,21 +254,27 @@ class ChannelNetwork:
         return out.reshape(X.shape)
 
     def _nested_product(self, channel: Channel, route: str, product: str, message, flat):
-        """The product of rows released by this (inner, broadcast) channel on the outer network.
-
-        Raises:
-          ValueError: a per-message or lossy inner channel (its releases are not per sender).
-        """
-        if channel.losses or not self._per_sender(channel):
-            raise ValueError(f"channel {channel.name!r} sends per-message draws or loses messages, "
-                             "so it cannot run inside another channel; only a broadcast channel "
-                             "without losses nests")
+        """The product of rows released by this (inner, broadcast) channel on the outer network
+        (:meth:`_check_nestable` first)."""
+        self._check_nestable(channel)
         rows = self._release(channel, route, product, message, flat)
         out = getattr(self._net, product)(rows, message=message)
         if channel.self_term == "clean":
             diag, _ = self._net._parts(PRODUCTS[product])
             out = out + diag[:, None] * (flat - rows)
         return out
+
+    def _check_nestable(self, channel: Channel) -> None:
+        """Refuse a per-message or lossy channel inside another (its releases are not one row
+        per sender).
+
+        Raises:
+          ValueError: naming the channel.
+        """
+        if channel.losses or not self._per_sender(channel):
+            raise ValueError(f"channel {channel.name!r} sends per-message draws or loses messages, "
+                             "so it cannot run inside another channel; only a broadcast channel "
+                             "without losses nests")
 
     @staticmethod
     def _per_sender(channel: Channel) -> bool:
