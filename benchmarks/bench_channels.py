@@ -108,6 +108,28 @@ def samplers(seeds: int, rows: int, d: int, repeats: int = 5, calls: int = 50) -
     return out
 
 
+def time_rows(chosen: dict, prob, net, steps: int, seeds: int, repeats: int) -> list[dict]:
+    """Best-of-``repeats`` compile and run seconds of every ``{row: (algorithm, params)}`` (rows
+    round-robin, so that a drifting machine load hits every row alike), printed as they come."""
+    import jaxdp
+
+    best = {}
+    for _ in range(repeats):
+        for name, (alg, params) in chosen.items():
+            meta = jaxdp.run(alg, prob, net, params, steps=steps, seeds=seeds,
+                             record_every=steps, progress=False, chunks=1).meta
+            if name not in best or meta["run_seconds"] < best[name]["run_seconds"]:
+                best[name] = {"run_seconds": meta["run_seconds"],
+                              "compile_seconds": meta["compile_seconds"]}
+    rows = []
+    for name, b in best.items():
+        rows.append({"variant": name, **b, "agent_steps_per_second":
+                     seeds * steps * net.n_agents / b["run_seconds"],
+                     "us_per_step_per_seed": 1e6 * b["run_seconds"] / (seeds * steps)})
+        print(json.dumps(rows[-1]), flush=True)
+    return rows
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--seeds", type=int, default=256)
@@ -137,21 +159,7 @@ def main():
     prob = problems.nonconvex_logistic(n_agents=N, m=M, d=D, seed=0)
     chosen = {name: v for name, v in variants().items()
               if not args.only or name in {"dgd", "dp_dgd_grad_noise", *args.only}}
-    best = {}
-    for _ in range(args.repeats):  # round-robin: drifting machine load hits every row alike
-        for name, (alg, params) in chosen.items():
-            trace = jaxdp.run(alg, prob, net, params, steps=args.steps, seeds=args.seeds,
-                              record_every=args.steps, progress=False, chunks=1)
-            meta = trace.meta
-            if name not in best or meta["run_seconds"] < best[name]["run_seconds"]:
-                best[name] = {"run_seconds": meta["run_seconds"],
-                              "compile_seconds": meta["compile_seconds"]}
-    rows = []
-    for name, b in best.items():
-        rows.append({"variant": name, **b, "agent_steps_per_second":
-                     args.seeds * args.steps * N / b["run_seconds"],
-                     "us_per_step_per_seed": 1e6 * b["run_seconds"] / (args.seeds * args.steps)})
-        print(json.dumps(rows[-1]), flush=True)
+    rows = time_rows(chosen, prob, net, args.steps, args.seeds, args.repeats)
     refs = {v: next(r["run_seconds"] for r in rows if r["variant"] == v)
             for v in ("dp_dgd_grad_noise", "dgd")}
     for r in rows:
