@@ -27,9 +27,10 @@ round-robin so that a drifting machine load hits every row alike), agent-steps/s
 the ratios to ``dp_dgd_grad_noise`` (the noisy step without a channel) and to ``dgd`` (the same
 algorithm without a channel: the reference of the compression and loss rows).
 
-``--samplers`` times instead the draws of one per-message step alone (seeds × 2E × d normals) with
-the library's Box–Muller on threefry bits and two ``unsafe_rbg`` alternatives, and writes
-``results/channel_samplers_cpu.json``.
+``--samplers`` times instead the draws of one per-message step alone (seeds × 2E × d normals): the
+library's sampler (inverse transform on every bit of threefry), the Box–Muller on
+``jax.random.uniform`` it replaced, ``jax.random.normal``, and ``jax.random.normal`` on an
+``unsafe_rbg`` key; writes ``results/channel_samplers_cpu.json``.
 
 Usage:
     python benchmarks/bench_channels.py            # writes benchmarks/results/channels_cpu.json
@@ -88,9 +89,15 @@ def samplers(seeds: int, rows: int, d: int, repeats: int = 5, calls: int = 50) -
     def rbg_key(k):
         return jax.random.wrap_key_data(jax.random.bits(k, (4,), jnp.uint32), impl="unsafe_rbg")
 
-    fns = {"threefry_box_muller": lambda k: gaussian(k, (rows, d), jnp.float32),
-           "unsafe_rbg_normal": lambda k: jax.random.normal(rbg_key(k), (rows, d), jnp.float32),
-           "unsafe_rbg_box_muller": lambda k: gaussian(rbg_key(k), (rows, d), jnp.float32)}
+    def box_muller(k):  # the library's sampler until it took every bit of threefry
+        u = jax.random.uniform(k, (2, rows * d // 2), jnp.float32, minval=jnp.finfo("float32").tiny)
+        radius, angle = jnp.sqrt(-2.0 * jnp.log(u[0])), 2.0 * jnp.pi * u[1]
+        return jnp.concatenate([radius * jnp.cos(angle), radius * jnp.sin(angle)]).reshape(rows, d)
+
+    fns = {"library_inverse_transform": lambda k: gaussian(k, (rows, d), jnp.float32),
+           "threefry_box_muller": box_muller,
+           "jax_random_normal": lambda k: jax.random.normal(k, (rows, d), jnp.float32),
+           "unsafe_rbg_normal": lambda k: jax.random.normal(rbg_key(k), (rows, d), jnp.float32)}
     keys = jax.random.split(jax.random.key(0), seeds)
     out = {}
     for name, fn in fns.items():

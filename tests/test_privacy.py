@@ -471,18 +471,46 @@ def test_calibration_errors_name_the_value(call, match):
             call()
 
 
-def test_gaussian_draws_pass_a_kolmogorov_smirnov_test():
-    """The Box–Muller sampler is standard normal (KS test, float32 and float64)."""
+@pytest.mark.parametrize("name, law", [("gaussian", "norm"), ("laplace", "laplace")])
+def test_noise_draws_pass_a_kolmogorov_smirnov_test(name, law):
+    """The inverse-transform samplers are standard normal / standard Laplace (KS test, float32
+    and float64; variance 1 / 2), for typed and raw threefry keys and another implementation."""
     import jax.numpy as jnp
     from scipy import stats
 
-    from jaxdp.privacy import gaussian as draw
-
-    for dtype in (jnp.float32, jnp.float64):
-        z = np.asarray(draw(jax.random.key(7), (301, 333), dtype))
+    draw = getattr(jdp, name)
+    keys = (jax.random.key(7), jax.random.PRNGKey(8), jax.random.key(9, impl="rbg"))
+    for dtype, key in zip((jnp.float32, jnp.float64, jnp.float32), keys):
+        with jax.enable_x64(dtype == jnp.float64):
+            z = np.asarray(draw(key, (301, 333), dtype))
         assert z.dtype == dtype and z.shape == (301, 333)
-        assert stats.kstest(z.ravel(), "norm").pvalue > 1e-3
-        assert abs(stats.kurtosis(z.ravel())) < 0.05
+        assert stats.kstest(z.ravel(), law).pvalue > 1e-3
+        var, var_of_square = (1.0, 2.0) if law == "norm" else (2.0, 20.0)
+        assert abs(z.var() - var) < 5 * math.sqrt(var_of_square / z.size)  # 5 standard errors
+        if law == "norm":
+            assert abs(stats.kurtosis(z.ravel())) < 0.05
+
+
+def test_noise_draws_reach_their_far_tails():
+    """The extreme words give the extreme draws: 6.34σ (float32) and 9.16σ (float64) for the
+    Gaussian, 22.2 and 44.4 for the Laplace — past the 5.2–5.4σ where a transform of one 23-bit
+    uniform stops; and the sign bit alone flips the sign."""
+    import jax.numpy as jnp
+    from scipy import stats
+
+    from jaxdp.privacy._mechanisms import (_laplace_from_tail, _normal_from_tail,
+                                           _signed_tail)
+
+    for words_per_draw, dtype in ((1, jnp.float32), (2, jnp.float64)):
+        with jax.enable_x64(dtype == jnp.float64):
+            extreme = jnp.zeros((words_per_draw, 2), jnp.uint32).at[0, 1].set(1)  # sign bit
+            tail = _signed_tail(extreme, dtype)
+            z, lap = np.asarray(_normal_from_tail(*tail)), np.asarray(_laplace_from_tail(*tail))
+        bits = 32 * words_per_draw
+        np.testing.assert_allclose(z, np.array([-1, 1]) * stats.norm.isf(2.0 ** -(bits + 1)),
+                                   rtol=1e-5)
+        np.testing.assert_allclose(lap, np.array([-1, 1]) * bits * math.log(2), rtol=1e-6)
+    assert stats.norm.isf(2.0 ** -33) > 6.3 and stats.norm.isf(2.0 ** -65) > 9.1
 
 
 # -- log-space Gaussian closed forms ---------------------------------------------------------------

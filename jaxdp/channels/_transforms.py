@@ -44,8 +44,8 @@ from jaxdp.privacy import laplace as _laplace_draws
 
 NORMS = ("l2", "linf", "l1")
 SAMPLERS = {"gaussian": _gaussian_draws, "laplace": _laplace_draws}
-"""Standard draws ``(key, shape, dtype)`` of each noise (the library's samplers: Box–Muller for
-the Gaussian, twice as fast as ``jax.random.normal`` on CPU)."""
+"""Standard draws ``(key, shape, dtype)`` of each noise: the library's inverse-transform samplers
+(:func:`jaxdp.privacy.gaussian`, :func:`jaxdp.privacy.laplace`)."""
 COMPRESSORS = ("top_k", "random_k", "quantize")
 LOSSES = ("drop", "gilbert_elliott", "link_failures", "activation")
 STEP_LOSSES = ("gilbert_elliott", "link_failures", "activation")

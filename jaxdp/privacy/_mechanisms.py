@@ -16,12 +16,79 @@ import math
 
 import jax
 import jax.numpy as jnp
+from jax.extend.random import threefry_2x32
+from jax.scipy.special import ndtri
 
 from jaxdp._types import Array, PRNGKey
 
 
+def _words(key: PRNGKey, count: int) -> Array:
+    """``count`` random ``uint32`` words from ``key``.
+
+    For a threefry key, every 32-bit half of every hash is used (``threefry_2x32`` on the counters
+    ``0 .. count-1``); ``jax.random.bits`` under JAX's default partitionable threefry spends a whole
+    64-bit hash on each 32-bit word, which made the bits half the cost of a noisy step. Other key
+    implementations go through ``jax.random.bits``.
+    """
+    if str(jax.random.key_impl(key)) == "threefry2x32":
+        return threefry_2x32(jax.random.key_data(key), jnp.arange(count, dtype=jnp.uint32))
+    return jax.random.bits(key, (count,), jnp.uint32)
+
+
+def _signed_tail(words: Array, compute) -> tuple[Array, Array]:
+    """A uniform random sign and an independent ``p`` uniform on ``(0, 1/2)`` per column of
+    ``words`` ``(w, n)``: ``w = 1`` word per draw in float32, 2 in float64.
+
+    ``p = (v + 1/2) 2^{-32w}`` with ``v`` the ``32w − 1`` bits left after the sign (bit 0 of the
+    first word): ``p`` reaches ``2^{-33}`` (``2^{-65}``), so the tails of the draws built on it
+    reach 6.3σ (9.2σ) for the Gaussian and 22.2b (44.4b) for the Laplace. A transform of one
+    23-bit uniform, as ``jax.random.normal``'s in float32, stops near 5.2–5.4σ.
+
+    Returns:
+      ``(sign, p)``, each ``(n,)`` in ``compute``; ``sign`` in ``{−1, +1}``.
+    """
+    sign = jnp.where((words[0] & 1) == 1, 1.0, -1.0).astype(compute)
+    p = (words[0] >> 1).astype(compute) * (2.0 ** -32)
+    if words.shape[0] == 2:
+        return sign, p + (words[1].astype(compute) + 0.5) * (2.0 ** -64)
+    return sign, p + 2.0 ** -33
+
+
+def _normal_from_tail(sign: Array, p: Array) -> Array:
+    """``∓Φ⁻¹(p) = ±Φ⁻¹(1 − p)``: ``|Z|`` by inversion of ``P(|Z| > t) = 2Φ(−t)``."""
+    return -sign * ndtri(p)
+
+
+def _laplace_from_tail(sign: Array, p: Array) -> Array:
+    """``±(−log 2p)``: ``2p`` is uniform on ``(0, 1)``, so ``−log 2p`` is exponential."""
+    return -sign * jnp.log(2.0 * p)
+
+
+def _draws(key: PRNGKey, shape: tuple[int, ...], dtype, from_tail) -> Array:
+    """Draws of ``shape`` and ``dtype`` (``None``: JAX's default float) from ``key``:
+    ``from_tail(sign, p)`` on :func:`_signed_tail`, computed flat in float32 (half precision) or
+    float64, and materialised flat before the reshape.
+
+    The barrier keeps XLA from fusing the transform into a consumer of ``shape``: with a short
+    last axis (a message of d = 10 coordinates) the fused loop runs over that axis and took 1.3–2×
+    as long on CPU as the flat one (256 × 5020 normals: 6.0 ms against 4.6 ms alone, 9.2 against
+    5.7 ms summed into receivers).
+    """
+    dtype = jnp.dtype(dtype or jnp.zeros(0).dtype)
+    compute = jnp.dtype(jnp.float64) if dtype == jnp.float64 else jnp.dtype(jnp.float32)
+    per_draw = 2 if compute == jnp.float64 else 1
+    size = math.prod(shape)
+    words = _words(key, per_draw * size).reshape(per_draw, size)
+    flat = from_tail(*_signed_tail(words, compute)).astype(dtype)
+    return jax.lax.optimization_barrier(flat).reshape(shape)
+
+
 def laplace(key: PRNGKey, shape: tuple[int, ...], dtype=None) -> Array:
     """Standard Laplace draws: density ``exp(-|x|) / 2``, mean 0, variance 2.
+
+    ``±(−log 2p)``: with ``p`` uniform on ``(0, 1/2)``, ``2p`` is uniform on ``(0, 1)`` and
+    ``−log 2p`` is exponential with mean 1 (inverse transform); an independent sign makes it
+    Laplace. Exact, and the draws reach 22.2 (float32) or 44.4 (float64).
 
     Args:
       key: a PRNG key.
@@ -31,15 +98,18 @@ def laplace(key: PRNGKey, shape: tuple[int, ...], dtype=None) -> Array:
     Returns:
       An array of ``shape``; ``b * laplace(key, shape)`` is ``Lap(b)``.
     """
-    return jax.random.laplace(key, shape, dtype)
+    return _draws(key, shape, dtype, _laplace_from_tail)
 
 
 def gaussian(key: PRNGKey, shape: tuple[int, ...], dtype=None) -> Array:
     """Standard normal draws; ``sigma * gaussian(key, shape)`` is ``N(0, σ² I)``.
 
-    Box–Muller (Box & Muller 1958) on ``jax.random.uniform`` draws: exact, and on XLA's CPU
-    backend twice as fast as ``jax.random.normal``'s inverse-erf transform (9.3e7 vs 4.7e7 draws/s
-    on 2 cores), which matters because a private algorithm draws fresh noise at every step.
+    ``±Φ⁻¹(1 − p) = ∓Φ⁻¹(p)`` with ``p`` uniform on ``(0, 1/2)`` (``jax.scipy.special.ndtri``):
+    ``|Z|`` by inversion of its tail ``P(|Z| > t) = 2Φ(−t)``, and an independent sign. Exact up to
+    the float ``ndtri`` and the grid of ``p`` (the draws reach 6.3σ in float32, 9.2σ in float64).
+    It is what makes per-message noise affordable: on 2 CPU cores, 256 × 5020 float32 draws take
+    4.6 ms against 10.4 ms for Box–Muller on ``jax.random.uniform`` and 6.0 ms for
+    ``jax.random.normal`` (whose float32 draws stop near 5.2–5.4σ).
 
     Args:
       key: a PRNG key.
@@ -49,14 +119,7 @@ def gaussian(key: PRNGKey, shape: tuple[int, ...], dtype=None) -> Array:
     Returns:
       An array of ``shape``.
     """
-    dtype = jnp.dtype(dtype or jnp.zeros(0).dtype)
-    size = math.prod(shape)
-    half = (size + 1) // 2
-    u = jax.random.uniform(key, (2, half), dtype, minval=jnp.finfo(dtype).tiny, maxval=1.0)
-    radius = jnp.sqrt(-2.0 * jnp.log(u[0]))
-    angle = (2.0 * math.pi) * u[1]
-    pairs = jnp.concatenate([radius * jnp.cos(angle), radius * jnp.sin(angle)])
-    return pairs[:size].reshape(shape)
+    return _draws(key, shape, dtype, _normal_from_tail)
 
 
 def laplace_like(key: PRNGKey, x: Array) -> Array:
