@@ -105,9 +105,10 @@ def gaussian(key: PRNGKey, shape: tuple[int, ...], dtype=None) -> Array:
     ``±Φ⁻¹(1 − p) = ∓Φ⁻¹(p)`` with ``p`` uniform on ``(0, 1/2)`` (``jax.scipy.special.ndtri``):
     ``|Z|`` by inversion of its tail ``P(|Z| > t) = 2Φ(−t)``, and an independent sign. Exact up to
     the float ``ndtri`` and the grid of ``p`` (the draws reach 6.3σ in float32, 9.2σ in float64).
-    It is what makes per-message noise affordable: on 2 CPU cores, 256 × 5020 float32 draws take
-    4.6 ms against 10.4 ms for Box–Muller on ``jax.random.uniform`` and 6.0 ms for
-    ``jax.random.normal`` (whose float32 draws stop near 5.2–5.4σ).
+    It is what makes per-message noise affordable: on 2 CPU cores the 256 × 502 × 10 float32
+    draws of one per-message step take 6.1 ms, against 10.5 ms for Box–Muller on
+    ``jax.random.uniform`` and 19 ms for ``jax.random.normal`` (whose float32 draws stop near
+    5.2–5.4σ; ``python benchmarks/bench_channels.py --samplers``).
 
     Args:
       key: a PRNG key.
