@@ -6,7 +6,7 @@ d=10, m=200 samples per agent, nonconvex logistic loss, 500 steps — for 1, 16 
 Every implementation perturbs each local gradient with Gaussian noise (DP-DGD with clipping off, i.e.
 a huge clip norm). Without per-seed randomness every seed is the same computation and XLA batches
 nothing (vmap of a function that ignores its key is not batched at all), which makes jaxdp look
-S times faster than it is (DESIGN.md §10). The noise makes every seed real work for all three.
+S times faster than it is (docs/design.md, "Performance"). The noise makes every seed real work for all three.
 
 ``jaxdp`` exposes every CPU core as a JAX device (``jaxdp.use_cpu_cores()``, which the ``jaxdp``
 command also calls) and shards the seeds over them; ``jaxdp_1dev`` is the same on one device: XLA's
