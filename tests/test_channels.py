@@ -412,4 +412,4 @@ def test_named_messages_are_what_the_step_says_it_sends(setup):
                 checked.append((name, message))
     names = {n for n, _ in checked}
     assert {"diging", "dpp2", "atc", "simple_gt", "atc_tracking", "aug_dgm", "yi_pd", "diadsp",
-            "ppdc"} <= names, sorted(names)
+            "ppdc", "nids"} <= names, sorted(names)

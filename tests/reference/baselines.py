@@ -54,11 +54,11 @@ def nids(st, noise, problem, W, p, k):
     N, a = W.shape[0], float(p["alpha"])
     x, z, xp, gp = st["x"], st["z"], st["x_prev"], st["g_prev"]
     g = np.array([local_grad(problem, i, x[i]) for i in range(N)])
-    v = 2 * x - xp - a * (g - gp)
+    v = x if k == 0 else 2 * x - xp - a * (g - gp)  # the message (x⁰, public, at k = 0)
     z_new = np.zeros_like(x)
     for i in range(N):  # z¹ = x⁰ − α∇F(x⁰); z^{k+1} = z^k − x^k + W~ v^k
         z_new[i] = x[i] - a * g[i] if k == 0 else z[i] - x[i] + 0.5 * (v[i] + mix_node(W, v, i))
-    return {"x": _prox(problem, z_new, a), "z": z_new, "x_prev": x, "g_prev": g}, {"x": x}
+    return {"x": _prox(problem, z_new, a), "z": z_new, "x_prev": x, "g_prev": g}, {"v": v}
 
 
 def diging(st, noise, problem, W, p, k):

@@ -236,7 +236,7 @@ class NIDS(_TwoStep):
         v = jnp.where(first, x, 2 * x - state.x_prev - a * (g - state.g_prev))
         mixed = 0.5 * (v + network.mix(v, message="v"))  # W̃ v^k
         z = jnp.where(first, x - a * g, state.z - x + mixed)  # Alg. 1
-        return TwoStepState(x=_prox(problem, z, a), z=z, x_prev=x, g_prev=g), {"x": x}
+        return TwoStepState(x=_prox(problem, z, a), z=z, x_prev=x, g_prev=g), {"v": v}
 
 
 def tracking_start(problem, network) -> TrackingState:
