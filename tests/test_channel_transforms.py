@@ -113,10 +113,11 @@ def test_dgd_through_transform_matches_per_node_reference(setup, case, backend):
         rows = N if chan.broadcast else 2 * net.n_edges
         for k in range(3):
             noise = alg.noise(jax.random.key(10 + k), state, params, jnp.int32(k))
+            recorded = alg.channel_draws(state, noise, prob, net, params, jnp.int32(k))
             state, released = alg.step(state, noise, prob, net, params, jnp.int32(k))
             ck = noise["channel"]
-            draws = {i: np.asarray(d) for i, d in chan.standard_draws(
-                ck, 0, (rows, D), jnp.float64).items()}
+            draws = {i: np.asarray(d) for i, d in recorded.get("mix0", {}).items()}
+            assert all(d.shape == (rows, D) for d in draws.values())
             received, memory = ref.messages(chan, x, senders, values, k, draws, memory)
             lost = _reference_lost(chan, values, ck, net, k, links)
             grads = np.asarray(prob.local_grads(jnp.asarray(x)))

@@ -59,8 +59,8 @@ def test_dgd_step_matches_per_node_reference(setup, broadcast, backend):
         noise = alg.noise(key, state, params, jnp.int32(0))
         new, messages = alg.step(state, noise, prob, net, params, jnp.int32(0))
         rows = N if broadcast else 2 * net.n_edges
-        draws = np.asarray(alg.channel.standard_draws(noise["channel"], 0, (rows, D),
-                                                      jnp.float64)[1])
+        draws = np.asarray(alg.channel_draws(state, noise, prob, net, params, 0)["mix0"][1])
+        assert draws.shape == (rows, D)
         ref = _reference_dgd(x, prob, net, params, draws, broadcast)
         np.testing.assert_allclose(np.asarray(new.x), ref, rtol=0, atol=1e-10)
         assert set(messages) == {"mix0"} and messages["mix0"].shape == (rows, D)
@@ -230,19 +230,60 @@ def test_aggregate_noise_has_the_per_message_distribution(setup):
             channels.chain(channels.clip(1.0), channels.laplace(1.0), aggregate=True)
 
 
-def test_generic_per_edge_path_and_gather_match_the_additive_form(setup):
-    """A transform after the noise takes the generic per-edge path; with a huge post-clip it must
-    equal the additive (linear) path on the same draws, and ``gather`` releases the same rows."""
+def test_per_message_gaussian_drawn_by_receiver_sums_has_the_independent_law(setup):
+    """The per-message Gaussian tail is drawn as its receiver sums plus the messages given them:
+    the recorded standard draws are i.i.d. N(0, 1) across every directed message and coordinate
+    (mean and covariance over 4000 keys), they replay the step exactly (the per-node references),
+    and ``aggregate=True`` gives the same models draw for draw while recording nothing."""
     prob, net = setup
     with jax.enable_x64(True):
         alg, params = _dgd_channel()
-        post = channels.with_channel(algorithms.DGD(), channels.chain(
-            channels.clip(0.7), channels.gaussian(0.3), channels.clip(1e12, name="post")))
-        assert alg.channel.additive_tail and not post.channel.additive_tail
-        post_params = post.params(algorithms.DGDParams(alpha=0.1))
+        agg = channels.with_channel(algorithms.DGD(), channels.chain(
+            channels.clip(0.7), channels.gaussian(0.3), aggregate=True))
+        state = algorithms.catalogue.classic.DGDState(
+            x=jnp.asarray(np.random.default_rng(3).normal(size=(N, D))))
+
+        def one(key):
+            noise = alg.noise(key, state, params, 1)
+            (new, _), proxy, _ = alg.step_on_proxy(state, noise, prob, net, params, 1)
+            same = agg.step(state, agg.noise(key, state, params, 1), prob, net, params, 1)[0]
+            return proxy.draws["mix0"][1], new.x - same.x
+
+        n = 4000
+        xi, diff = jax.vmap(one)(jax.random.split(jax.random.key(0), n))
+        assert float(jnp.max(jnp.abs(diff))) < 1e-14
+        xi = np.asarray(xi).reshape(n, -1)  # (keys, 2E·D)
+        se = 1.0 / np.sqrt(n)
+        assert np.abs(xi.mean(0)).max() < 5 * se
+        cov = np.cov(xi.T)
+        assert np.abs(cov - np.eye(cov.shape[0])).max() < 6 * np.sqrt(2) * se
+        # the messages into one receiver are not left correlated by the shared sum
+        receivers = np.repeat(np.asarray(net.receivers), D)
+        into = np.flatnonzero(receivers == receivers[0])
+        assert into.size > D and np.abs(cov[np.ix_(into, into)] - np.eye(into.size)).max() < \
+            6 * np.sqrt(2) * se
+
+
+def test_generic_per_edge_path_and_gather_match_the_additive_form(setup):
+    """A transform after the noise takes the generic per-edge path; with a huge post-clip it must
+    equal the additive (linear) path on the same draws (Laplace: a Gaussian tail is drawn by its
+    receiver sums), and ``gather`` releases the same rows."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg, params = _dgd_channel()
+
+        def laplace(*post):
+            lap = channels.with_channel(algorithms.DGD(), channels.chain(
+                channels.clip(0.7), channels.laplace(0.3), *post))
+            return lap, lap.params(algorithms.DGDParams(alpha=0.1))
+
+        (additive, add_params), (post, post_params) = laplace(), laplace(
+            channels.clip(1e12, name="post"))
+        assert additive.channel.additive_tail and not post.channel.additive_tail
         x = jnp.asarray(np.random.default_rng(5).normal(size=(N, D)))
         state, key = algorithms.catalogue.classic.DGDState(x=x), jax.random.key(4)
-        a = alg.step(state, alg.noise(key, state, params, 2), prob, net, params, 2)
+        a = additive.step(state, additive.noise(key, state, add_params, 2), prob, net,
+                          add_params, 2)
         b = post.step(state, post.noise(key, state, post_params, 2), prob, net, post_params, 2)
         np.testing.assert_allclose(b[0].x, a[0].x, rtol=0, atol=1e-12)
         np.testing.assert_allclose(b[1]["mix0"], a[1]["mix0"], rtol=0, atol=1e-12)

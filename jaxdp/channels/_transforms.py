@@ -537,13 +537,16 @@ class Channel:
       transforms: the stages, first applied first.
       broadcast: one draw per sender and product call (every neighbour receives the same noisy
         message: one release) instead of one per directed message (``deg_j`` releases).
-      aggregate: simulate per-message Gaussian noise by its sum at each receiver: in a product
-        ``Σ_j M_ij (v_j + s_j ξ_ij)`` the noise term is exactly ``N(0, Σ_j M_ij² s_j² I)``, one
-        ``(N, d)`` draw instead of ``(2E, d)``. The models and metrics have the same distribution
-        as with per-message draws (not the same draws), the privacy report is the per-message
-        one, but the individual messages are not materialised: products record nothing (use the
-        default for ``observe``, attacks and audits). Needs a single random row transform, a
-        Gaussian, last among the row transforms.
+        Per-message Gaussian noise added last (clip, then ``gaussian``) is drawn by its sum at
+        each receiver: in a product ``Σ_j M_ij (v_j + s_j ξ_ij)`` the noise term is exactly
+        ``N(0, Σ_j M_ij² s_j² I)``, one ``(N, d)`` draw; the messages are then drawn from their
+        law given those sums and recorded. Messages and models have the joint law of independent
+        per-message draws, and a run that never reads the messages pays for the ``(N, d)`` draw
+        only.
+      aggregate: do not draw or record the messages of such a channel (the models are the
+        default's, draw for draw); products record nothing, so ``observe``, attacks and audits
+        need the default. Needs a single random row transform, a Gaussian, last among the row
+        transforms.
       self_term: what the sender mixes for itself in ``(M X)_i = M_ii X_i + ...``: its own
         ``"clean"`` row (what a real agent holds), or the row it ``"released"`` (as the
         algorithms whose papers mix ``W x̃`` with the agent's own noisy ``x̃_i``; needs

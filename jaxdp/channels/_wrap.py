@@ -44,6 +44,8 @@ CHANNEL_STREAM = 0x6368616E
 """``fold_in`` constant of the channel's key stream (distinct from the inner algorithm's draws)."""
 NESTED_STREAM = 0x6E657374
 """``fold_in`` constant of the key an inner algorithm with a channel of its own draws from."""
+GIVEN_SUM_STREAM = 0x67697665
+"""``fold_in`` constant of the key of per-message Gaussian draws given their receiver sums."""
 
 PRODUCTS = {"mix": "W", "apply_P": "P", "apply_L": "L", "apply_A": "A"}
 _DOMAINS = {"positive": (lambda v: v > 0, "> 0"), "nonnegative": (lambda v: v >= 0, ">= 0"),
@@ -238,7 +240,8 @@ class ChannelNetwork:
         if keep is not None:  # a lost M_ij T(X_j) becomes M_ij X_i
             diag = diag + self._net.scatter_sum(edge * (1 - keep))
             edge = edge * keep
-        if channel.aggregate:
+        if channel.aggregate or (channel.additive_tail and not channel.broadcast
+                                 and channel.transforms[channel.rows[-1]].kind == "gaussian"):
             return self._aggregate(channel, route, product, message, flat, diag, edge,
                                    keep).reshape(X.shape)
         if channel.additive_tail and not channel.broadcast:
@@ -317,21 +320,47 @@ class ChannelNetwork:
 
     def _aggregate(self, channel: Channel, route: str, product: str, message, flat, diag, edge,
                    keep):
-        """``M v + diag (X − v) + √(Σ_j M_ij² s_j²) z``: the per-message Gaussian summed exactly
-        (``v`` the rows before the noise, ``z`` one ``(N, D)`` standard draw)."""
-        n, call = flat.shape[0], self.calls
-        agents = jnp.arange(n)
+        """Per-message Gaussian noise added last, by its receiver sums:
+        ``M v + diag (X − v) + T`` with ``T_i = √V_i z_i``, ``V_i = Σ_e M_e² s_e²`` over the
+        edges e into i (``s_e`` the sender's scale, ``z`` one ``(N, D)`` standard draw): the sum
+        of independent ``N(0, s_e² I)`` message noises weighted by ``M_e`` has exactly this law.
+        Unless the channel is ``aggregate``, the messages are then drawn from their law given
+        the sums (:meth:`_given_sums`) and recorded: messages and models have the joint law of
+        independent per-message draws, and a run that never reads the messages pays for the
+        sums only (XLA drops the rest)."""
+        n = flat.shape[0]
         pre, last = self._pre_noise(channel, product, message, flat)
         noise = channel.transforms[last]
-        scale = noise.scale(self._values(noise), agents, flat, self._k)
-        s2 = jnp.broadcast_to(scale * scale, (n, 1))
-        var = self._net.scatter_sum(edge[:, None] ** 2 * s2[self._net.senders])
+        scale = noise.scale(self._values(noise), jnp.arange(n), flat, self._k)
+        edge_scale = jnp.broadcast_to(scale, (n, 1))[self._net.senders]  # s_e
+        weight = edge[:, None] * edge_scale  # M_e s_e
+        var = self._net.scatter_sum(weight * weight)
         std = jnp.where(var > 0, jnp.sqrt(jnp.where(var > 0, var, 1.0)), 0.0)
-        z = channel.standard_draws(self._key, call, flat.shape, flat.dtype)[last]
-        self.draws[self._label(product, message)] = {last: z}
+        z = channel.standard_draws(self._key, self.calls, flat.shape, flat.dtype)[last]
+        sums, label = std * z, self._label(product, message)
+        if channel.aggregate:
+            self.draws[label] = {last: z}
+        else:
+            xi = self._given_sums(channel, last, sums, weight, var, flat)
+            self.released[label] = pre[self._net.senders] + edge_scale * xi
+            self.draws[label] = {last: xi}
         self._record(channel, route, flat)
         return (self._clean(PRODUCTS[product], pre, diag, edge, keep)
-                + diag[:, None] * (flat - pre) + std * z)
+                + diag[:, None] * (flat - pre) + sums)
+
+    def _given_sums(self, channel: Channel, last: int, sums, weight, var, flat):
+        """Standard per-message draws ``ξ`` ``(2E, D)`` given their receiver sums
+        ``T_i = Σ_e M_e s_e ξ_e``: ``ξ_e = ζ_e + (M_e s_e / V_i)(T_i − Σ_f M_f s_f ζ_f)`` with
+        ``ζ`` fresh standard draws. ``T − Σ M s ζ`` is independent of every ``ζ_e −
+        E[ζ_e | Σ M s ζ]``, so ``ξ`` is i.i.d. ``N(0, 1)`` and sums to ``T`` (exact Gaussian
+        conditioning); with ``V_i = 0`` (no noisy edge into i) ``ξ = ζ``."""
+        net = self._net
+        zeta = channel.standard_draws(jax.random.fold_in(self._key, GIVEN_SUM_STREAM),
+                                      self.calls, (net.senders.shape[0], flat.shape[1]),
+                                      flat.dtype)[last]
+        residual = sums - net.scatter_sum(weight * zeta)
+        coef = jnp.where(var > 0, 1.0 / jnp.where(var > 0, var, 1.0), 0.0)[net.receivers]
+        return zeta + weight * coef * residual[net.receivers]
 
     def _release(self, channel: Channel, route: str, product: str, message, flat):
         """The rows of one call: ``(N, D)`` per sender when :meth:`_per_sender`, else
