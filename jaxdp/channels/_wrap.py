@@ -240,13 +240,11 @@ class ChannelNetwork:
         if keep is not None:  # a lost M_ij T(X_j) becomes M_ij X_i
             diag = diag + self._net.scatter_sum(edge * (1 - keep))
             edge = edge * keep
-        if channel.aggregate or (channel.additive_tail and not channel.broadcast
-                                 and channel.transforms[channel.rows[-1]].kind == "gaussian"):
-            return self._aggregate(channel, route, product, message, flat, diag, edge,
-                                   keep).reshape(X.shape)
-        if channel.additive_tail and not channel.broadcast:
-            return self._additive(channel, route, product, message, flat, diag, edge,
-                                  keep).reshape(X.shape)
+        if channel.additive_tail and not channel.broadcast:  # aggregate=True is one of these
+            gaussian = channel.transforms[channel.rows[-1]].kind == "gaussian"
+            noisy_product = self._aggregate if gaussian else self._additive
+            return noisy_product(channel, route, product, message, flat, diag, edge,
+                                 keep).reshape(X.shape)
         rows = self._release(channel, route, product, message, flat)
         if self._per_sender(channel):  # M R (+ diag (X − R): the self term stays clean)
             out = self._clean(name, rows, diag, edge, keep)
