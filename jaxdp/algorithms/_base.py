@@ -24,6 +24,15 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, PRNGKey
+from jaxdp.privacy._lattice import lattice_sensitivity
+from jaxdp.privacy._mechanisms import check_sampler
+
+FLOAT_SAMPLER_REASON = (
+    "the float sampler (sampler='float') adds floating-point Gaussian/Laplace draws, whose outputs "
+    "form a sparse set of floats that the data shift: a released coordinate can be impossible "
+    "under the neighbouring data set, so no finite ε covers the floats released; the real-valued "
+    "mechanism's curves are kept as 'ideal …' for comparison. Use sampler='lattice' (the default) "
+    "for a guarantee")
 
 Params = Any  # a chex dataclass of floats / (N,) arrays
 State = Any  # a pytree; per-agent leaves have a leading axis N
@@ -119,6 +128,8 @@ class Algorithm:
         report = self.account(problem, network, params, int(steps), delta=delta)
         if report is None:
             return None
+        if self.sampler_of() == "float" and np.isfinite(report.epsilon_max):
+            report = report.idealized(FLOAT_SAMPLER_REASON)
         if release == "messages+models":
             report = report.covering_models(self.models_covered, self.models_note)
         for assumption in report.failed_assumptions():
@@ -135,6 +146,43 @@ class Algorithm:
         """
         del problem, network, params, steps, delta
         return None
+
+    # -- noise --------------------------------------------------------------------------------------
+    def sampler_of(self) -> str | None:
+        """The noise sampler of a private algorithm (its ``sampler`` field: ``"lattice"``, the
+        default, or ``"float"``); ``None`` for an algorithm without one."""
+        sampler = getattr(self, "sampler", None)
+        return None if sampler is None else check_sampler(sampler)
+
+    def release_sensitivity(self, sensitivity, dim: int, scale, problem, *, law: str,
+                            clipped: bool = True):
+        """The sensitivity to declare for a release of ``dim`` coordinates with noise ``scale``:
+        the lattice bound (:func:`~jaxdp.privacy.lattice_sensitivity`, rounding included) under the
+        lattice sampler, else ``sensitivity``."""
+        if self.sampler_of() != "lattice":
+            return sensitivity
+        return lattice_sensitivity(sensitivity, dim, scale, problem.features.dtype, law=law,
+                                   clipped=clipped)
+
+    def lattice_draw_count(self, problem, network, params, steps: int) -> int:
+        """``D``: the draws of a whole run, every float leaf of one step's :meth:`noise` (traced
+        with ``jax.eval_shape``, nothing computed) times ``steps`` — an upper bound on the lattice
+        draws, which the report needs for the sampler's distance to the ideal law."""
+        def one_step(key):
+            state = self.init(key, problem, network, params)
+            return self.noise(key, state, params, jnp.asarray(0))
+        shapes = jax.eval_shape(one_step, jax.random.key(0))
+        return steps * sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(shapes)
+                           if jnp.issubdtype(leaf.dtype, jnp.floating))
+
+    def report_from_events(self, events, problem, network, params, steps: int, *, delta: float,
+                           **contract):
+        """:meth:`PrivacyReport.from_events <jaxdp.privacy.PrivacyReport.from_events>` with the
+        lattice draws of this run when ``events`` has lattice streams."""
+        from jaxdp.privacy import PrivacyReport
+        draws = (self.lattice_draw_count(problem, network, params, steps)
+                 if events.lattice_streams else 0)
+        return PrivacyReport.from_events(events, delta, lattice_draws=draws, **contract)
 
     # -- costs ------------------------------------------------------------------------------------
     def costs_per_step(self, problem, network, params: Params) -> dict[str, float]:
@@ -171,6 +219,7 @@ class Algorithm:
           TypeError: ``params`` is not this algorithm's ``params_type``.
           ValueError: a leaf has the wrong shape, is not finite, or breaks a sign constraint.
         """
+        self.sampler_of()
         if not isinstance(params, self.params_type):
             raise TypeError(
                 f"{self.name}: params must be {self.params_type.__name__}; "

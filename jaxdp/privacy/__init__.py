@@ -1,7 +1,10 @@
 """Privacy: mechanisms, privacy events, accountants and noise calibration (design page, §8).
 
-* Mechanisms (jittable, reparameterized): :func:`laplace`, :func:`gaussian`, :func:`laplace_like`,
-  :func:`gaussian_like`, :func:`clip_by_norm`, :func:`clip_factor_soft`.
+* Mechanisms (jittable, reparameterized): :func:`noise_draws` and :func:`add_noise` for either
+  sampler of :data:`SAMPLERS` — the lattice mechanism (:func:`lattice_draws`,
+  :func:`lattice_release`, :func:`lattice_sensitivity`, :func:`sampler_tv`), private as floats and
+  the default, or the float sampler (:func:`laplace`, :func:`gaussian`, :func:`laplace_like`,
+  :func:`gaussian_like`) —, :func:`clip_by_norm`, :func:`clip_factor_soft`.
 * Events: :class:`PrivacyEvents` (what each agent releases at each step) and :func:`concat`.
 * JAX closed forms (vmappable, differentiable): :func:`laplace_epsilon_curve`,
   :func:`log_laplace_epsilon_curve`, :func:`gaussian_zcdp`, :func:`zcdp_to_dp`,
@@ -35,14 +38,26 @@ from jaxdp.privacy._closed_form import (
     zcdp_to_dp,
 )
 from jaxdp.privacy._dp_accounting import pld_epsilon, rdp_epsilon
-from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat
+from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat, lattice_methods
+from jaxdp.privacy._lattice import (
+    GAUSSIAN_RESOLUTION,
+    LAPLACE_RESOLUTION,
+    lattice_draws,
+    lattice_release,
+    lattice_sensitivity,
+    sampler_tv,
+)
 from jaxdp.privacy._mechanisms import (
+    SAMPLERS,
+    add_noise,
+    check_sampler,
     clip_by_norm,
     clip_factor_soft,
     gaussian,
     gaussian_like,
     laplace,
     laplace_like,
+    noise_draws,
 )
 from jaxdp.privacy._report import (
     GUARANTEE,
@@ -56,6 +71,17 @@ from jaxdp.privacy._report import (
 )
 
 __all__ = [
+    "GAUSSIAN_RESOLUTION",
+    "LAPLACE_RESOLUTION",
+    "SAMPLERS",
+    "add_noise",
+    "check_sampler",
+    "lattice_draws",
+    "lattice_methods",
+    "lattice_release",
+    "lattice_sensitivity",
+    "noise_draws",
+    "sampler_tv",
     "GUARANTEE",
     "PAPER_CORRECTED",
     "PAPER_PRINTED",

@@ -100,6 +100,11 @@ class PrivacyEvents:
         directly when the scale underflows float64.
       extra_streams: further single-stream ``PrivacyEvents`` released at the same steps (see
         :func:`concat`).
+      lattice: the release is the lattice mechanism (:func:`~jaxdp.privacy.lattice_release`): an
+        integer draw from the discrete Gaussian or discrete Laplace on ``ℤ^d`` (scale in lattice
+        steps), and ``sensitivity`` already bounds the integer shift (rounding included, see
+        :func:`~jaxdp.privacy.lattice_sensitivity`). Only the accountants valid for the discrete
+        mechanisms read such a stream (:func:`lattice_methods`).
 
     Raises:
       ValueError: unknown mechanism, shapes that are not ``(N, K)`` or do not match, a negative or
@@ -115,6 +120,7 @@ class PrivacyEvents:
     extra_streams: tuple[PrivacyEvents, ...] = ()
     sampling: str = "poisson"
     dataset_size: np.ndarray | None = None
+    lattice: bool = False
 
     def __post_init__(self):
         if self.mechanism not in MECHANISMS:
@@ -204,7 +210,8 @@ class PrivacyEvents:
     @classmethod
     def from_schedule(cls, mechanism: str, sensitivity, scale, n_agents: int, steps: int, *,
                       sampling_rate=1.0, description: str = "", log_scale=None,
-                      sampling: str = "poisson", dataset_size=None) -> PrivacyEvents:
+                      sampling: str = "poisson", dataset_size=None,
+                      lattice: bool = False) -> PrivacyEvents:
         """Build events from scalars or schedules broadcast to ``(N, K)``.
 
         Each of ``sensitivity``, ``scale``, ``log_scale`` and ``sampling_rate`` may be a scalar, an
@@ -222,6 +229,7 @@ class PrivacyEvents:
           log_scale: natural log of the scale, for scales that underflow float64.
           sampling: ``"poisson"`` or ``"without_replacement"`` (see the class).
           dataset_size: ``(N,)`` or scalar ``m_i`` for ``"without_replacement"``.
+          lattice: the discrete (lattice) mechanism (see the class).
 
         Returns:
           A single-stream :class:`PrivacyEvents`.
@@ -245,7 +253,23 @@ class PrivacyEvents:
         return cls(mechanism=mechanism, sensitivity=grid("sensitivity", sensitivity),
                    scale=grid("scale", scale), sampling_rate=grid("sampling_rate", sampling_rate),
                    description=description, log_scale=grid("log_scale", log_scale),
-                   sampling=sampling, dataset_size=dataset_size)
+                   sampling=sampling, dataset_size=dataset_size, lattice=lattice)
+
+    @property
+    def lattice_streams(self) -> tuple[PrivacyEvents, ...]:
+        """The streams released by the lattice mechanism."""
+        return tuple(s for s in self.streams if s.lattice)
+
+    def without_amplification(self) -> PrivacyEvents:
+        """The same releases with no subsampling claimed for the lattice streams (``q = 1``): the
+        amplification bounds of dp-accounting are proven for the continuous Gaussian only, and a
+        release of a fixed batch is bounded by its full-batch curve with the same sensitivity."""
+        def plain(s):
+            if not s.lattice:
+                return s
+            return dataclasses.replace(s, sampling_rate=1.0, sampling="poisson", dataset_size=None)
+        first, *rest = [plain(s) for s in self.streams]
+        return dataclasses.replace(first, extra_streams=tuple(rest))
 
     @property
     def n_agents(self) -> int:
@@ -271,6 +295,23 @@ class PrivacyEvents:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.sensitivity) - self.log_scale
+
+
+def lattice_methods(events: PrivacyEvents, methods: Sequence[str]) -> list[str]:
+    """The accountants of ``methods`` that are valid for ``events``' lattice streams.
+
+    The discrete Gaussian with an integer shift of ℓ2 norm Δ is ``Δ²/(2σ²)``-zCDP and has the
+    Gaussian's Rényi divergences at every order (Canonne, Kamath & Steinke 2020, Prop. 5 and
+    Thm 4), so ``"closed_form"`` (zCDP) and ``"rdp"`` (without amplification by subsampling) hold;
+    the discrete Laplace is ``Δ/b``-DP, so ``"closed_form"`` (pure DP) holds. The continuous PLDs
+    of dp-accounting do not describe the discrete laws and are dropped, as is RDP for the discrete
+    Laplace.
+    """
+    streams = events.lattice_streams
+    if not streams:
+        return list(methods)
+    gaussian_only = all(s.mechanism == "gaussian" for s in streams)
+    return [m for m in methods if m == "closed_form" or (m == "rdp" and gaussian_only)]
 
 
 def concat(events_list: Sequence[PrivacyEvents], description: str | None = None) -> PrivacyEvents:

@@ -182,3 +182,46 @@ def clip_factor_soft(g: Array, zeta) -> Array:
     """
     zeta = _row_value(zeta, g)
     return g * (zeta / (zeta + _safe_norm(g)))
+
+
+SAMPLERS = ("lattice", "float")
+"""Noise samplers. ``"lattice"`` (the default wherever a report gives a finite ε): the integer
+lattice mechanism of :func:`~jaxdp.privacy.lattice_release`, whose released floats are covered by
+the report. ``"float"``: :func:`gaussian` / :func:`laplace` added in floating point, fast and
+exactly reparameterized, for utility studies; its report's guarantee is ``inf`` (the released
+floats reveal the data through the sampler's grid) with the real-valued curves kept as ``ideal``."""
+
+
+def check_sampler(sampler: str) -> str:
+    """``sampler`` if it is one of :data:`SAMPLERS`, else a ValueError naming it."""
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}; got {sampler!r}")
+    return sampler
+
+
+def noise_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *, law: str = "gaussian",
+                sampler: str = "lattice") -> Array:
+    """Standard draws of ``law`` (``"gaussian"`` or ``"laplace"``) for :func:`add_noise`.
+
+    ``"float"``: :func:`gaussian` / :func:`laplace`; ``"lattice"``:
+    :func:`~jaxdp.privacy.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0 and the
+    variance of the standard law (1, or 2 for Laplace) up to the lattice's ``O(R⁻²)``.
+    """
+    if check_sampler(sampler) == "float":
+        return (gaussian if law == "gaussian" else laplace)(key, shape, dtype)
+    from jaxdp.privacy._lattice import lattice_draws
+    return lattice_draws(key, shape, dtype, law=law)
+
+
+def add_noise(v: Array, scale, z: Array, *, law: str = "gaussian",
+              sampler: str = "lattice") -> Array:
+    """The release of ``v`` with noise of ``scale`` (σ or b) and standard draws ``z`` of
+    :func:`noise_draws`: ``v + scale·z`` for ``"float"``; the lattice release
+    ``γ(round(v/γ) + zR)``, ``γ = scale/R``, for ``"lattice"`` (its tangent is that of
+    ``v + scale·z``)."""
+    if check_sampler(sampler) == "float":
+        return v + scale * z
+    from jaxdp.privacy._lattice import lattice_release
+    dtype = jnp.result_type(v)
+    return lattice_release(v, jnp.broadcast_to(jnp.asarray(scale, dtype), jnp.shape(v)),
+                           z.astype(dtype), law)

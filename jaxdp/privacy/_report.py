@@ -28,7 +28,7 @@ import numpy as np
 
 from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
-from jaxdp.privacy._events import PrivacyEvents
+from jaxdp.privacy._events import PrivacyEvents, lattice_methods
 
 NOTES = {
     "pure_dp": "pure ε-DP (δ = 0): Σ Δ/b over every Laplace release, basic composition "
@@ -48,6 +48,37 @@ NOTES = {
 PAPER_PRINTED = "paper, as printed"
 PAPER_CORRECTED = "paper, corrected"
 GUARANTEE = "guarantee"
+IDEAL = "ideal"
+IDEAL_NOTE = ("NOT a guarantee: the real-valued mechanism, not the floats this run released (the "
+              "float sampler's outputs are a sparse set of floats that the data shifts, so one "
+              "released coordinate can reveal the data set; run with sampler='lattice' for a "
+              "guarantee).")
+SAMPLER_SHARE = 2.0 ** -6
+LATTICE_NOTE = ("Lattice noise: the discrete mechanism, computed at δ(1 − 2⁻⁶); the sampler's "
+                "distance to the ideal discrete law over the run, τ = {tv:.3g}, adds (1 + e^ε)τ "
+                "≤ 2⁻⁶δ to δ (inf where it would not).")
+
+
+def _sampler_tv(events: PrivacyEvents, draws: int) -> float:
+    """``τ = Dη``: the run's total-variation distance from the ideal discrete mechanism."""
+    from jaxdp.privacy._lattice import sampler_tv
+    if not isinstance(draws, (int, np.integer)) or isinstance(draws, bool) or draws < 1:
+        raise ValueError("PrivacyReport.from_events: events with lattice streams need "
+                         f"lattice_draws >= 1 (the run's number of lattice draws); got {draws!r}")
+    laws = {s.mechanism for s in events.lattice_streams}
+    return float(draws) * max(sampler_tv(law) for law in laws)
+
+
+def _within_sampler_error(curves: dict, logs: dict, tv: float, delta: float):
+    """``inf`` wherever ``(1 + e^ε)τ`` exceeds the δ share kept for the sampler."""
+    cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
+    out_curves, out_logs = {}, {}
+    for name, eps in curves.items():
+        bad = ~(eps <= cap)
+        out_curves[name] = np.where(bad, np.inf, eps)
+        if name in logs:
+            out_logs[name] = np.where(bad, np.inf, logs[name])
+    return out_curves, out_logs
 
 RELATIONS = {
     "add_remove_record": ("record", "one record added to or removed from one agent's data set"),
@@ -180,7 +211,8 @@ class PrivacyReport:
     def from_events(cls, events: PrivacyEvents, delta: float,
                     methods: Sequence[str] = ("closed_form", "rdp", "pld"),
                     at_steps: Sequence[int] | None = None, *,
-                    value_discretization_interval: float = 1e-3, **contract) -> PrivacyReport:
+                    value_discretization_interval: float = 1e-3, lattice_draws: int = 0,
+                    **contract) -> PrivacyReport:
         """The standard curves of ``events``.
 
         Args:
@@ -190,6 +222,12 @@ class PrivacyReport:
             else ``"zcdp"``), ``"rdp"`` and ``"pld"``.
           at_steps: step counts ``1..K`` to report; ``None`` gives :func:`default_steps` (≤ 50).
           value_discretization_interval: the PLD grid step.
+          lattice_draws: ``D``, the number of lattice draws of the whole run (every agent, every
+            step), required when ``events`` has lattice streams: the sampler's law is within
+            ``η`` (:func:`~jaxdp.privacy.sampler_tv`) of the ideal discrete law per draw, so the
+            run is within ``τ = Dη`` in total variation, and an ``(ε, δ')`` bound of the ideal
+            mechanism gives ``(ε, δ' + (1 + e^ε)τ)`` for the one that runs. Every curve is computed
+            at ``δ' = δ(1 − 2^{-6})`` and is ``inf`` where ``(1 + e^ε)τ > 2^{-6}δ``.
           **contract: ``relation``, ``released``, ``assumptions`` (see the class). Every method
             computed here is sound for ``events``; the caller vouches that ``events`` carry the
             sensitivities of everything released under ``relation``.
@@ -209,6 +247,12 @@ class PrivacyReport:
             )
         steps = (default_steps(events.steps) if at_steps is None
                  else check_steps(at_steps, events.steps))
+        lattice = bool(events.lattice_streams)
+        if lattice:
+            methods = lattice_methods(events, methods)
+            tv = _sampler_tv(events, lattice_draws)
+            delta_full, delta = delta, delta * (1.0 - SAMPLER_SHARE)
+            events_full, events = events, events.without_amplification()
         curves, logs, notes = {}, {}, {}
         for method in methods:
             if method == "closed_form":
@@ -222,6 +266,10 @@ class PrivacyReport:
                 curves["pld"] = pld_epsilon(events, delta, value_discretization_interval,
                                             at_steps=steps)
                 notes["pld"] = NOTES["pld"].format(interval=value_discretization_interval)
+        if lattice:
+            curves, logs = _within_sampler_error(curves, logs, tv, delta_full)
+            notes = {m: f"{n} {LATTICE_NOTE.format(tv=tv)}" for m, n in notes.items()}
+            delta, events = delta_full, events_full
         return cls(steps=steps, curves=curves, delta=delta, notes=notes, events=events,
                    log10_curves=logs, sound=tuple(curves),
                    released=contract.pop("released", events.description), **contract)
@@ -234,6 +282,18 @@ class PrivacyReport:
         inf = np.full((n_agents, ks.size), np.inf)
         return cls(steps=ks, curves={GUARANTEE: inf}, delta=check_delta(delta),
                    notes={GUARANTEE: reason}, sound=(GUARANTEE,), reason=reason, **contract)
+
+    def idealized(self, reason: str) -> PrivacyReport:
+        """The report of a run whose noise is not covered (the float sampler): the guarantee is
+        ``inf`` with ``reason``, and each curve stays, renamed ``"ideal <method>"`` and not sound,
+        for comparison (what the real-valued mechanism would give)."""
+        renamed = {f"{IDEAL} {m}": c for m, c in self.curves.items()}
+        logs = {f"{IDEAL} {m}": v for m, v in self.log10_curves.items()}
+        notes = {f"{IDEAL} {m}": f"{IDEAL_NOTE} {n}" for m, n in self.notes.items()}
+        inf = np.full((self._n_agents(), self.steps.size), np.inf)
+        return dataclasses.replace(self, curves={GUARANTEE: inf, **renamed}, log10_curves=logs,
+                                   notes={GUARANTEE: reason, **notes}, sound=(GUARANTEE,),
+                                   reason=reason)
 
     @property
     def methods(self) -> tuple[str, ...]:

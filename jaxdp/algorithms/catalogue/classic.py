@@ -34,7 +34,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport, clip_by_norm, gaussian
+from jaxdp.privacy import (Assumption, PrivacyEvents, add_noise, clip_by_norm, noise_draws)
 
 
 # -- Params -------------------------------------------------------------------------------------
@@ -140,14 +140,16 @@ class DPDGD(DGD):
     name = "dp_dgd"
     params_type = DPDGDParams
     positive = ("alpha", "clip", "sigma")
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def noise(self, key, state, params, k):
         del params, k
-        return {"xi": gaussian(key, state.x.shape, state.x.dtype)}
+        return {"xi": noise_draws(key, state.x.shape, state.x.dtype, sampler=self.sampler)}
 
     def _gradients(self, x, noise, problem, params):
         g = clip_by_norm(problem.local_grads(x), params.clip)  # clip: scalar or (N,)
-        return g + per_agent(params.sigma * params.clip, x) * noise["xi"]
+        return add_noise(g, per_agent(params.sigma * params.clip, x), noise["xi"],
+                         sampler=self.sampler)
 
     noise_field = "sigma"
     models_covered = True
@@ -160,15 +162,18 @@ class DPDGD(DGD):
         The message x_i^{k+1} = Σ_j w_ij x_j^k − α g̃_i^k depends on agent i's data only through
         g̃_i^k (x^k is itself released), so adaptive composition over k applies.
         """
-        del problem
         n = network.n_agents
         clip = np.broadcast_to(np.asarray(params.clip, np.float64), (n,))
         sigma = np.broadcast_to(np.asarray(params.sigma, np.float64), (n,))
+        scale = sigma * clip
+        sens = self.release_sensitivity(2 * clip, problem.dim, scale, problem, law="gaussian")
         events = PrivacyEvents.from_schedule(
-            "gaussian", sensitivity=(2 * clip)[:, None], scale=(sigma * clip)[:, None],
-            n_agents=n, steps=steps, description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K")
-        return PrivacyReport.from_events(
-            events, delta=delta, methods=("closed_form", "rdp", "pld"),
+            "gaussian", sensitivity=sens[:, None], scale=scale[:, None], n_agents=n, steps=steps,
+            description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K",
+            lattice=self.sampler == "lattice")
+        return self.report_from_events(
+            events, problem, network, params, steps, delta=delta,
+            methods=("closed_form", "rdp", "pld"),
             relation="replace_agent",
             released="agent i's x_i^k to its neighbours, k = 0..K (x_i^{k+1} carries g̃_i^k)",
             assumptions=(Assumption("‖clip(∇f_i(x), C)‖₂ ≤ C, so any two f_i, f_i′ give Δ ≤ 2C",

@@ -1,0 +1,270 @@
+"""Lattice noise: Gaussian and Laplace mechanisms whose released floats are private as floats.
+
+A release ``fl(v + s·z)`` of a float sampler is an exact shift of the sampler's finite set of
+floats, and the neighbour's set is shifted differently: one released coordinate can be impossible
+under the neighbouring data set (Mironov, CCS 2012; Jin et al., IEEE S&P 2022). The lattice
+mechanism releases instead
+
+.. math:: r = γ\\,(a(v) + K),\\qquad γ = s / R,\\qquad a(v) = \\mathrm{round}(\\mathrm{clamp}(v, ±Lγ) / γ),
+
+an integer ``n = a(v) + K`` times a public step ``γ``: ``K`` is an integer draw, independent of
+the data, from the discrete Gaussian ``N_ℤ(0, R²)`` (Canonne, Kamath & Steinke, NeurIPS 2020) or
+the discrete Laplace with ``P(K = k) ∝ e^{−|k|/R}``; ``R`` is a power of two (the resolution);
+``L`` bounds ``|a|`` so every sum is exact in the working dtype. The float ``r`` is a
+deterministic function of ``n`` (and public values), so whatever a party sees is post-processing
+of the integer release, whose support does not depend on the data.
+
+Sensitivity. For two inputs ``v, v'`` (each coordinate computed in floats, so ``fl(v/γ)`` is off by
+at most ``u·L`` lattice steps, ``u`` the unit round-off), every coordinate of ``a(v) − a(v')`` is at
+most ``|v − v'|/γ + 1 + 2uL`` (rounding to nearest moves each side by ½). Hence the integer shift
+has ℓ2 norm ``≤ ‖v − v'‖₂/γ + (1 + 2uL)√d`` and ℓ1 norm ``≤ ‖v − v'‖₁/γ + (1 + 2uL)d``:
+:func:`lattice_sensitivity` returns that bound in value units, which the reports use. The discrete
+Gaussian with an integer shift of ℓ2 norm Δ is ``Δ²/(2R²)``-zCDP, exactly as the continuous one
+(CKS, Thm 4 and Prop. 5), the discrete Laplace ``Δ/R``-DP.
+
+Sampling. ``K`` is drawn from an alias table (Walker 1977; Vose 1991) built once on the host in
+exact integer arithmetic from the pmf evaluated with 50-digit decimals: one table bucket from the
+bits of a random word and a 64-bit threshold comparison, so a draw costs three 32-bit words and
+two gathers, with no loop and a program size independent of the data. The table's law differs
+from the ideal one by its quantization (probabilities are multiples of ``2^{−64}/M``) and its cut
+tail; the total-variation distance ``η`` per draw is computed exactly when the table is built
+(:func:`sampler_tv`), and a run with ``D`` draws is within ``Dη`` of the ideal mechanism: a report
+adds ``(1 + e^ε)·Dη`` to δ. The discrete Laplace is drawn as ``±(1 + 2^{16}H + L)`` or 0, with
+``H`` and ``L`` from two tables (the binary digits of a geometric variable are independent, so its
+high and low parts are).
+
+Gradients. ``jax.grad`` sees the reparameterized ``v + s·z`` (``z = K/R``): the tangent of a
+release is ``dv + z·ds``, as for the float sampler (straight-through for the rounding).
+"""
+from __future__ import annotations
+
+import dataclasses
+import functools
+import math
+from decimal import Decimal, localcontext
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxdp._types import Array, PRNGKey
+
+GAUSSIAN_RESOLUTION = 2 ** 12
+"""``R`` of the discrete Gaussian: ``K ~ N_ℤ(0, R²)``, so the lattice step is ``γ = σ/4096``."""
+LAPLACE_RESOLUTION = 2 ** 16
+"""``R`` of the discrete Laplace: ``P(K = k) ∝ e^{−|k|/R}``, so ``γ = b/65536``."""
+_GAUSSIAN_TAIL = 13  # |K| ≤ 13 R: the cut tail has mass ≈ 1e-38
+_LAPLACE_HIGH = 80  # H < 80: the cut tail of e^{-H} has mass e^{-80} ≈ 1e-35
+_DIGITS = 50
+
+
+def clamp_bound(dtype) -> float:
+    """``L``: ``|a(v)| ≤ L`` lattice steps, so ``a + K`` stays an exact integer in ``dtype``."""
+    return float(2 ** 22) if jnp.dtype(dtype) == jnp.float32 else float(2 ** 40)
+
+
+def unit_roundoff(dtype) -> float:
+    return 2.0 ** -24 if jnp.dtype(dtype) == jnp.float32 else 2.0 ** -53
+
+
+@dataclasses.dataclass(frozen=True)
+class AliasTable:
+    """An alias table of ``M = 2^bits`` buckets with 64-bit thresholds (numpy, host constants).
+
+    A draw takes bucket ``b`` uniformly and keeps it when a 64-bit uniform ``u < threshold[b]``,
+    else takes ``alias[b]``; its law is exactly ``weights / (M·2^64)``.
+    """
+    bits: int
+    hi: np.ndarray  # (M,) uint32: threshold >> 32
+    lo: np.ndarray  # (M,) uint32: threshold & 0xffffffff
+    alias: np.ndarray  # (M,) int32
+    tv: float  # total-variation distance of the table's law from the ideal pmf (an upper bound)
+
+
+def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
+    """The alias table of ``pmf`` (Decimals summing to ``1 − tail``; ``tail`` is the ideal mass
+    past the table), with its exact total-variation distance from the ideal law."""
+    bits = max(1, math.ceil(math.log2(len(pmf))))
+    m, cap = 2 ** bits, 2 ** 64
+    total = m * cap
+    with localcontext() as ctx:
+        ctx.prec = _DIGITS
+        scaled = [p * total for p in pmf]
+        weights = [int(x) for x in scaled]  # floor, then the largest remainders get the rest
+        short = total - sum(weights)
+        order = sorted(range(len(pmf)), key=lambda k: scaled[k] - weights[k], reverse=True)
+        for k in order[:short]:
+            weights[k] += 1
+        tv = (sum(abs(Decimal(w) / total - p) for w, p in zip(weights, pmf, strict=True))
+              + tail) / 2
+    weights += [0] * (m - len(pmf))
+    threshold, alias = [cap] * m, list(range(m))
+    small = [k for k in range(m) if weights[k] < cap]
+    large = [k for k in range(m) if weights[k] >= cap]
+    while small and large:  # Vose's alias method, in exact integers
+        s, g = small.pop(), large.pop()
+        threshold[s], alias[s] = weights[s], g
+        weights[g] -= cap - weights[s]
+        (small if weights[g] < cap else large).append(g)
+    for k in range(m):  # a full bucket keeps itself: threshold 0, alias itself
+        if threshold[k] == cap:
+            threshold[k], alias[k] = 0, k
+    threshold = np.array(threshold, dtype=object)
+    return AliasTable(bits=bits, hi=np.array([t >> 32 for t in threshold], np.uint32),
+                      lo=np.array([t & 0xFFFFFFFF for t in threshold], np.uint32),
+                      alias=np.array(alias, np.int32), tv=float(tv))
+
+
+def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
+    """``ratio^k`` for ``k = 0 .. count-1``."""
+    out = [Decimal(1)]
+    for _ in range(count - 1):
+        out.append(out[-1] * ratio)
+    return out
+
+
+@functools.cache
+def gaussian_table() -> AliasTable:
+    """The law of ``|K|``, ``K ~ N_ℤ(0, R²)``: ``P(0) = 1/Z``, ``P(k) = 2e^{−k²/2R²}/Z``."""
+    r, top = GAUSSIAN_RESOLUTION, _GAUSSIAN_TAIL * GAUSSIAN_RESOLUTION
+    with localcontext() as ctx:
+        ctx.prec = _DIGITS
+        q = (Decimal(-1) / (2 * r * r)).exp()
+        mass, step, q2 = [Decimal(1)], q, q * q
+        for _ in range(top):  # e^{-k²/2R²} = q^{k²}, by q^{(k+1)²} = q^{k²} q^{2k+1}
+            mass.append(mass[-1] * step)
+            step *= q2
+        # Σ_{|k| > top} e^{-k²/2R²} ≤ 2 e^{-(top+1)²/2R²} / (1 − e^{-(top+1)/R²}).
+        tail = 2 * mass[-1] * step / (1 - (Decimal(-(top + 1)) / (r * r)).exp())
+        z = mass[0] + 2 * sum(mass[1:]) + tail
+        pmf = [mass[0] / z] + [2 * p / z for p in mass[1:]]
+        return _alias_table(pmf, tail / z)
+
+
+@functools.cache
+def laplace_tables() -> tuple[AliasTable, AliasTable, AliasTable]:
+    """``(zero, high, low)`` for the discrete Laplace ``P(K = k) ∝ q^{|k|}``, ``q = e^{−1/R}``:
+    ``|K| = 0`` with probability ``(1 − q)/(1 + q)`` (``zero``: a two-bucket table), else
+    ``|K| = 1 + G`` with ``G = R·H + L`` geometric, ``P(G = g) = (1 − q)q^g``: its low part
+    ``L ∈ [0, R)`` (``low``, ``P(L = l) ∝ q^l``) and high part ``H`` (``high``, geometric with ratio
+    ``q^R = e^{−1}``) are independent."""
+    r = LAPLACE_RESOLUTION
+    with localcontext() as ctx:
+        ctx.prec = _DIGITS
+        q = (Decimal(-1) / r).exp()
+        p0 = (1 - q) / (1 + q)
+        zero = _alias_table([p0, 1 - p0], Decimal(0))
+        low = _geometric_powers(q, r)
+        low_sum = (1 - q ** r) / (1 - q)
+        low_table = _alias_table([p / low_sum for p in low], Decimal(0))
+        e = Decimal(-1).exp()
+        high = [(1 - e) * p for p in _geometric_powers(e, _LAPLACE_HIGH)]
+        high_table = _alias_table(high, e ** _LAPLACE_HIGH)
+        return zero, high_table, low_table
+
+
+def sampler_tv(law: str) -> float:
+    """``η``: the total-variation distance of one lattice draw of ``law`` from its ideal law (the
+    discrete Gaussian or Laplace), an exact upper bound computed from the tables."""
+    if law == "gaussian":
+        return gaussian_table().tv
+    return sum(t.tv for t in laplace_tables())
+
+
+def _lookup(table: AliasTable, bucket: Array, hi: Array, lo: Array) -> Array:
+    """One alias-table draw per element: bucket bits, then the 64-bit uniform ``(hi, lo)``."""
+    t_hi, t_lo = jnp.asarray(table.hi)[bucket], jnp.asarray(table.lo)[bucket]
+    keep = (hi < t_hi) | ((hi == t_hi) & (lo < t_lo))
+    return jnp.where(keep, bucket, jnp.asarray(table.alias)[bucket])
+
+
+def _words(key: PRNGKey, rows: int, size: int) -> Array:
+    from jaxdp.privacy._mechanisms import _words as words
+    return words(key, rows * size).reshape(rows, size)
+
+
+def lattice_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *,
+                  law: str = "gaussian") -> Array:
+    """Standard lattice draws ``z = K/R`` (exact in float32): ``K ~ N_ℤ(0, R²)`` or the discrete
+    Laplace of scale ``R``, so ``z`` has (nearly) the law of a standard normal or Laplace draw on
+    the grid ``ℤ/R``. :func:`lattice_release` turns them into a release.
+
+    Args:
+      key: a PRNG key.
+      shape: output shape.
+      dtype: float dtype; ``None`` gives JAX's default float.
+      law: ``"gaussian"`` or ``"laplace"``.
+    """
+    dtype = jnp.dtype(dtype or jnp.zeros(0).dtype)
+    size = math.prod(shape)
+    if law == "gaussian":
+        w = _words(key, 3, size)
+        table = gaussian_table()
+        magnitude = _lookup(table, w[0] & ((1 << table.bits) - 1), w[1], w[2])
+        sign = (w[0] >> 31) & 1
+        resolution = GAUSSIAN_RESOLUTION
+    elif law == "laplace":
+        w = _words(key, 7, size)
+        zero, high, low = laplace_tables()
+        h = _lookup(high, w[0] & ((1 << high.bits) - 1), w[1], w[2])
+        lo = _lookup(low, (w[0] >> high.bits) & ((1 << low.bits) - 1), w[3], w[4])
+        nonzero = _lookup(zero, (w[0] >> 30) & 1, w[5], w[6]) == 1
+        magnitude = jnp.where(nonzero, 1 + LAPLACE_RESOLUTION * h + lo, 0)
+        sign = (w[0] >> 31) & 1
+        resolution = LAPLACE_RESOLUTION
+    else:
+        raise ValueError(f"law must be 'gaussian' or 'laplace'; got {law!r}")
+    k = jnp.where(sign == 1, magnitude, -magnitude).astype(dtype)
+    return (k * (1.0 / resolution)).reshape(shape)
+
+
+def resolution(law: str) -> int:
+    """``R`` of ``law``."""
+    return GAUSSIAN_RESOLUTION if law == "gaussian" else LAPLACE_RESOLUTION
+
+
+@functools.partial(jax.custom_jvp, nondiff_argnums=(3,))
+def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> Array:
+    """The released value ``γ(a(v) + zR)``, ``γ = scale/R``, ``a(v) = round(clamp(v, ±Lγ)/γ)``.
+
+    Args:
+      v: the value to release (any float array).
+      scale: σ (Gaussian) or b (Laplace), broadcastable against ``v``, ``> 0``.
+      z: lattice draws from :func:`lattice_draws` of the same ``law``, shaped like ``v``.
+      law: ``"gaussian"`` or ``"laplace"``.
+
+    Returns:
+      An array like ``v`` on the lattice ``γℤ``: a deterministic function of the integer release.
+    """
+    r = resolution(law)
+    dtype = jnp.result_type(v)
+    gamma = jnp.asarray(scale, dtype) * (1.0 / r)
+    bound = clamp_bound(dtype) * gamma
+    a = jnp.round(jnp.clip(v, -bound, bound) / gamma)
+    return (a + z * r) * gamma
+
+
+@lattice_release.defjvp
+def _lattice_release_jvp(law, primals, tangents):
+    v, scale, z = primals
+    dv, dscale, _ = tangents
+    out = lattice_release(v, scale, z, law)
+    return out, dv + dscale * z
+
+
+def lattice_sensitivity(sensitivity, dim: int, scale, dtype, *, law: str,
+                        clipped: bool = True):
+    """The sensitivity a report declares for a lattice release of ``dim`` coordinates whose
+    real-valued sensitivity is ``sensitivity`` (ℓ2 for Gaussian, ℓ1 for Laplace).
+
+    ``Δ(1 + (dim + 4)u) + γ(1 + 2uL)·√dim`` (Gaussian) or ``… ·dim`` (Laplace), ``γ = scale/R``:
+    the first factor covers the float error of a norm clip (the computed clipped row has norm at
+    most ``C(1 + (d + 4)u)``; ``clipped=False`` drops it), the second the rounding to the lattice
+    and the float error of ``v/γ`` (module docstring).
+    """
+    u = unit_roundoff(dtype)
+    gamma = np.asarray(scale, np.float64) / resolution(law)
+    per_coordinate = 1.0 + 2.0 * u * clamp_bound(dtype)
+    spread = math.sqrt(dim) if law == "gaussian" else float(dim)
+    grow = 1.0 + (dim + 4) * u if clipped else 1.0
+    return np.asarray(sensitivity, np.float64) * grow + gamma * per_coordinate * spread
