@@ -383,10 +383,7 @@ def _slotless(net):
     (products are unchanged: the dense backend uses its matrices, the edge backend sums the
     overflow edges), and the runs can be stacked and vmapped.
     """
-    n, two_e = net.n_agents, 2 * net.n_edges
-    empty = jnp.zeros((n, 0), jnp.int32)
-    return dataclasses.replace(net, slot_edge=empty, slot_sender=empty,
-                               overflow=jnp.arange(two_e, dtype=jnp.int32))
+    return net.with_slots(0)
 
 
 def _metrics(problem, models, state):

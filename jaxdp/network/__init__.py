@@ -30,7 +30,14 @@ from jaxdp.network._builders import (
     ring,
     star,
 )
-from jaxdp.network._network import BACKENDS, Network, build_network, choose_backend
+from jaxdp.network._network import (
+    BACKENDS,
+    REDUCTIONS,
+    Network,
+    build_network,
+    choose_backend,
+    ordered_segment_sum,
+)
 from jaxdp.network._random_walk import EdgeTransitions, sample_next_agent, transition_matrix
 from jaxdp.network._time_varying import NetworkSequence, RandomActivation, RandomLinkFailures
 from jaxdp.network._validation import (
@@ -44,6 +51,7 @@ from jaxdp.network._validation import (
 
 __all__ = [
     "BACKENDS",
+    "REDUCTIONS",
     "EdgeTransitions",
     "GRAPHS",
     "Network",
@@ -68,6 +76,7 @@ __all__ = [
     "hypercube",
     "make_graph",
     "make_network",
+    "ordered_segment_sum",
     "path",
     "random_geometric",
     "ring",

@@ -10,10 +10,18 @@ multiplies on the edge list, for large sparse graphs. Both give the same result 
 Edge-list products ``(M X)_i = M_ii X_i + sum_{e: receivers[e] = i} m_edge[e] X_{senders[e]}`` use
 a sliced layout: agent ``i``'s first ``K`` incoming edges sit in ``K`` slots (``slot_edge``,
 ``slot_sender``, ``(N, K)``), so the sum is ``K`` row gathers of ``X`` that XLA fuses into one pass
-with no ``(2E, d)`` intermediate; the edges beyond the slots of high-degree agents (``overflow``)
-go through ``jax.ops.segment_sum``. ``K`` is the smallest slot count that leaves at most
+with no ``(2E, d)`` intermediate; the edges beyond the slots of high-degree agents (``overflow``,
+sorted by receiver) are summed by ``ordered_segment_sum``, a segmented scan in a fixed order (no
+scatter-add, so no float atomics on a GPU). ``K`` is the smallest slot count that leaves at most
 ``N / SLOT_COST`` agents with overflow (capped at ``MAX_SLOTS``), ``SLOT_COST`` being the measured
-cost of a scattered edge in slot passes.
+cost of an overflow edge in slot passes.
+
+Reproducibility: every sum has a fixed order by default (``reduction="ordered"``), so a run is
+bit-identical from run to run on one platform and software version, GPU included; runs on
+different platforms (CPU, GPU) or versions may differ by rounding and agree in distribution.
+``with_reduction("scatter")`` opts into ``jax.ops.segment_sum`` for the overflow edges (a float
+scatter-add: atomics on a GPU, so not bit-reproducible there). The dense backend's GEMM and every
+other product carry ``jaxdp._precision.PRECISION`` (full float32 on GPUs, no TF32).
 
 Edge order: the undirected edges ``{i, j}``, ``i < j``, are sorted lexicographically and numbered
 ``0..E-1``; directed edge ``e < E`` is ``i -> j`` and ``e + E`` is ``j -> i``. Code should use
@@ -28,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._precision import tensordot
 from jaxdp._types import Array, PRNGKey
 from jaxdp.network import _matrices, _spectral
 from jaxdp.network._validation import (
@@ -40,6 +49,11 @@ from jaxdp.network._validation import (
 BACKENDS = ("dense", "edges")
 """The concrete backends a ``Network`` can have; builders also accept ``"auto"``."""
 
+REDUCTIONS = ("ordered", "scatter")
+"""How overflow edges are summed: ``"ordered"`` (default; a fixed-order segmented scan,
+bit-reproducible on every platform) or ``"scatter"`` (opt-in ``jax.ops.segment_sum``: a float
+scatter-add, non-deterministic on GPUs)."""
+
 AUTO_DENSE_MIN_DENSITY = 0.1
 """``"auto"`` picks the dense backend at or above this edge density ``2E / (N (N - 1))``..."""
 
@@ -48,7 +62,7 @@ AUTO_DENSE_MAX_AGENTS = 16384
 3 GiB in float32)."""
 
 SLOT_COST = 8
-"""Cost of one edge through ``segment_sum`` in units of one slot pass (``benchmarks/README.md``)."""
+"""Cost of one overflow edge in units of one slot pass (``benchmarks/README.md``)."""
 
 MAX_SLOTS = 32
 """At most this many slots per agent (the slot loop is unrolled in the compiled program)."""
@@ -98,10 +112,14 @@ class Network:
       slot_edge: ``(N, K)`` int32 directed edge in slot ``k`` of agent ``i`` (its receiver), or
         ``2E`` for an empty slot.
       slot_sender: ``(N, K)`` int32 ``senders[slot_edge]`` (``i`` itself for an empty slot).
-      overflow: ``(M,)`` int32 directed edges in no slot (received by high-degree agents).
+      overflow: ``(M,)`` int32 directed edges in no slot (received by high-degree agents), sorted
+        by receiver.
+      overflow_last: ``(N,)`` int32 position in ``overflow`` of agent ``i``'s last overflow edge, or
+        ``M`` when it has none (where ``ordered_segment_sum`` reads its total).
       dense_matrices: ``{"W", "P", "L"}`` -> ``(N, N)`` on the dense backend; ``None`` on the
         edge backend. Read them as ``network.W``, ``network.P``, ``network.L``.
       backend: static, ``"dense"`` or ``"edges"``.
+      reduction: static, ``"ordered"`` (default) or ``"scatter"`` (``REDUCTIONS``).
     """
 
     senders: Array
@@ -118,8 +136,10 @@ class Network:
     slot_edge: Array
     slot_sender: Array
     overflow: Array
+    overflow_last: Array
     dense_matrices: dict | None = None
     backend: str = "dense"
+    reduction: str = "ordered"
 
     @property
     def W(self) -> Array:
@@ -194,9 +214,34 @@ class Network:
         for k in range(self.slot_edge.shape[-1]):
             out = out + flat.at[self.slot_edge[:, k]].get(mode="fill", fill_value=0)
         if self.overflow.shape[-1]:
-            out = out + jax.ops.segment_sum(flat[self.overflow], self.receivers[self.overflow],
-                                            num_segments=self.n_agents)
+            out = out + self._overflow_sum(flat[self.overflow])
         return out.reshape((self.n_agents,) + values.shape[1:])
+
+    def with_reduction(self, reduction: str) -> Network:
+        """A copy summing overflow edges by ``reduction`` (``REDUCTIONS``).
+
+        ``"ordered"`` (the default) is a fixed-order segmented scan: bit-reproducible on every
+        platform. ``"scatter"`` uses ``jax.ops.segment_sum``, a float scatter-add that a GPU
+        executes with atomics (results vary in the last bits from run to run); it is faster only
+        when many edges overflow (``benchmarks/README.md``).
+
+        Raises:
+          ValueError: for an unknown reduction.
+        """
+        if reduction not in REDUCTIONS:
+            raise ValueError(f"unknown reduction {reduction!r}; known: {', '.join(REDUCTIONS)}")
+        return dataclasses.replace(self, reduction=reduction)
+
+    def with_slots(self, n_slots: int | None = None) -> Network:
+        """A copy with ``n_slots`` slots per agent (host; default ``n_slots(degrees)``); the edges
+        beyond them overflow. Products are unchanged up to rounding; with ``n_slots=0`` every
+        graph with the same N and E has the same array shapes (so runs on them stack)."""
+        self._check_single("with_slots")
+        senders, receivers = self._host_edges()
+        layout = slot_layout(self.n_agents, senders, receivers, n_slots)
+        names = ("slot_edge", "slot_sender", "overflow", "overflow_last")
+        return dataclasses.replace(
+            self, **{k: jnp.asarray(v, jnp.int32) for k, v in zip(names, layout)})
 
     def with_backend(self, backend: str) -> Network:
         """A copy using ``backend`` (``"dense"``, ``"edges"`` or ``"auto"``) for products.
@@ -361,6 +406,13 @@ class Network:
                 "for a host copy, or network.with_backend('dense')")
         return self.dense_matrices[name]
 
+    def _overflow_sum(self, values: Array) -> Array:
+        """``(M, C)`` values on the overflow edges summed into their receivers: ``(N, C)``."""
+        receivers = self.receivers[self.overflow]
+        if self.reduction == "scatter":
+            return jax.ops.segment_sum(values, receivers, num_segments=self.n_agents)
+        return ordered_segment_sum(values, receivers, self.overflow_last)
+
     def _parts(self, name: str) -> tuple[Array, Array]:
         """``(diag, edge)`` of W, P, L or A."""
         if name == "A":
@@ -372,7 +424,7 @@ class Network:
         X = jnp.asarray(X)
         if self.backend == "dense":
             M = jnp.diag(self.degrees) - self.L if name == "A" else self._matrix(name)
-            return jnp.tensordot(M, X, axes=1)
+            return tensordot(M, X, axes=1)
         diag, edge = self._parts(name)
         flat = X.reshape(X.shape[0], -1)
         out = diag[:, None] * flat
@@ -381,8 +433,7 @@ class Network:
             out = out + weights[:, k, None] * flat[self.slot_sender[:, k]]
         if self.overflow.shape[-1]:
             over = self.overflow
-            out = out + jax.ops.segment_sum(edge[over][:, None] * flat[self.senders[over]],
-                                            self.receivers[over], num_segments=self.n_agents)
+            out = out + self._overflow_sum(edge[over][:, None] * flat[self.senders[over]])
         return out.reshape(X.shape)
 
     def _drop(self, edge: Array, diag: Array, keep: Array) -> tuple[Array, Array]:
@@ -390,7 +441,8 @@ class Network:
         return kept, diag + self.scatter_sum(edge - kept)
 
     def _dense(self, diag: Array, edge: Array) -> Array:
-        return jnp.diag(diag).at[self.receivers, self.senders].add(edge)
+        # each off-diagonal entry is written once: a scatter without a sum, deterministic
+        return jnp.diag(diag).at[self.receivers, self.senders].set(edge, unique_indices=True)
 
     def _host_edges(self) -> tuple[np.ndarray, np.ndarray]:
         """``(senders, receivers)`` as host arrays (the first network's, when stacked)."""
@@ -404,11 +456,39 @@ class Network:
                 f"{np.shape(self.degrees)[:-1]} (index one first)")
 
 
+_META = ("backend", "reduction")
 jax.tree_util.register_dataclass(
     Network,
-    data_fields=[f.name for f in dataclasses.fields(Network) if f.name != "backend"],
-    meta_fields=["backend"],
+    data_fields=[f.name for f in dataclasses.fields(Network) if f.name not in _META],
+    meta_fields=list(_META),
 )
+
+
+def ordered_segment_sum(values: Array, segments: Array, last: Array) -> Array:
+    """Segment sums in a fixed order, without a scatter: bit-reproducible on every platform.
+
+    Args:
+      values: ``(M, C)`` rows, grouped by segment (``segments`` sorted).
+      segments: ``(M,)`` int segment of each row, non-decreasing.
+      last: ``(N,)`` int position of segment ``i``'s last row, or ``M`` for an empty segment.
+
+    Returns:
+      ``(N, C)``: row ``i`` is the sum of segment ``i``'s rows (0 for an empty one), from a
+      segmented inclusive scan (``jax.lax.associative_scan``: a fixed tree of adds, ``O(M C log M)``
+      work), read at each segment's last row by a gather.
+    """
+    M = values.shape[0]
+    if M == 0:
+        return jnp.zeros((last.shape[0],) + values.shape[1:], values.dtype)
+    starts = jnp.concatenate([jnp.ones((1,), bool), segments[1:] != segments[:-1]])
+    starts = starts.reshape((M,) + (1,) * (values.ndim - 1))
+
+    def combine(a, b):
+        (va, sa), (vb, sb) = a, b
+        return jnp.where(sb, vb, va + vb), sa | sb
+
+    sums, _ = jax.lax.associative_scan(combine, (values, starts))
+    return sums.at[last].get(mode="fill", fill_value=0)
 
 
 def build_network(graph, *, weights="metropolis", P="I-W", eps: float | None = None,
@@ -463,7 +543,7 @@ def assemble(n: int, edges: np.ndarray, operators: dict, backend: str) -> Networ
     E = len(edges)
     senders, receivers = _matrices.directed(edges)
     first = np.arange(E)
-    slot_edge, slot_sender, overflow = slot_layout(n, senders, receivers)
+    slot_edge, slot_sender, overflow, overflow_last = slot_layout(n, senders, receivers)
     floats = {}
     for name, (diag, edge) in operators.items():
         floats.update({f"{name}_diag": np.asarray(diag, np.float64),
@@ -471,7 +551,8 @@ def assemble(n: int, edges: np.ndarray, operators: dict, backend: str) -> Networ
     ints = {"senders": senders, "receivers": receivers,
             "reverse": np.concatenate([first + E, first]),
             "edge_id": np.concatenate([first, first]),
-            "slot_edge": slot_edge, "slot_sender": slot_sender, "overflow": overflow}
+            "slot_edge": slot_edge, "slot_sender": slot_sender, "overflow": overflow,
+            "overflow_last": overflow_last}
     matrices = None
     if backend == "dense":
         matrices = {name.upper(): jnp.asarray(_spectral.dense_operator(n, senders, receivers,
@@ -486,15 +567,18 @@ def assemble(n: int, edges: np.ndarray, operators: dict, backend: str) -> Networ
     )
 
 
-def slot_layout(n: int, senders: np.ndarray,
-                receivers: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """The sliced layout of the directed edges (host): ``slot_edge``, ``slot_sender``, ``overflow``.
+def slot_layout(n: int, senders: np.ndarray, receivers: np.ndarray, K: int | None = None
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The sliced layout of the directed edges (host): ``slot_edge``, ``slot_sender``,
+    ``overflow``, ``overflow_last``.
 
-    Agent ``i``'s incoming edges, ordered by sender, fill its ``K`` slots (``n_slots``); the
-    rest go to ``overflow``. Empty slots hold edge ``2E`` (weight 0) and sender ``i``.
+    Agent ``i``'s incoming edges, ordered by sender, fill its ``K`` slots (default ``n_slots``);
+    the rest go to ``overflow``, sorted by (receiver, sender); ``overflow_last[i]`` is the position
+    of agent ``i``'s last one there (``len(overflow)`` if none). Empty slots hold edge ``2E``
+    (weight 0) and sender ``i``.
     """
     degrees = np.bincount(receivers, minlength=n)
-    K = n_slots(degrees)
+    K = n_slots(degrees) if K is None else int(K)
     order = np.lexsort((senders, receivers))
     r = receivers[order]
     rank = np.arange(len(order)) - (np.cumsum(degrees) - degrees)[r]
@@ -503,7 +587,10 @@ def slot_layout(n: int, senders: np.ndarray,
     slot_edge[r[keep], rank[keep]] = order[keep]
     slot_sender = np.repeat(np.arange(n)[:, None], K, axis=1)
     slot_sender[r[keep], rank[keep]] = senders[order[keep]]
-    return slot_edge, slot_sender, np.sort(order[~keep])
+    overflow = order[~keep]  # lexsorted: by receiver, then sender
+    count = np.bincount(receivers[overflow], minlength=n)
+    overflow_last = np.where(count > 0, np.cumsum(count) - 1, len(overflow))
+    return slot_edge, slot_sender, overflow, overflow_last
 
 
 def n_slots(degrees: np.ndarray) -> int:

@@ -234,4 +234,5 @@ def _on_edges(network: Network, edges: np.ndarray) -> Network:
         edge = np.zeros(2 * E)
         edge[index] = np.asarray(getattr(network, f"{name}_edge"), np.float64)
         operators[name] = (np.asarray(getattr(network, f"{name}_diag"), np.float64), edge)
-    return assemble(n, edges, operators, network.backend)
+    return dataclasses.replace(assemble(n, edges, operators, network.backend),
+                               reduction=network.reduction)

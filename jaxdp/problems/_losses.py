@@ -35,6 +35,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._precision import matmul
 from jaxdp._types import Array
 
 Reg = dict[str, Any]  # regularizer weights: str -> float or () array
@@ -140,7 +141,7 @@ class Loss:
         Returns:
           () the loss.
         """
-        margins = features @ x
+        margins = matmul(features, x)
         data = masked_mean(self.sample_losses(margins, labels), mask)
         return data + self.penalty(x, reg) + self.nonsmooth(x, reg)
 
@@ -152,8 +153,8 @@ class Loss:
         Arguments as in ``__call__``.
         """
         weights = mask / jnp.sum(mask)
-        slopes = self.sample_slopes(features @ x, labels)
-        return features.T @ (weights * slopes) + self.penalty_grad(x, reg)
+        slopes = self.sample_slopes(matmul(features, x), labels)
+        return matmul(features.T, weights * slopes) + self.penalty_grad(x, reg)
 
     # --- host-side constants (numpy, float64) ----------------------------------------------------
     def data_smoothness(self, features, mask) -> np.ndarray:

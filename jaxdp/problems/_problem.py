@@ -19,6 +19,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._precision import matmul
 from jaxdp._types import AgentArray, Array
 from jaxdp.problems._losses import Loss
 
@@ -152,7 +153,7 @@ class Problem:
             "suboptimality": f_bar - self.f_star,
         }
         if self.loss.classifier and self.test_labels.shape[0] > 0:
-            correct = jnp.sign(self.test_features @ x_bar) == self.test_labels
+            correct = jnp.sign(matmul(self.test_features, x_bar)) == self.test_labels
             out["test_accuracy"] = jnp.mean(correct.astype(x_bar.dtype))
         return out
 
