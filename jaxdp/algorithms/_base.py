@@ -164,6 +164,22 @@ class Algorithm:
         return lattice_sensitivity(sensitivity, dim, scale, problem.features.dtype, law=law,
                                    clipped=clipped)
 
+    def declare_releases(self, events, problem, *, clipped: bool = True):
+        """``events`` as this algorithm's sampler releases them: under the lattice sampler every
+        stream's sensitivity becomes its lattice bound at that step's scale (one release of
+        ``problem.dim`` coordinates) and the stream is marked ``lattice``; else unchanged."""
+        if self.sampler_of() != "lattice":
+            return events
+        from jaxdp.privacy import concat
+
+        def on_lattice(s):
+            scale = np.exp(np.minimum(s.log_scale, 700.0))
+            sens = np.where(s.sensitivity > 0, lattice_sensitivity(
+                s.sensitivity, problem.dim, scale, problem.features.dtype, law=s.mechanism,
+                clipped=clipped), 0.0)
+            return dataclasses.replace(s, sensitivity=sens, extra_streams=(), lattice=True)
+        return concat([on_lattice(s) for s in events.streams], events.description)
+
     def lattice_draw_count(self, problem, network, params, steps: int) -> int:
         """``D``: the draws of a whole run, every float leaf of one step's :meth:`noise` (traced
         with ``jax.eval_shape``, nothing computed) times ``steps`` — an upper bound on the lattice

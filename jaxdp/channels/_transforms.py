@@ -39,13 +39,12 @@ from typing import Any
 import jax
 import jax.numpy as jnp
 
-from jaxdp.privacy import gaussian as _gaussian_draws
-from jaxdp.privacy import laplace as _laplace_draws
+from jaxdp.privacy import add_noise, check_sampler, noise_draws
 
 NORMS = ("l2", "linf", "l1")
-SAMPLERS = {"gaussian": _gaussian_draws, "laplace": _laplace_draws}
-"""Standard draws ``(key, shape, dtype)`` of each noise: the library's inverse-transform samplers
-(:func:`jaxdp.privacy.gaussian`, :func:`jaxdp.privacy.laplace`)."""
+NOISES = ("gaussian", "laplace")
+"""The additive noises; each draws with its ``sampler`` option (``"lattice"``, the default, or
+``"float"``: :func:`jaxdp.privacy.noise_draws`)."""
 COMPRESSORS = ("top_k", "random_k", "quantize")
 LOSSES = ("drop", "gilbert_elliott", "link_failures", "activation")
 STEP_LOSSES = ("gilbert_elliott", "link_failures", "activation")
@@ -94,7 +93,12 @@ class Transform:
     @property
     def additive(self) -> bool:
         """Whether it adds noise (Gaussian or Laplace)."""
-        return self.kind in SAMPLERS
+        return self.kind in NOISES
+
+    @property
+    def lattice(self) -> bool:
+        """Whether it is a noise drawn by the lattice sampler (private as floats)."""
+        return self.additive and self.option("sampler", "lattice") == "lattice"
 
     @property
     def random(self) -> bool:
@@ -163,7 +167,8 @@ class Transform:
     def draw(self, key, shape, dtype):
         """Its standard draw for rows of ``shape``: the noise, or uniforms on [0, 1)."""
         if self.additive:
-            return SAMPLERS[self.kind](key, shape, dtype)
+            return noise_draws(key, shape, dtype, law=self.kind,
+                               sampler=self.option("sampler", "lattice"))
         return jax.random.uniform(key, shape, dtype)
 
     def apply(self, v, p: dict, who, k, z=None):
@@ -180,7 +185,8 @@ class Transform:
             c = per_row(p[self.fields[0]], who, v)
             return v * c / jnp.maximum(row_norm(v, self.norm), c)
         if self.additive:
-            return v + self.scale(p, who, v, k) * z
+            return add_noise(v, self.scale(p, who, v, k), z, law=self.kind,
+                             sampler=self.option("sampler", "lattice"))
         if self.kind == "top_k":
             return v * _keep_largest(jnp.abs(v), self.option("k"))
         if self.kind == "random_k":
@@ -311,27 +317,38 @@ def clip(c: float = 1.0, *, norm: str = "l2", name: str = "clip") -> Transform:
     return Transform("clip", name, ((f"{name}_norm", float(c)),), norm)
 
 
-def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss") -> Transform:
+def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
+             sampler: str = "lattice") -> Transform:
     """Add ``σ r^k z``, ``z ~ N(0, I)`` (fields ``f"{name}_sigma"`` > 0, ``f"{name}_decay"`` > 0).
 
+    ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K`` discrete Gaussian,
+    ``γ = σr^k/4096``: private as floats (:func:`jaxdp.privacy.lattice_release`);
+    ``sampler="float"`` adds float draws (faster, aggregatable; the report's guarantee is ``inf``).
+
     Raises:
-      ValueError: ``sigma <= 0`` or ``decay <= 0``.
+      ValueError: ``sigma <= 0``, ``decay <= 0`` or an unknown sampler.
     """
     _positive("gaussian sigma", sigma)
     _positive("gaussian decay", decay)
     return Transform("gaussian", name, ((f"{name}_sigma", float(sigma)),
-                                        (f"{name}_decay", float(decay))))
+                                        (f"{name}_decay", float(decay))),
+                     options=(("sampler", check_sampler(sampler)),))
 
 
-def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace") -> Transform:
+def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
+            sampler: str = "lattice") -> Transform:
     """Add ``b r^k z``, ``z`` standard Laplace (fields ``f"{name}_b"``, ``f"{name}_decay"``, > 0).
 
+    ``sampler="lattice"`` (default): the discrete Laplace on ``γℤ``, ``γ = br^k/65536``, private
+    as floats; ``sampler="float"``: float draws (the report's guarantee is ``inf``).
+
     Raises:
-      ValueError: ``b <= 0`` or ``decay <= 0``.
+      ValueError: ``b <= 0``, ``decay <= 0`` or an unknown sampler.
     """
     _positive("laplace b", b)
     _positive("laplace decay", decay)
-    return Transform("laplace", name, ((f"{name}_b", float(b)), (f"{name}_decay", float(decay))))
+    return Transform("laplace", name, ((f"{name}_b", float(b)), (f"{name}_decay", float(decay))),
+                     options=(("sampler", check_sampler(sampler)),))
 
 
 _EF_DOC = """
@@ -595,6 +612,12 @@ class Channel:
         return [t.random for t in ts].count(True) == 1 and ts[-1].additive
 
     @property
+    def lattice_tail(self) -> bool:
+        """The last row transform is a lattice-sampled noise: the released rows are lattice
+        points, so products cannot add the noise to a clean product by linearity."""
+        return bool(self.rows) and self.transforms[self.rows[-1]].lattice
+
+    @property
     def first_random(self) -> int:
         """Index of the first random transform (``len(transforms)`` when none)."""
         return next((i for i, t in enumerate(self.transforms) if t.random), len(self.transforms))
@@ -664,9 +687,10 @@ def chain(*transforms: Transform, broadcast: bool = False, aggregate: bool = Fal
     rows = [t for t in transforms if not t.loss]
     random = [t.kind for t in rows if t.random]
     if aggregate and (broadcast or random != ["gaussian"] or not rows[-1].additive
-                      or any(t.error_feedback for t in rows)):
+                      or rows[-1].lattice or any(t.error_feedback for t in rows)):
         raise ValueError("aggregate=True needs per-message noise (broadcast=False) and exactly one "
-                         "random row transform, a Gaussian, last (no error feedback); got "
+                         "random row transform, a float-sampled Gaussian (sampler='float': "
+                         "lattice draws do not sum to a Gaussian), last (no error feedback); got "
                          f"{[t.kind for t in transforms]} with broadcast={broadcast}")
     if self_term not in ("clean", "released"):
         raise ValueError(f"chain self_term must be 'clean' or 'released'; got {self_term!r}")

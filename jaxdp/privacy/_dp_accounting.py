@@ -102,12 +102,30 @@ def _release(dpa, mechanism: str, log_mu: float, q: float, size: int = 0):
     if not log_mu <= _MAX_LOG_MU:
         return dpa.NonPrivateDpEvent()
     z = float(np.exp(-log_mu))
+    if mechanism == DISCRETE_LAPLACE:
+        return _discrete_laplace(log_mu)
     event = dpa.LaplaceDpEvent(z) if mechanism == "laplace" else dpa.GaussianDpEvent(z)
     if q == 1.0:
         return event
     if size:
         return dpa.SampledWithoutReplacementDpEvent(int(size), int(round(q * size)), event)
     return dpa.PoissonSampledDpEvent(float(q), event)
+
+
+DISCRETE_LAPLACE = "discrete_laplace"
+"""A lattice Laplace release in a PLD row (see :func:`_discrete_laplace`)."""
+
+
+def _discrete_laplace(log_mu: float):
+    """A lattice Laplace release of ``μ = Δ/b`` as dp-accounting's discrete Laplace: noise
+    parameter ``1/R`` per lattice step and the integer sensitivity ``⌈μR⌉`` (the integer shift's ℓ1
+    norm is at most ``μR``; one coordinate carrying it all, as for the continuous Laplace)."""
+    from dp_accounting import dp_event
+
+    from jaxdp.privacy._lattice import LAPLACE_RESOLUTION
+    r = LAPLACE_RESOLUTION
+    sensitivity = int(np.ceil(np.exp(log_mu) * r * (1.0 + 1e-12)))
+    return dp_event.DiscreteLaplaceDpEvent(noise_parameter=1.0 / r, sensitivity=sensitivity)
 
 
 def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray, size: int = 0) -> list:
@@ -182,7 +200,8 @@ def _compose(dpa, make_accountant: Callable, row: _Row, checkpoints: np.ndarray,
 def _per_agent(events: PrivacyEvents, at_steps, row_curve: Callable) -> np.ndarray:
     """Apply ``row_curve(i, row, checkpoints)`` per distinct schedule: ``(N,)`` or ``(N, S)``."""
     checkpoints = check_steps(at_steps, events.steps)
-    table = [(s.mechanism, s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
+    table = [(DISCRETE_LAPLACE if s.lattice and s.mechanism == "laplace" else s.mechanism,
+              s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
     first, inverse = _unique_rows(table)
     values = np.stack([row_curve(int(i), [(m, log_mu[i], q[i], int(size[i]))
                                           for m, log_mu, q, size in table],

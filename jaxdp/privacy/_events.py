@@ -303,15 +303,17 @@ def lattice_methods(events: PrivacyEvents, methods: Sequence[str]) -> list[str]:
     The discrete Gaussian with an integer shift of ℓ2 norm Δ is ``Δ²/(2σ²)``-zCDP and has the
     Gaussian's Rényi divergences at every order (Canonne, Kamath & Steinke 2020, Prop. 5 and
     Thm 4), so ``"closed_form"`` (zCDP) and ``"rdp"`` (without amplification by subsampling) hold;
-    the discrete Laplace is ``Δ/b``-DP, so ``"closed_form"`` (pure DP) holds. The continuous PLDs
-    of dp-accounting do not describe the discrete laws and are dropped, as is RDP for the discrete
-    Laplace.
+    the discrete Laplace is ``Δ/b``-DP, so ``"closed_form"`` (pure DP) holds, and ``"pld"`` uses
+    dp-accounting's discrete-Laplace PLD (integer sensitivity, parameter ``1/R``). The continuous
+    Gaussian PLD does not describe the discrete Gaussian and is dropped, as is RDP for the
+    discrete Laplace.
     """
     streams = events.lattice_streams
     if not streams:
         return list(methods)
     gaussian_only = all(s.mechanism == "gaussian" for s in streams)
-    return [m for m in methods if m == "closed_form" or (m == "rdp" and gaussian_only)]
+    return [m for m in methods if m == "closed_form" or (m == "rdp" and gaussian_only)
+            or (m == "pld" and not any(s.mechanism == "gaussian" for s in streams))]
 
 
 def concat(events_list: Sequence[PrivacyEvents], description: str | None = None) -> PrivacyEvents:

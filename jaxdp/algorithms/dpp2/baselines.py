@@ -122,8 +122,9 @@ class _DecayingLaplace(PrivateVariant):
         sens = self._sensitivities(steps, problem.dim, M, params)
         events = concat([acc.laplace_decay_events(s, u, vec(params.r), steps, desc)
                          for s, u, (_, _, desc) in zip(sens, scales, self.streams, strict=True)])
-        return PrivacyReport.from_events(events, delta=delta, methods=("closed_form", "pld"),
-                                         **contract)
+        events = self.declare_releases(events, problem, clipped=False)
+        return self.report_from_events(events, problem, network, params, steps, delta=delta,
+                                       methods=("closed_form", "pld"), **contract)
 
 
 def laplace_routes(streams) -> tuple:
