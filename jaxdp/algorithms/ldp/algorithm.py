@@ -81,6 +81,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._precision import matmul
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms._base import Algorithm
 from jaxdp.algorithms.ldp.privacy import (
@@ -356,8 +357,8 @@ def local_hessians(problem, x: AgentArray) -> Array:
     loss = problem.loss
 
     def one(xi, Z, y, mask):
-        w = mask / jnp.sum(mask) * loss.sample_curvatures(Z @ xi, y)
-        return (Z.T * w[None, :]) @ Z + jnp.diag(loss.penalty_curvatures(xi, problem.reg))
+        w = mask / jnp.sum(mask) * loss.sample_curvatures(matmul(Z, xi), y)
+        return matmul(Z.T * w[None, :], Z) + jnp.diag(loss.penalty_curvatures(xi, problem.reg))
 
     return jax.vmap(one)(x, problem.features, problem.labels, problem.mask)
 
