@@ -1,16 +1,20 @@
 #!/bin/bash
-# The GPU measurements of issue 8 in one call (for a machine with an NVIDIA GPU and jax[cuda12]):
-#   bash benchmarks/gpu.sh [OUT_DIR]      # default OUT_DIR=benchmarks/results
-# DPP² at 1…65,536 seeds × 500 steps (target: 65,536 seeds in < 10 s including compile), the roofline
-# of its step, LT-ADMM-DP and DP-RECAL throughput, and the edge-product formulations (slots vs
-# segment_sum/scatter-add) on the GPU's jaxlib.
-set -euo pipefail
+# The GPU session of issue 26 in one call (a machine with an NVIDIA GPU; jax with its CUDA plugin
+# already installed, as on the device image):
+#   bash benchmarks/gpu.sh [OUT_DIR] [extra gpu_driver.py flags]   # default OUT_DIR=$OUT or benchmarks/results
+# No pip install of jaxdp: PYTHONPATH points at this checkout. The only installs are wheels carried
+# under wheels/ (e.g. dp-accounting's, fetched beforehand with
+# `pip download dp-accounting --no-deps -d wheels/` on a machine with an index), installed with
+# --no-index --no-deps. Stages, deadlines and the JSON rows are documented in gpu_driver.py; every
+# row is written the moment it is measured, to OUT_DIR/gpu_rows_<device>.jsonl.
+# CPU rehearsal (what tests/test_gpu_driver.py runs): JAX_PLATFORMS=cpu bash benchmarks/gpu.sh /tmp/r --rehearse
+set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${1:-benchmarks/results}
-mkdir -p "$OUT"
-python -c "import jax; print(jax.__version__, jax.devices())" | tee "$OUT/gpu_env.txt"
-nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,clocks.max.mem --format=csv >> "$OUT/gpu_env.txt" || true
-python benchmarks/bench_suite.py --impls jaxdp --workloads dpp2 dgd --seeds 1 16 256 4096 65536 --out "$OUT/suite_gpu.json"
-python benchmarks/bench_suite.py --impls jaxdp --workloads ltadmm recal --seeds 1 256 4096 65536 --out "$OUT/suite_gpu_token.json"
-python benchmarks/bench_roofline.py --workloads dpp2 ltadmm --seeds 256 4096 65536 --out "$OUT/roofline_gpu.json"
-python benchmarks/bench_mixing.py --layouts --out "$OUT/mixing_gpu.json"   # writes mixing_layouts_gpu.json beside it
+OUT_DIR=${1:-${OUT:-benchmarks/results}}
+shift || true
+mkdir -p "$OUT_DIR"
+export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
+if compgen -G "wheels/*.whl" > /dev/null; then
+    python3 -m pip install --no-index --no-deps --quiet wheels/*.whl 2>&1 | tail -3 || true
+fi
+exec python3 benchmarks/gpu_driver.py --out "$OUT_DIR" "$@"
