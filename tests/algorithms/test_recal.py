@@ -3,6 +3,7 @@
 Per-node references (tests/reference/recal.py) with injected activation sequences and noise, the
 PLF stop, the walk's stationary law, the "paper" vs "forwarded" variants, and convergence.
 """
+import dataclasses
 import functools
 import os
 
@@ -46,27 +47,27 @@ CASES = [
     ("recal-forwarded-logistic", algorithms.RECAL(variant="forwarded"),
      algorithms.RECALParams(**TOKEN), "l1_logistic",
      functools.partial(ref.recal, variant="forwarded")),
-    ("dp_recal-l1ls", algorithms.DPRECAL(), algorithms.DPRECALParams(**TOKEN, **PRIVATE), "l1_ls",
+    ("dp_recal-l1ls", algorithms.DPRECAL(sampler="float"), algorithms.DPRECALParams(**TOKEN, **PRIVATE), "l1_ls",
      functools.partial(ref.recal, private=True)),
-    ("dp_recal-forwarded-ls", algorithms.DPRECAL(variant="forwarded"),
+    ("dp_recal-forwarded-ls", algorithms.DPRECAL(variant="forwarded", sampler="float"),
      algorithms.DPRECALParams(**TOKEN, **PRIVATE), "ls",
      functools.partial(ref.recal, variant="forwarded", private=True)),
-    ("dp_recal-lazy-logistic", algorithms.DPRECAL(transition="lazy"),
+    ("dp_recal-lazy-logistic", algorithms.DPRECAL(transition="lazy", sampler="float"),
      algorithms.DPRECALParams(**TOKEN, **PRIVATE), "l1_logistic",
      functools.partial(ref.recal, private=True)),
     ("dp_nids-l1ls", algorithms.DPNIDS(), algorithms.DPStepParams(alpha=0.2, x0=0.3, **PRIVATE),
      "l1_ls", ref.nids),
     ("dp_extra-l1logistic", algorithms.DPEXTRA(),
      algorithms.DPStepParams(alpha=0.2, x0=0.3, **PRIVATE), "l1_logistic", ref.extra),
-    ("dp_icadmm-l1ls", algorithms.DPICADMM(),
+    ("dp_icadmm-l1ls", algorithms.DPICADMM(sampler="float"),
      algorithms.DPICADMMParams(rho=0.5, beta=jnp.linspace(1.0, 2.0, 6), x0=0.3, **PRIVATE),
      "l1_ls", ref.icadmm),
-    ("dp_icadmm-decaying-l1logistic", algorithms.DPICADMM(),
+    ("dp_icadmm-decaying-l1logistic", algorithms.DPICADMM(sampler="float"),
      algorithms.DPICADMMParams(rho=0.5, beta=1.5, decay=0.95, x0=0.3, **PRIVATE), "l1_logistic",
      ref.icadmm),
-    ("dp_rwadmm-l1logistic", algorithms.DPRWADMM(),
+    ("dp_rwadmm-l1logistic", algorithms.DPRWADMM(sampler="float"),
      algorithms.DPRWADMMParams(beta=5.0, xi=6.0, x0=0.3, **PRIVATE), "l1_logistic", ref.rwadmm),
-    ("dp_mradmm-ls", algorithms.DPMRADMM(local_steps=4),
+    ("dp_mradmm-ls", algorithms.DPMRADMM(local_steps=4, sampler="float"),
      algorithms.DPMRADMMParams(rho=0.5, theta=1.1, gamma=0.1, x0=0.3, **PRIVATE), "ls",
      functools.partial(ref.mradmm, local_steps=4)),
 ]
@@ -131,7 +132,7 @@ def test_injected_activation_sequence_and_noise_match_reference():
     rng = np.random.default_rng(7)
     seq = rng.integers(0, 6, size=60)
     z = rng.standard_normal((60, 3))
-    alg, params = algorithms.DPRECAL(), algorithms.DPRECALParams(**TOKEN, **PRIVATE)
+    alg, params = algorithms.DPRECAL(sampler="float"), algorithms.DPRECALParams(**TOKEN, **PRIVATE)
     state = match_reference(
         alg, l1_problem(), geometric_net(), params.replace(xi=1e6),
         functools.partial(ref.recal, private=True), steps=60,
@@ -254,7 +255,10 @@ def test_baselines_reduce_to_the_core_nids_and_extra():
 def test_noise_free_baselines_reach_the_composite_optimum(name, params):
     """With σ₁ → 0 every reconstructed baseline converges to x* of the ℓ1 problem."""
     prob, net = _ring_problem()
-    _, rec, _ = jaxdp.simulate(algorithms.get(name), prob, net,
+    alg = algorithms.get(name)
+    if hasattr(alg, "sampler"):  # σ₁ → 0 is the float sampler's limit (the lattice needs σ > 0)
+        alg = dataclasses.replace(alg, sampler="float")
+    _, rec, _ = jaxdp.simulate(alg, prob, net,
                                params.replace(log_sigma1=-900.0, x0=1.0), jax.random.key(0),
                                steps=3000, record_every=3000)
     assert float(rec["dist_to_opt"][-1]) < 1e-18
@@ -263,7 +267,7 @@ def test_noise_free_baselines_reach_the_composite_optimum(name, params):
 def test_mradmm_converges_and_releases_on_odd_iterations_only():
     """Recycled ADMM: PLF = ⌈K/2⌉ and it still converges on a smooth problem (r = 0)."""
     prob, net = _ring_problem("ls")
-    alg = algorithms.DPMRADMM()
+    alg = algorithms.DPMRADMM(sampler="float")  # σ₁ = 0: no lattice
     params = algorithms.DPMRADMMParams(rho=1.0, gamma=0.1, log_sigma1=-900.0, x0=1.0)
     carry, rec, _ = jaxdp.simulate(alg, prob, net, params, jax.random.key(0), steps=801,
                                    record_every=801)
@@ -346,3 +350,35 @@ def test_reproduction_writes_its_files_and_every_claim(tmp_path, name, kwargs, c
     assert any(f.endswith(".png") for f in report.files)
     assert any(f.endswith(".json") for f in report.files)
     assert all(os.path.exists(f) for f in report.files)
+
+
+LATTICE = [  # (algorithm, params, the released message); the test sets σ₁ = 1/2
+    (algorithms.DPRECAL(), algorithms.DPRECALParams(**TOKEN, **PRIVATE), "u"),
+    (algorithms.DPICADMM(), algorithms.DPICADMMParams(rho=0.5, beta=1.5, x0=0.3, **PRIVATE), "x"),
+    (algorithms.DPRWADMM(), algorithms.DPRWADMMParams(beta=5.0, xi=6.0, x0=0.3, **PRIVATE), "x"),
+    (algorithms.DPMRADMM(local_steps=4),
+     algorithms.DPMRADMMParams(rho=0.5, theta=1.1, gamma=0.1, x0=0.3, **PRIVATE), "x"),
+]
+
+
+@pytest.mark.parametrize("alg, params, name", LATTICE, ids=[c[0].name for c in LATTICE])
+def test_lattice_release_is_the_float_release_rounded_to_the_lattice(alg, params, name):
+    """The default (lattice) step equals the float step fed the same draws up to the lattice
+    rounding, |Δ| ≤ γ = σ/R per coordinate, and its release is an exact multiple of γ."""
+    from jaxdp.privacy import GAUSSIAN_RESOLUTION
+
+    assert alg.sampler == "lattice"
+    params = params.replace(log_sigma1=np.log(0.5))  # γ = 2⁻¹³: integer multiples are exact
+    prob, net = l1_problem("ls" if alg.name == "dp_mradmm" else "l1_ls"), geometric_net()
+    key = jax.random.key(5)
+    state = alg.init(key, prob, net, params)
+    k = jnp.asarray(0)
+    noise = alg.noise(key, state, params, k)
+    _, lattice = alg.step(state, noise, prob, net, params, k)
+    _, floats = dataclasses.replace(alg, sampler="float").step(state, noise, prob, net, params, k)
+    gamma = float(np.exp(np.log(0.5))) / GAUSSIAN_RESOLUTION
+    assert gamma == 2.0 ** -13
+    released, exact = np.asarray(lattice[name]), np.asarray(floats[name])
+    assert np.max(np.abs(released - exact)) <= gamma * (1 + 1e-9)
+    assert np.max(np.abs(released - exact)) > 0  # the rounding happened
+    np.testing.assert_array_equal(released / gamma, np.round(released / gamma))

@@ -68,7 +68,7 @@ from jaxdp.algorithms.recal import privacy as acct
 from jaxdp.algorithms._base import Algorithm
 from jaxdp.network import sample_next_agent, transition_matrix
 from jaxdp.network._random_walk import TRANSITIONS
-from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, gaussian
+from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, add_noise, noise_draws
 
 VARIANTS = ("paper", "forwarded")
 
@@ -115,7 +115,8 @@ class TokenAlgorithm(Algorithm):
 
     The state holds the holder ``holder`` (() int32), the activation counters ``tau`` ((N,) int32),
     the transition matrix ``T`` and ``iterations``; ``noise`` draws the next holder from row
-    ``holder`` of T (and a standard Gaussian ``z`` of the model's shape when ``private``);
+    ``holder`` of T (and standard Gaussian draws ``z`` of the model's shape when ``private``,
+    from the subclass's ``sampler``: ``"lattice"`` or ``"float"``);
     ``step`` runs :meth:`_activate` unless the holder already has ξ = ``params.xi`` activations, in
     which case the whole state freezes.
 
@@ -132,7 +133,8 @@ class TokenAlgorithm(Algorithm):
         del params, k
         out = {"next": sample_next_agent(jax.random.fold_in(key, 0), state.T, state.holder)}
         if self.private:
-            out["z"] = gaussian(jax.random.fold_in(key, 1), state.x.shape, state.x.dtype)
+            out["z"] = noise_draws(jax.random.fold_in(key, 1), state.x.shape, state.x.dtype,
+                                   sampler=self.sampler_of())
         return out
 
     def step(self, state, noise, problem, network, params, k):
@@ -212,15 +214,16 @@ class RECAL(TokenAlgorithm):
             **self._walk_state(key, network, dtype))
 
     def _activate(self, state, noise, problem, n, params):
-        new = _activate(state, noise, problem, n, params, self.variant, self._perturbation)
+        new = _activate(state, noise, problem, n, params, self.variant, self._release)
         return new, self._sent(new)
 
     def _sent(self, state):
         return {"x": state.x, "u": state.u_tilde}  # the baton (x^{k+1}, ũ^{k+1})
 
-    def _perturbation(self, noise, params, tau_i, like):
+    def _release(self, noise, params, tau_i, u):
+        """The transmitted ``ũ`` given the exact ``u^{k+1}`` (RECAL: ``u`` itself)."""
         del noise, params, tau_i
-        return jnp.zeros_like(like)
+        return u
 
     def validate(self, params, problem, network) -> None:
         """Base checks plus: the variant, the transition matrix, α_i < 2/(L_i+1) (Theorem 2) and
@@ -257,7 +260,9 @@ class DPRECAL(RECAL):
     ``ũ^{k+1} = u^{k+1} − σ_{τ_i} z`` with ``σ_τ = σ₁ R^{−(τ−1)/2}`` indexed by the active agent's
     own activation count (Alg. 1). Static ``sensitivity``: ``"paper"`` (Lemma 5, 4αβc) or
     ``"tight"`` (2α_iβc), the Δ that :func:`calibrate` uses; the privacy report's guarantee is
-    ε = inf (:meth:`account`) and shows both as the paper's curves.
+    ε = inf (:meth:`account`) and shows both as the paper's curves. Static ``sampler``:
+    ``"lattice"`` (default: ``ũ`` on the lattice ``(σ_τ/R)ℤ^d``, :func:`~jaxdp.privacy.add_noise`)
+    or ``"float"``; either way the x channel leaks, so the guarantee stays inf.
     """
 
     name = "dp_recal"
@@ -267,10 +272,13 @@ class DPRECAL(RECAL):
     unit_interval = ("delta",)
     private = True
     sensitivity: str = "paper"
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float"
 
-    def _perturbation(self, noise, params, tau_i, like):
+    def _release(self, noise, params, tau_i, u):
+        """``ũ = u − σ_τ z`` (Alg. 1 l.7; ``−z`` has the law of ``z``), on the lattice by
+        default."""
         sigma = jnp.exp(acct.log_sigma(params.log_sigma1, params.log_R, tau_i))  # σ_τ, Alg. 1
-        return sigma.astype(like.dtype) * noise["z"]
+        return add_noise(u, sigma.astype(u.dtype), -noise["z"], sampler=self.sampler)
 
     models_covered = True
     models_note = "the token's x, which every baton carries in the clear"
@@ -315,7 +323,7 @@ class DPRECAL(RECAL):
 
 # -- the update ---------------------------------------------------------------------------------
 def _activate(state: RECALState, noise, problem, n: int, params, variant: str,
-              perturbation) -> RECALState:
+              release) -> RECALState:
     """One activation of the holder i = i_k: eq. (7) with Algorithm 1's noise."""
     i, beta = state.holder, params.beta
     alpha_i = jnp.broadcast_to(jnp.asarray(params.alpha), (n,))[i]
@@ -327,7 +335,7 @@ def _activate(state: RECALState, noise, problem, n: int, params, variant: str,
     l_new = li + h + beta * ((x_new - x) - (y_new - yi))  # (7d)
     u_new = state.u + (l_new - li)  # (7e), Alg. 1 l.6
     tau_i = state.tau[i] + 1
-    ut_new = u_new - perturbation(noise, params, tau_i, u_new)  # Alg. 1 l.7: ũ = u − ε
+    ut_new = release(noise, params, tau_i, u_new)  # Alg. 1 l.7: ũ = u − ε
     return state.replace(
         x=x_new, u=u_new if variant == "paper" else ut_new, u_tilde=ut_new,
         y=state.y.at[i].set(y_new), lam=state.lam.at[i].set(l_new),

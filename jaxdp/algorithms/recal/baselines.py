@@ -16,6 +16,12 @@ Everything below is therefore a reconstruction from the cited papers, flagged as
   after an agent's first activation carries its data). An agent uses its
   own exact value where a mixing product needs it (only neighbours' values arrive noisy):
   ``(W x)_i = W_ii x_i + Σ_{j≠i} W_ij x̃_j``.
+* Noise sampler (``sampler``, DP-ADMM, DP-RWADMM, DP-MRADMM): ``"lattice"`` (default) releases
+  the noised vector as :func:`~jaxdp.privacy.add_noise` does, ``γ(round(v/γ) + K)`` with ``K``
+  discrete Gaussian and ``γ = σ_t/R``, so the floats sent are covered by the report (lattice
+  sensitivities ``Δ + γ(1 + 2uL)√d``, the Δ being analytical; zCDP and RDP, no PLD; the sampler's
+  distance added to δ); ``"float"`` adds ``σ_t ξ`` in floating point (report: ``inf``, the
+  real-valued curves kept as ``ideal …``).
 * Local regularizer: every agent's loss carries its ``l1‖x‖₁`` (jaxdp's ℓ1 problems), handled by
   ``problem.prox`` with each method's step; their sum is RECAL's ``n r``.
 
@@ -104,7 +110,7 @@ from jaxdp.algorithms.recal.algorithm import TokenAlgorithm, local_grad
 from jaxdp.algorithms.recal.privacy import mradmm_solve_sensitivity
 from jaxdp.channels import PrivateVariant, chain
 from jaxdp.channels import gaussian as gaussian_channel
-from jaxdp.privacy import PAPER_PRINTED, PrivacyReport, gaussian
+from jaxdp.privacy import PAPER_PRINTED, PrivacyReport, add_noise, noise_draws
 
 
 # -- Params -------------------------------------------------------------------------------------
@@ -206,21 +212,34 @@ def _start(problem, network, params) -> tuple[AgentArray, dict]:
 
 
 def _step_report(problem, network, params, sens, log_scale, paper_releases, paper_sens, *,
-                 delta, released, description) -> PrivacyReport:
+                 delta, released, description, alg=None):
     """The report of Gaussian releases over K engine steps, plus Theorem 4 as the paper's curve.
 
     Args:
       sens: (N, K) the sensitivity of each step's release given the transcript (0 where the
         step releases nothing private).
-      log_scale: (K,) log σ of each step's release (a lower bound where it depends on the walk).
+      log_scale: (K,) log σ of each step's release (a lower bound where it depends on the walk:
+        the lattice bound ``Δ + (σ/R)(1 + 2uL)√d`` over σ decreases in σ, so it stays sound).
       paper_releases: fn(k) → the releases Theorem 4 counts after k steps.
       paper_sens: Lemma 5-style history-fixed Δ: scalar, (N,) or (N, T) per release.
+      alg: the algorithm whose ``sampler`` decides the events: under the lattice sampler each
+        release's Δ is the lattice bound (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`
+        with ``clipped=False``: the Δ is analytical, not a clip) and the events are lattice
+        streams; ``None`` (or no sampler) declares ``sens`` as it is.
     """
-    events = acct.step_events(sens, log_scale, description)
-    report = PrivacyReport.from_events(
-        events, delta, methods=("closed_form", "rdp", "pld"), relation="replace_agent",
-        released=released,
-        assumptions=(acct.gradient_assumption(problem, float(params.c), float(params.x0)),))
+    sens = np.asarray(sens, np.float64)
+    scale = np.exp(np.broadcast_to(np.asarray(log_scale, np.float64), sens.shape))
+    lattice = alg is not None and alg.sampler_of() == "lattice"
+    if lattice:  # nothing private released (Δ = 0) stays 0: the draw is not released
+        sens = np.where(sens > 0, alg.release_sensitivity(sens, problem.dim, scale, problem,
+                                                          law="gaussian", clipped=False), 0.0)
+    events = dataclasses.replace(acct.step_events(sens, log_scale, description), lattice=lattice)
+    contract = dict(methods=("closed_form", "rdp", "pld"), relation="replace_agent",
+                    released=released, assumptions=(acct.gradient_assumption(
+                        problem, float(params.c), float(params.x0)),))
+    report = (PrivacyReport.from_events(events, delta, **contract) if alg is None else
+              alg.report_from_events(events, problem, network, params, sens.shape[1],
+                                     delta=delta, **contract))
     xi = np.asarray([paper_releases(int(k)) for k in report.steps])
     eps, log10 = acct.theorem4_curve(network.n_agents, xi, sens=paper_sens,
                                      log_sigma1=float(params.log_sigma1),
@@ -234,9 +253,11 @@ def _step_report(problem, network, params, sens, log_scale, paper_releases, pape
 class _Synchronous(Algorithm):
     """Every agent transmits every iteration: PLF = number of releasing iterations."""
 
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
+
     def noise(self, key, state, params, k):
         del params, k
-        return {"xi": gaussian(key, state.x.shape, state.x.dtype)}
+        return {"xi": noise_draws(key, state.x.shape, state.x.dtype, sampler=self.sampler)}
 
     def plf_and_messages(self, state) -> dict:
         """PLF reached (max releases) and vectors sent, per seed."""
@@ -372,7 +393,8 @@ class DPICADMM(_Synchronous):
         x_new = problem.prox(v / denom, 1.0 / denom[:, 0])  # IC-ADMM (20)
         releases, messages = self._counted(state.releases, state.messages, jnp.array(True),
                                            2 * network.n_edges)
-        x_sent = x_new + sigma_t(params, releases, x_new) * noise["xi"]  # PVP, adopted
+        x_sent = add_noise(x_new, sigma_t(params, releases, x_new), noise["xi"],
+                           sampler=self.sampler)  # PVP, adopted
         p_new = state.p + rho * network.apply_L(x_sent)  # p_i + ρ Σ_j (x̃_i − x̃_j)
         return (DPICADMMState(x=x_sent, p=p_new, releases=releases, messages=messages),
                 {"x": x_sent})
@@ -391,7 +413,7 @@ class DPICADMM(_Synchronous):
         counts = np.arange(1, steps + 1)
         return _step_report(problem, network, params, sens,
                             acct.release_log_scale(counts, params.log_sigma1, params.log_R),
-                            lambda k: k, sens, delta=delta,
+                            lambda k: k, sens, delta=delta, alg=self,
                             released="agent i's x̃_i^{k+1} = x_i^{k+1} + σ_k ξ to its neighbours "
                                      "at every step k < K",
                             description="DP-ADMM (IC-ADMM + PVP): x̃ = x + N(0, σ_t² I)")
@@ -415,6 +437,7 @@ class DPRWADMM(TokenAlgorithm):
     nonnegative = ("log_R",)
     unit_interval = ("delta",)
     private = True
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def init(self, key, problem, network, params):
         n, d = network.n_agents, problem.dim
@@ -432,7 +455,8 @@ class DPRWADMM(TokenAlgorithm):
         z_new = problem.loss.prox(t_new, 1.0 / beta, problem.reg)  # (W4): prox_{r/β}
         tau_i = state.tau[i] + 1
         sigma = jnp.exp(acct.log_sigma(params.log_sigma1, params.log_R, tau_i))
-        new = state.replace(x=z_new + sigma * noise["z"], z=z_new, t=t_new,
+        z_sent = add_noise(z_new, sigma.astype(z_new.dtype), noise["z"], sampler=self.sampler)
+        new = state.replace(x=z_sent, z=z_new, t=t_new,
                             y=state.y.at[i].set(y_new), lam=state.lam.at[i].set(l_new),
                             tau=state.tau.at[i].set(tau_i),
                             holder=jnp.asarray(noise["next"], jnp.int32),
@@ -462,7 +486,7 @@ class DPRWADMM(TokenAlgorithm):
         return _step_report(problem, network, params, sens,
                             acct.release_log_scale(counts, params.log_sigma1, params.log_R),
                             lambda k: min(k, xi), 4 * float(params.c) / (n * float(params.beta)),
-                            delta=delta,
+                            delta=delta, alg=self,
                             released="the token z̃ = prox(t) + σ_τ ξ sent at every iteration "
                                      "k < K by its holder (charged to every agent whose term t "
                                      "holds)",
@@ -500,7 +524,8 @@ class DPMRADMM(_Synchronous):
         x_exact = self._argmin(x, p, anchor, rho * deg, problem, params)
         releases, messages = self._counted(state.releases, state.messages, odd,
                                            2 * network.n_edges)
-        x_private = x_exact + sigma_t(params, releases, x) * noise["xi"]  # released x̃
+        x_private = add_noise(x_exact, sigma_t(params, releases, x), noise["xi"],
+                              sampler=self.sampler)  # released x̃
         g_recycled = (-state.p_odd - 2 * rho * deg * x
                       + rho * (deg * state.x_odd + network.apply_A(state.x_odd)))
         x_linear = (anchor - g_recycled - p) / (2 * rho * deg)  # even step, closed form
@@ -543,7 +568,7 @@ class DPMRADMM(_Synchronous):
         return _step_report(problem, network, params, sens,
                             acct.release_log_scale(t, params.log_sigma1, params.log_R),
                             lambda s: (s + 1) // 2, mradmm_sensitivity(network, params, releases),
-                            delta=delta,
+                            delta=delta, alg=self,
                             released="agent i's x̃_i = x_i + σ_t ξ at odd iterations and its "
                                      "recycled x_i at even ones, to its neighbours, k < K",
                             description="DP-MRADMM: odd-step x̃ = x + N(0, σ_t² I) "
