@@ -4,10 +4,15 @@ Whatever the inner algorithm computes, a message clipped to norm ``C`` has norm 
 two neighbouring data sets of agent ``j`` (the whole local objective replaced: relation
 ``"replace_agent"``) move each released vector by at most ``Δ = 2C`` (in the noise's norm: an ℓ∞
 clip bounds the ℓ2 norm by ``C√D`` and the ℓ1 norm by ``C D``; an ℓ2 clip the ℓ1 norm by ``C√D``).
-Every product call of a step releases agent ``j``'s row once per receiver (``deg_j`` independent
-draws, per-message noise) or once (broadcast); the releases compose adaptively over calls and
-steps, since each is computed from agent ``j``'s data and what it has received (Dwork & Roth 2014,
-Thm. 3.16 and the Gaussian/Laplace mechanisms, Thms. 3.6 and A.1).
+Every product call of a step releases agent ``j``'s row once per directed edge ``j → i`` of the
+network the proxy runs on (per-message noise: one independent draw each) or once (broadcast); the
+releases compose adaptively over calls and steps, since each is computed from agent ``j``'s data
+and what it has received (Dwork & Roth 2014, Thm. 3.16 and the Gaussian/Laplace mechanisms, Thms.
+3.6 and A.1). The counts are read from the proxy's record of a traced step
+(:meth:`~jaxdp.channels.WithChannel.release_log`), not from the degrees: on a time-varying network
+the proxy runs on the union of the edge sets and draws and records a copy on every directed edge of
+it at every step, links that are down at that step (zero weight) included, and so does a static
+network whose links were masked with ``with_link_mask``; each of those copies is counted.
 
 ``m`` Gaussian releases of sensitivity ``Δ`` and scale ``σ`` compose exactly as one of scale
 ``σ/√m`` (μ-GDP composes as ``√(Σ μ²)``, Dong, Roth & Su 2022, Cor. 2), which is how they are
@@ -71,18 +76,21 @@ def channel_report(alg, problem, network, params, steps: int, *, delta: float):
     """The report of ``alg`` (a :class:`~jaxdp.channels.WithChannel`) over ``steps`` steps: the
     releases of every route the step uses, composed."""
     n = network.n_agents
-    log = alg.call_log(problem, network, params)
+    log = alg.release_log(problem, network, params)
     channels = alg.channels
     used = list(dict.fromkeys(route for route, *_ in log))
     missing = [route for route in used if stage_problem(channels[route])]
     if missing or not used:
         return _without_stage(alg, problem, network, params, steps, delta, missing)
     events = concat([_events(alg, channels[route], network, params, steps,
-                             [d for r, d, *_ in log if r == route]) for route in used])
+                             [(d, copies) for r, d, _, _, copies in log if r == route])
+                     for route in used])
     routes = "; ".join(f"{'every message' if route == '*' else f'message {route!r}'} through "
                        f"{channels[route].name}" for route in used)
     per = " per sender and call" if all(channels[r].broadcast for r in used) else \
-        " per directed message (deg_j per call) unless broadcast"
+        (" per directed message unless broadcast (one per directed edge j → i of the network "
+         "the channel runs on: a time-varying network's union of edge sets, links down at a "
+         "step included)")
     return PrivacyReport.from_events(
         events, delta=delta, methods=("closed_form", "rdp", "pld"), relation="replace_agent",
         released=f"{alg.inner.name}'s messages, {len(log)} product call(s) per step ({routes}), "
@@ -99,13 +107,13 @@ def _clip_assumption(channel) -> Assumption:
                       enforced=True, how=f"clip at C ({clip.fields[0]})")
 
 
-def _events(alg, channel, network, params, steps, sizes) -> PrivacyEvents:
-    """The releases of one route whose product calls send messages of ``sizes``."""
+def _events(alg, channel, network, params, steps, calls) -> PrivacyEvents:
+    """The releases of one route whose product calls are ``calls``: ``(message size D, (N,)
+    independent copies of each sender's row the call draws)``, as the proxy recorded them."""
     clip, noise = _stage(channel)
     n, values = network.n_agents, alg.split(params)[1]
-    degrees = np.rint(np.asarray(network.base.degrees, np.float64)).astype(np.int64)
-    per_call = np.ones(n, np.int64) if channel.broadcast else degrees
-    releases = len(sizes) * per_call  # (N,) releases of each agent per step
+    sizes = [d for d, _ in calls]
+    releases = np.sum([np.asarray(c, np.int64) for _, c in calls], axis=0)  # (N,) per step
     bound = (_L2_BOUND if noise.kind == "gaussian" else _L1_BOUND)[clip.norm](max(sizes))
     c = np.broadcast_to(np.asarray(values[clip.fields[0]], np.float64), (n,))
     scale, decay = (np.broadcast_to(np.asarray(values[f], np.float64), (n,)) for f in noise.fields)

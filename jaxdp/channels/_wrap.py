@@ -38,6 +38,11 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp.algorithms._base import Algorithm, check_per_agent_value
+
+try:  # jax >= 0.5: the public home of the trace state
+    from jax.extend.core import get_opaque_trace_state as _get_trace_state
+except ImportError:  # pragma: no cover
+    from jax.core import get_opaque_trace_state as _get_trace_state
 from jaxdp.channels._transforms import STEP_CALL, STEP_LOSSES, Channel, Transform
 
 CHANNEL_STREAM = 0x6368616E
@@ -93,9 +98,14 @@ class ChannelNetwork:
     ``"{product}{c}"`` for an unnamed call: ``(2E, ...)`` per directed edge, or ``(N, ...)`` per
     sender when broadcast (product calls record nothing with ``aggregate``); a lost message is
     recorded as sent. Dense matrices (``W``, ``P``, ``L``) are refused: a product on them would
-    bypass the channel. Other attributes are the wrapped network's. Products must not be called
-    under ``vmap``, ``lax.cond`` or ``lax.scan`` inside ``step`` (their releases could not be
-    recorded).
+    bypass the channel. Other attributes are the wrapped network's.
+
+    Products are numbered at trace time, and each call's noise is keyed by its number, so a
+    product must be traced exactly once per time it runs: one called inside a ``lax.scan``,
+    ``fori_loop``, ``while_loop``, ``lax.cond``, ``vmap`` or inner ``jit`` of ``step`` (any trace
+    other than the one the proxy was built in) would draw the same noise in every round and be
+    counted once, so it is refused with a ``ValueError`` at the first trace (before anything runs;
+    :meth:`WithChannel.validate` traces one step). Python loops are fine: each call is traced.
 
     Nesting: when the wrapped network is itself a ``ChannelNetwork`` (an algorithm that already
     sends its messages through a channel, wrapped again), a broadcast channel without losses
@@ -110,8 +120,11 @@ class ChannelNetwork:
     sent) and ``dropped`` (traced count of lost directed messages) are recorded.
     """
 
-    def __init__(self, network, channels, params, k, key, memory: dict | None = None):
+    def __init__(self, network, channels, params, k, key, memory: dict | None = None,
+                 owner: str | None = None):
         self._net, self._params, self._k, self._key = network, params, k, key
+        self._owner = owner or "the algorithm"
+        self._trace = _trace_state()
         self._routes = {"*": channels} if isinstance(channels, Channel) else dict(channels)
         self.calls = 0
         self.routes: list[str] = []
@@ -122,6 +135,7 @@ class ChannelNetwork:
         self.draws: dict = {}  # released key → {transform index: standard draw}
         self.dropped: list = []
         self.released: dict = {}
+        self.copies: list = []  # per call: the sender of every independent noisy copy it draws
         self.memory: dict = dict(memory or {})
         self._links = {route: self._step_states(route, ch) for route, ch in self._routes.items()}
 
@@ -151,6 +165,7 @@ class ChannelNetwork:
     def gather(self, X, *, message: str | None = None):
         """Each directed edge's received ``T(X_{senders[e]})``: ``(N, ...)`` → ``(2E, ...)``; the
         receiver's own row where the message is lost."""
+        self._check_trace("gather", message)
         X = jnp.asarray(X)
         flat = X.reshape(X.shape[0], -1)
         route, channel = self._route(message)
@@ -166,6 +181,22 @@ class ChannelNetwork:
         if keep is not None:
             rows = keep[:, None] * rows + (1 - keep[:, None]) * flat[self._net.receivers]
         return rows.reshape((rows.shape[0],) + X.shape[1:])
+
+    def _check_trace(self, product: str, message) -> None:
+        """Refuse a product traced in another trace than the step's (see the class docstring).
+
+        Raises:
+          ValueError: naming the algorithm, the product and the message.
+        """
+        if _trace_state() == self._trace:
+            return
+        what = f"{product}(message={message!r})" if message is not None else product
+        raise ValueError(
+            f"{self._owner} calls network.{what} inside a lax.scan, fori_loop, while_loop, "
+            "lax.cond, vmap or jit within its step; a channel numbers product calls when the "
+            "step is traced and keys each call's noise by that number, so every round of the loop "
+            "(every vmapped row) would get the same noise and be accounted as one release. Call "
+            "the product in a Python loop (one traced call per round) instead")
 
     # -- routes -----------------------------------------------------------------------------------
     def _route(self, message):
@@ -228,6 +259,7 @@ class ChannelNetwork:
 
     # -- products ---------------------------------------------------------------------------------
     def _product(self, product: str, X, message):
+        self._check_trace(product, message)
         X = jnp.asarray(X)
         flat = X.reshape(X.shape[0], -1)
         route, channel = self._route(message)
@@ -396,12 +428,21 @@ class ChannelNetwork:
         """Count one call: its route, message size, float width, messages and bits sent."""
         d, width = int(flat.shape[1]), 8 * jnp.dtype(flat.dtype).itemsize
         sent = flat.shape[0] if channel.broadcast else 2 * self._net.n_edges
+        # one independent copy per sender (broadcast) or per directed edge of the proxy's network
+        # (a time-varying network's union of edge sets, links that are down included: the proxy
+        # draws and records a copy on each)
+        self.copies.append(np.arange(flat.shape[0]) if channel.broadcast else self._net.senders)
         self.routes.append(route)
         self.sizes.append(d)
         self.float_bits.append(width)
         self.sent.append(sent)
         self.bits.append(sent * channel.message_bits(d, width))
         self.calls += 1
+
+
+def _trace_state():
+    """The current JAX trace, comparable with ``==`` (a product must run in its step's)."""
+    return _get_trace_state()
 
 
 def link_key(route: str, i: int) -> str:
@@ -551,16 +592,16 @@ class WithChannel(Algorithm):
         self.check_messages(problem, network, params)
 
     def check_messages(self, problem, network, params) -> None:
-        """Refuse a message without a route and messages too small for a compressor's ``k``
-        (traces one step when routes are named or a compressor has a ``k``).
+        """Refuse a message without a route, messages too small for a compressor's ``k`` and a
+        product called inside a ``lax.scan``/``vmap``/... of the step (traces one step).
 
         Raises:
-          ValueError: naming the message, or the transform, ``k`` and the message size.
+          ValueError: naming the message, or the transform, ``k`` and the message size, or the
+            algorithm and the product.
         """
-        if "*" not in self.channels or any(t.option("k") is not None for t in self.transforms):
-            channels = self.channels
-            for route, d, _, _ in self.call_log(problem, network, params):
-                channels[route].check_sizes([d])
+        channels = self.channels
+        for route, d, _, _ in self.call_log(problem, network, params):
+            channels[route].check_sizes([d])
 
     # -- contract ---------------------------------------------------------------------------------
     def init(self, key, problem, network, params):
@@ -612,7 +653,7 @@ class WithChannel(Algorithm):
         inner_params, values = self.split(params)
         stateful = isinstance(state, ChannelState)
         proxy = ChannelNetwork(network, self.channels, values, k, noise["channel"],
-                               memory=state.memory if stateful else None)
+                               memory=state.memory if stateful else None, owner=self.name)
         inner, inner_messages = self.inner.step(state.inner if stateful else state,
                                                 noise["inner"], problem, proxy, inner_params, k)
         if stateful:
@@ -664,6 +705,17 @@ class WithChannel(Algorithm):
     def call_log(self, problem, network, params) -> list[tuple[str, int, int, int]]:
         """``(route, message size D, messages sent, bits sent)`` of every product call of one
         traced step."""
+        return [call[:4] for call in self.release_log(problem, network, params)]
+
+    def release_log(self, problem, network, params) -> list[tuple[str, int, int, int, Any]]:
+        """:meth:`call_log` with, per call, ``(N,)`` int: the independent noisy copies of each
+        sender's row the call draws and records (``1`` broadcast, else one per directed edge of
+        the network the proxy runs on: for a time-varying network the union of its edge sets,
+        the same at every step). Counted from the proxy's record of one traced step.
+
+        Raises:
+          ValueError: a product called inside a ``lax.scan``/``vmap``/... of the step.
+        """
         net = network.base
         logged = []
 
@@ -671,7 +723,10 @@ class WithChannel(Algorithm):
             state = self.init(key, problem, net, params)
             noise = self.noise(key, state, params, jnp.int32(0))
             _, proxy, _ = self.step_on_proxy(state, noise, problem, net, params, jnp.int32(0))
-            logged.append(list(zip(proxy.routes, proxy.sizes, proxy.sent, proxy.bits)))
+            logged.append([(*call, np.bincount(np.asarray(senders, np.int64),
+                                                minlength=net.n_agents))
+                           for *call, senders in zip(proxy.routes, proxy.sizes, proxy.sent,
+                                                     proxy.bits, proxy.copies)])
             return 0
 
         jax.eval_shape(one_step, jax.random.key(0))
