@@ -149,16 +149,24 @@ def _small_run():
 @pytest.mark.parametrize("steps", [1, 7, 100])
 def test_zcdp_guarantee_is_the_reports_zcdp_curve_and_its_inverse(steps):
     """One formula: the jnp zcdp_guarantee (used to calibrate in tuning) equals the report's
-    "zcdp" curve to 1e-9, and eps_for_zcdp_guarantee inverts it."""
+    "zcdp" curve to 1e-9 — the lattice report's (the default) with ``lattice_dim=d``, the float
+    sampler's "ideal zcdp" without — and eps_for_zcdp_guarantee inverts it."""
+    import dataclasses
+
     alg, problem, net = _small_run()
     params = alg.default_params().replace(eps=0.3, delta=1e-4)
-    for delta in (1e-5, 1e-2):
-        report = alg.privacy(problem, net, params, steps, delta=delta)
-        ours = float(dpp.zcdp_guarantee(0.3, 1e-4, steps, delta))
-        np.testing.assert_allclose(report.final("zcdp"), ours, rtol=1e-9)
-        assert report.epsilon_max <= ours * (1 + 1e-12)
-        back = float(dpp.eps_for_zcdp_guarantee(ours, 1e-4, steps, delta))
-        assert back == pytest.approx(0.3, rel=1e-9)
+    for sampler, dim, curve in (("lattice", problem.dim, "zcdp"), ("float", None, "ideal zcdp")):
+        run = dataclasses.replace(alg, sampler=sampler)
+        for delta in (1e-5, 1e-2):
+            report = run.privacy(problem, net, params, steps, delta=delta)
+            ours = float(dpp.zcdp_guarantee(0.3, 1e-4, steps, delta, lattice_dim=dim))
+            np.testing.assert_allclose(report.final(curve), ours, rtol=1e-9)
+            if sampler == "lattice":
+                assert report.epsilon_max <= ours * (1 + 1e-12)
+            back = float(dpp.eps_for_zcdp_guarantee(ours, 1e-4, steps, delta, lattice_dim=dim))
+            assert back == pytest.approx(0.3, rel=1e-9)
+    lattice = float(dpp.zcdp_guarantee(0.3, 1e-4, steps, 1e-5, lattice_dim=problem.dim))
+    assert lattice > float(dpp.zcdp_guarantee(0.3, 1e-4, steps, 1e-5))  # the rounding slack
 
 
 def test_release_ratios_halve_the_first_release_only():
@@ -180,9 +188,13 @@ def test_report_flags_data_that_break_the_s1_assumption():
 
 
 def test_one_release_guarantee_is_the_exact_gaussian_and_the_half_control_is_below_it():
-    """At one step DP-ADMM is one Gaussian release of μ = Δ_0/σ: the guarantee (PLD) is within 2 %
-    above the exact ε (Balle & Wang 2018); the audit's positive control, the same accountant on
-    halved sensitivities, is the exact ε of μ/2 (2 %) and below the guarantee."""
+    """At one step DP-ADMM is one Gaussian release of μ = Δ_0/σ. The real-valued mechanism (float
+    sampler, "ideal pld") is within 2 % above the exact ε (Balle & Wang 2018). The default lattice
+    guarantee is one discrete Gaussian release of μ' = μ + s (s the rounding slack, ≈ 1e-3 μ
+    here), at or above its exact ε; the audit's positive control, the same accountant on halved
+    sensitivities, is at or above the exact ε of μ'/2 and below the guarantee."""
+    import dataclasses
+
     import jax
 
     from jaxdp.attacks.audit import gaussian_mechanism_epsilon
@@ -190,9 +202,16 @@ def test_one_release_guarantee_is_the_exact_gaussian_and_the_half_control_is_bel
 
     with jax.enable_x64(True):
         (control,) = [c for c in audit._dpadmm_family() if c.control == "positive"]
-        report = control.algorithm.privacy(control.pair[0], control.network, control.params, 1)
-    mu = float(np.exp(report.events.log_ratio[0, 0]))
+        args = (control.pair[0], control.network, control.params, 1)
+        report = control.algorithm.privacy(*args)
+        ideal = dataclasses.replace(control.algorithm, sampler="float").privacy(*args)
+    mu = float(np.exp(ideal.events.log_ratio[0, 0]))
     assert mu == pytest.approx(1 / (2 * float(dpp.noise_multiplier(1.0, 0.99))), rel=1e-12)
-    exact, half = gaussian_mechanism_epsilon(mu, 1e-5), gaussian_mechanism_epsilon(mu / 2, 1e-5)
-    assert exact <= report.epsilon[0] <= 1.02 * exact
-    assert half <= control.claimed <= 1.02 * half < report.epsilon[0]
+    exact = gaussian_mechanism_epsilon(mu, 1e-5)
+    assert exact <= ideal.curves["ideal pld"][0, -1] <= 1.02 * exact
+    lattice_mu = float(np.exp(report.events.log_ratio[0, 0]))
+    slack = dpp.lattice_ratio_slack(control.pair[0].dim)
+    assert lattice_mu == pytest.approx(mu + slack, rel=1e-9) and slack < 2e-3 * mu
+    assert gaussian_mechanism_epsilon(lattice_mu, 1e-5) <= report.epsilon[0]
+    half = gaussian_mechanism_epsilon(lattice_mu / 2, 1e-5)
+    assert half <= control.claimed < report.epsilon[0]

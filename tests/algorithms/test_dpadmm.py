@@ -1,4 +1,5 @@
 """Paper 002 (DP-ADMM): per-node star reference, invariants, sensitivity, errata, engine contract."""
+import dataclasses
 import functools
 import math
 
@@ -12,6 +13,7 @@ import jaxdp
 from jaxdp import algorithms, network, problems
 from jaxdp.algorithms.dpadmm import algorithm as dpadmm
 from jaxdp.algorithms.dpadmm import baselines as dpadmm_baselines
+from jaxdp.algorithms.dpadmm import privacy as dpp
 from jaxdp.algorithms.dpadmm.privacy import moments_accountant
 from jaxdp.privacy import PAPER_PRINTED
 from tests.harness import to_numpy
@@ -36,22 +38,25 @@ def complete(backend="dense"):
 
 
 TIGHT = {"inner_tol": 1e-13}
+FLOAT = {"sampler": "float"}  # the update equations with v + σξ (the lattice is tested apart)
 CASES = [  # (id, algorithm, params, problem kind, per-node reference)
-    ("dp_admm-l2", algorithms.DPADMM(), algorithms.DPADMMParams(D_w=3.0), "l2", ref.dp_admm),
-    ("dp_admm-l1", algorithms.DPADMM(), algorithms.DPADMMParams(D_w=3.0, eps=0.2), "l1",
+    ("dp_admm-l2", algorithms.DPADMM(**FLOAT), algorithms.DPADMMParams(D_w=3.0), "l2",
      ref.dp_admm),
-    ("dp_admm-l2-per-agent", algorithms.DPADMM(),
+    ("dp_admm-l1", algorithms.DPADMM(**FLOAT), algorithms.DPADMMParams(D_w=3.0, eps=0.2), "l1",
+     ref.dp_admm),
+    ("dp_admm-l2-per-agent", algorithms.DPADMM(**FLOAT),
      algorithms.DPADMMParams(D_w=jnp.linspace(2.0, 4.0, N), eps=jnp.linspace(0.05, 0.5, N),
                              rho=jnp.linspace(0.5, 1.5, N)), "l2", ref.dp_admm),
     ("consensus-l2", algorithms.ConsensusADMM(**TIGHT), algorithms.ConsensusADMMParams(), "l2",
      ref.consensus_admm),
     ("consensus-l1", algorithms.ConsensusADMM(**TIGHT), algorithms.ConsensusADMMParams(rho=0.5),
      "l1", ref.consensus_admm),
-    ("naive-paper-l2", algorithms.NaivePrivateADMM(variant="paper", **TIGHT),
+    ("naive-paper-l2", algorithms.NaivePrivateADMM(variant="paper", **TIGHT, **FLOAT),
      algorithms.NaivePrivateADMMParams(eps=0.5), "l2",
      functools.partial(ref.naive_private_admm, variant="paper")),
-    ("naive-corrected-l1", algorithms.NaivePrivateADMM(**TIGHT), algorithms.NaivePrivateADMMParams(),
-     "l1", functools.partial(ref.naive_private_admm, variant="corrected")),
+    ("naive-corrected-l1", algorithms.NaivePrivateADMM(**TIGHT, **FLOAT),
+     algorithms.NaivePrivateADMMParams(), "l1",
+     functools.partial(ref.naive_private_admm, variant="corrected")),
 ]
 IDS = [c[0] for c in CASES]
 
@@ -120,8 +125,9 @@ def _applied_sigma(alg, params, problem, state, k):
 def test_noise_to_sensitivity_ratio_is_constant_and_matches_the_declared_releases(kind):
     """σ_{i,k}/Δ_{i,k} = √(2 ln(1.25/δ))/ε at every k ≥ 1 (Thm 1 with Lemma 1) and twice that at
     k = 0 (Δ_0 is taken at the public w̃⁰ = 0); the step applies exactly the σ that privacy()
-    declares; the gradient-space noise (ρ + 1/η)σ is constant in k."""
-    alg, problem, net = algorithms.DPADMM(), adult_like(kind), complete()
+    declares; the gradient-space noise (ρ + 1/η)σ is constant in k. (The real-valued mechanism:
+    the float sampler's events carry Lemma 1's Δ; the lattice adds its rounding slack.)"""
+    alg, problem, net = algorithms.DPADMM(**FLOAT), adult_like(kind), complete()
     params = algorithms.DPADMMParams(D_w=2.5, eps=0.07, delta=1e-5)
     events = alg.privacy(problem, net, params, steps=30).events
     ratio = events.scale / events.sensitivity
@@ -145,7 +151,7 @@ def test_noise_to_sensitivity_ratio_is_constant_and_matches_the_declared_release
 
 def test_closed_form_step_minimizes_the_approximate_augmented_lagrangian():
     """(3a): with ξ = 0, each row is the minimizer of (2): ∇_w L̂ vanishes there (autodiff)."""
-    alg, params = algorithms.DPADMM(), algorithms.DPADMMParams(D_w=3.0, rho=0.7)
+    alg, params = algorithms.DPADMM(**FLOAT), algorithms.DPADMMParams(D_w=3.0, rho=0.7)
     for kind in ("l2", "l1"):
         problem = adult_like(kind)
         state = _trajectory(alg, params, problem, complete(), 6)[-1][2]
@@ -168,8 +174,9 @@ def _lhat(x, g, w_tilde, gamma, w, rho, inv_eta):
 
 
 def test_lemma1_sensitivity_bounds_the_change_from_replacing_one_record():
-    """Lemma 1: replacing one (a, b) of provider i moves w_i^{k+1} by at most 2 S1/(m_i(ρ + 1/η))."""
-    alg, params = algorithms.DPADMM(), algorithms.DPADMMParams(D_w=2.0)
+    """Lemma 1: replacing one (a, b) of provider i moves w_i^{k+1} by at most 2 S1/(m_i(ρ + 1/η))
+    (the noise-free w_i^{k+1} of (3a) against the float sampler's declared, real-valued Δ)."""
+    alg, params = algorithms.DPADMM(**FLOAT), algorithms.DPADMMParams(D_w=2.0)
     rng = np.random.default_rng(5)
     for kind in ("l2", "l1"):
         problem = adult_like(kind)
@@ -199,9 +206,10 @@ def test_flipped_label_attains_the_declared_sensitivities_from_the_same_transcri
     i, s = 1, 3
     flipped = dataclasses_replace_row(problem, i, s, problem.features[i, s],
                                       -problem.labels[i, s])
-    cases = [(algorithms.DPADMM(), algorithms.DPADMMParams(D_w=2.0))]
+    cases = [(algorithms.DPADMM(**FLOAT), algorithms.DPADMMParams(D_w=2.0))]
     if kind == "l2":
-        cases.append((algorithms.NaivePrivateADMM(**TIGHT), algorithms.NaivePrivateADMMParams()))
+        cases.append((algorithms.NaivePrivateADMM(**TIGHT, **FLOAT),
+                      algorithms.NaivePrivateADMMParams()))
     for alg, params in cases:
         declared = alg.privacy(problem, net, params, 6).events.sensitivity[i]
         for k, (state, _, _, _) in enumerate(_trajectory(alg, params, problem, net, 6)):
@@ -244,11 +252,13 @@ def test_exact_local_solve_meets_its_stated_tolerance(kind):
 
 def test_gradients_flow_through_the_exact_solve_and_the_dp_admm_schedule():
     """jax.grad of the final objective w.r.t. ρ (Algorithm 1, implicit differentiation of the
-    inner solve) and w.r.t. D_w (DP-ADMM) match central differences."""
+    inner solve) and w.r.t. D_w (DP-ADMM, float sampler: the lattice's rounding is piecewise
+    constant, its tangent the straight-through dv + z·dσ) match central differences."""
     problem, net, key = adult_like("l2"), complete(), jax.random.key(3)
     for alg, params, field in ((algorithms.ConsensusADMM(inner_tol=1e-13),
                                 algorithms.ConsensusADMMParams(rho=0.8), "rho"),
-                               (algorithms.DPADMM(), algorithms.DPADMMParams(D_w=2.0), "D_w")):
+                               (algorithms.DPADMM(**FLOAT), algorithms.DPADMMParams(D_w=2.0),
+                                "D_w")):
         @jax.jit
         def f(v, alg=alg, params=params, field=field):
             return jaxdp.final_metrics(alg, problem, net, params.replace(**{field: v}), key,
@@ -281,21 +291,55 @@ def test_paper_sensitivity_of_algorithm_2_is_the_printed_one_and_disrupts_traini
 
 def test_privacy_report_paper_curve_is_the_moments_accountant_and_dominates_tight_ones():
     """privacy(): "paper, as printed" equals ε̄(t, ε, δ) at every reported t (report δ = Thm 1's
-    δ, the paper's reading); the guarantee is PLD ≤ RDP ≤ the paper's; replace-one-record."""
+    δ, the paper's reading); the real-valued mechanism (float sampler, "ideal" curves) has PLD ≤
+    RDP ≤ the paper's; the default lattice guarantee is the least of zCDP and RDP (no PLD), above
+    the ideal RDP by its rounding slack only; replace-one-record."""
     problem, net = adult_like("l2"), complete()
     params = algorithms.DPADMMParams(D_w=2.0, eps=0.1, delta=1e-3)
+    ideal = algorithms.DPADMM(**FLOAT).privacy(problem, net, params, steps=100, delta=1e-3)
     report = algorithms.DPADMM().privacy(problem, net, params, steps=100, delta=1e-3)
     expected = moments_accountant(report.steps, 0.1, 1e-3)[0]
     np.testing.assert_allclose(report.curves[PAPER_PRINTED], np.broadcast_to(expected, (N, len(
         report.steps))), rtol=1e-12)
     assert round(report.worst(PAPER_PRINTED), 4) == 1.0193
-    assert report.epsilon_max == report.worst("pld") <= report.worst("rdp")
-    assert report.worst("rdp") <= report.worst(PAPER_PRINTED)
+    assert ideal.epsilon_max == np.inf and ideal.sound == ("guarantee",)
+    assert ideal.worst("ideal pld") <= ideal.worst("ideal rdp") <= report.worst(PAPER_PRINTED)
+    assert report.sound == ("zcdp", "rdp")
+    assert report.epsilon_max == report.worst("rdp") <= report.worst("zcdp")
+    slack = dpp.lattice_ratio_slack(problem.dim)  # Δ/σ grows by s: ≈ 100 s/(Δ/σ) % more ε
+    assert ideal.worst("ideal rdp") < report.epsilon_max < ideal.worst("ideal rdp") * (
+        1 + 2 * slack * float(dpp.noise_multiplier(0.1, 1e-3)))
     assert PAPER_PRINTED not in report.sound and report.relation == "replace_record"
     naive = algorithms.NaivePrivateADMM().privacy(problem, net, algorithms.NaivePrivateADMMParams(
         eps=0.1), steps=100, delta=1e-3)
     assert naive.worst(PAPER_PRINTED) == pytest.approx(report.worst(PAPER_PRINTED), rel=1e-12)
     assert naive.epsilon_max > report.epsilon_max  # DP-ADMM's first release is at Δ/2
+
+
+@pytest.mark.parametrize("kind", ["l2", "l1"])
+def test_lattice_release_is_the_float_release_rounded_to_the_lattice(kind):
+    """The default sampler: fed the same lattice draws z = K/R, the lattice release of w~ differs
+    from the float one w + σz by at most γ = σ/R per coordinate (the rounding of w to γℤ), and
+    w~/γ is an integer (the float release's is not); the report covers it (lattice events)."""
+    from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+
+    problem, net = adult_like(kind), complete()
+    for lattice, params in ((algorithms.DPADMM(), algorithms.DPADMMParams(D_w=3.0)),
+                            (algorithms.NaivePrivateADMM(**TIGHT),
+                             algorithms.NaivePrivateADMMParams())):
+        flt = dataclasses.replace(lattice, sampler="float")
+        events = lattice.privacy(problem, net, params, steps=8).events
+        assert events.lattice and lattice.sampler == "lattice"
+        fractions = []
+        for k, (state, noise, new, _) in enumerate(_trajectory(lattice, params, problem, net, 8)):
+            gamma = events.scale[:, k:k + 1] / R
+            release = np.asarray(new.w_tilde)
+            float_release = np.asarray(_release(flt, state, noise, problem, params, k))
+            assert np.all(np.abs(release - float_release) <= gamma * (1 + 1e-9)), (lattice.name, k)
+            n = release / gamma
+            assert np.max(np.abs(n - np.round(n))) < 1e-6, (lattice.name, k)
+            fractions.append(np.abs(float_release / gamma - np.round(float_release / gamma)))
+        assert np.median(np.concatenate(fractions)) > 0.1  # the float release is off the lattice
 
 
 def test_complete_graph_weights_and_backends_give_the_same_trajectory():

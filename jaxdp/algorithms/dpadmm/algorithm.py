@@ -80,7 +80,7 @@ from jaxdp.algorithms.dpadmm.privacy import (
     release_ratios,
     release_report,
 )
-from jaxdp.privacy import gaussian
+from jaxdp.privacy import add_noise, noise_draws
 from jaxdp.problems import from_arrays, solve_reference
 
 
@@ -108,7 +108,10 @@ class StarADMM(Algorithm):
     """The family's skeleton: each provider's release, the trainer's average (3c), the duals (3d).
 
     Subclasses implement ``_release`` (W̃^{k+1}, (N, d)) and set ``private`` when they draw
-    Gaussian noise ``ξ`` (one standard normal per provider and coordinate, ``{"xi": (N, d)}``).
+    Gaussian noise ``ξ`` (one standard normal per provider and coordinate, ``{"xi": (N, d)}``);
+    a private subclass has a ``sampler`` field (``"lattice"``, the default: the release is
+    ``γ(round(w/γ) + K)``, K discrete Gaussian, γ = σ/R, private as floats; ``"float"``:
+    ``w + σξ`` in floating point, whose report's guarantee is inf with the ideal curves kept).
     """
 
     private: ClassVar[bool] = False
@@ -123,7 +126,8 @@ class StarADMM(Algorithm):
         del params, k
         if not self.private:
             return {}
-        return {"xi": gaussian(key, state.w_tilde.shape, state.w_tilde.dtype)}  # (3b), Alg. 2 l.5
+        return {"xi": noise_draws(key, state.w_tilde.shape, state.w_tilde.dtype,
+                                  sampler=self.sampler)}  # (3b), Alg. 2 l.5
 
     def step(self, state, noise, problem, network, params, k):
         rho = per_agent(params.rho, state.gamma)
@@ -160,6 +164,7 @@ class DPADMM(StarADMM):
     positive = ("rho", "eps", "delta", "S1", "D_w")
     nonnegative = ("S3",)
     unit_interval = ("eps", "delta")
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def _release(self, state, noise, problem, params, k):
         x = state.w_tilde
@@ -170,7 +175,7 @@ class DPADMM(StarADMM):
                    + per_agent(inv_eta, x) * x) / c  # (3a)
         sigma = sensitivity(problem, params, inv_eta, jnp) \
             * noise_multiplier(params.eps, params.delta, jnp)  # Thm 1
-        return w_local + per_agent(sigma, x) * noise["xi"]  # (3b)
+        return add_noise(w_local, per_agent(sigma, x), noise["xi"], sampler=self.sampler)  # (3b)
 
     models_covered = True
     models_note = "the model is w~_i^K, the last accounted release"
@@ -191,7 +196,8 @@ class DPADMM(StarADMM):
         z = np.asarray(noise_multiplier(host.eps, host.delta), np.float64)  # Thm 1
         ratios = np.broadcast_to(release_ratios(host.eps, host.delta, steps, np).reshape(
             -1, steps), full.shape)
-        return release_report(self, problem, host, full * ratios * z, full * z, delta=delta,
+        return release_report(self, problem, network, params, full * ratios * z, full * z,
+                              delta=delta,
                               description="DP-ADMM: w~_i^{k+1} = w_i^{k+1} + N(0, σ_{i,k+1}² I)")
 
     def validate(self, params, problem, network):

@@ -44,7 +44,7 @@ from jaxdp.algorithms.dpadmm.privacy import (
     noise_multiplier,
     release_report,
 )
-from jaxdp.privacy import Assumption
+from jaxdp.privacy import Assumption, add_noise
 
 
 @chex.dataclass(frozen=True)
@@ -85,12 +85,14 @@ class NaivePrivateADMM(ConsensusADMM):
     positive = ("rho", "eps", "delta", "S1")
     unit_interval = ("eps", "delta")
     variant: str = "corrected"  # "paper": Δ = 2 S1 N/(m_i λ); "corrected": 2 S1/(m_i (ρ + λ/N))
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def _release(self, state, noise, problem, params, k):
         w_local = super()._release(state, noise, problem, params, k)  # Alg. 2 l.4
         sigma = self._sensitivity(problem, params, jnp) \
             * noise_multiplier(params.eps, params.delta, jnp)  # Sec. III-A
-        return w_local + per_agent(sigma, w_local) * noise["xi"]  # Alg. 2 l.5
+        return add_noise(w_local, per_agent(sigma, w_local), noise["xi"],
+                         sampler=self.sampler)  # Alg. 2 l.5
 
     models_covered = True
     models_note = "the model is w~_i^K, the last accounted release"
@@ -113,7 +115,7 @@ class NaivePrivateADMM(ConsensusADMM):
             f"{self.inner_tol:g}·max(1, ‖r(w^k)‖), so ‖x − x*‖ ≤ that/(ρ + λ/N), unaccounted)",
             enforced=False,
             how="Newton / proximal gradient to the stated tolerance", holds=None)
-        return release_report(self, problem, host, np.broadcast_to(sens, (n, steps)),
+        return release_report(self, problem, network, params, np.broadcast_to(sens, (n, steps)),
                               np.broadcast_to(sigma, (n, steps)), delta=delta,
                               description="Algorithm 2: w~_i^{k+1} = w_i^{k+1} + N(0, σ_i² I)",
                               assumptions=(solve,))

@@ -55,11 +55,13 @@ from jaxdp.privacy import (
     PrivacyEvents,
     PrivacyReport,
     gaussian_zcdp,
+    lattice_sensitivity,
     pld_epsilon,
     rdp_epsilon,
     zcdp_for_epsilon,
     zcdp_to_dp,
 )
+from jaxdp.privacy._report import SAMPLER_SHARE
 from jaxdp.problems import L1Logistic, Logistic
 
 #: The paper's privacy grid (Sec. VI-A): per-iteration ε and δ, and T.
@@ -89,19 +91,47 @@ def release_ratios(eps, delta, steps: int, xp=np):
     return factor / z[..., None]
 
 
-def zcdp_guarantee(eps, delta, steps: int, total_delta):
+def lattice_ratio_slack(dim: int | None, dtype=np.float64) -> float:
+    """``s``: what the lattice sampler adds to every Δ_k/σ_k of a ``dim``-coordinate release
+    (``(1 + 2uL)√d/R``, :func:`~jaxdp.privacy.lattice_sensitivity` with ``clipped=False``, the
+    declared Δ being Lemma 1's analytical bound); 0 for ``dim=None`` (the float sampler)."""
+    if dim is None:
+        return 0.0
+    return float(lattice_sensitivity(0.0, int(dim), 1.0, dtype, law="gaussian", clipped=False))
+
+
+def _lattice_delta(total_delta, dim):
+    """The δ the lattice report computes its curves at (the sampler's share set aside)."""
+    return total_delta if dim is None else total_delta * (1.0 - SAMPLER_SHARE)
+
+
+def zcdp_guarantee(eps, delta, steps: int, total_delta, *, lattice_dim: int | None = None,
+                   dtype=np.float64):
     """The report's ``"zcdp"`` ε of DP-ADMM's K releases (jnp, differentiable in ``eps``):
-    ``zcdp_to_dp(Σ_k (Δ_k/σ_k)²/2, total_delta)`` on :func:`release_ratios`."""
-    rho = gaussian_zcdp(release_ratios(eps, delta, steps, jnp), 1.0)[..., -1]
-    return zcdp_to_dp(rho, total_delta)
+    ``zcdp_to_dp(Σ_k (Δ_k/σ_k)²/2, total_delta)`` on :func:`release_ratios`.
+
+    ``lattice_dim=d`` gives the lattice sampler's curve (the default sampler): every ratio grows
+    by :func:`lattice_ratio_slack` and the curve is at ``total_delta(1 − 2⁻⁶)``; the report is
+    ``inf`` where the sampler's distance does not fit in δ (ε above ≈ 19, not modelled here).
+    """
+    ratios = release_ratios(eps, delta, steps, jnp) + lattice_ratio_slack(lattice_dim, dtype)
+    rho = gaussian_zcdp(ratios, 1.0)[..., -1]
+    return zcdp_to_dp(rho, _lattice_delta(total_delta, lattice_dim))
 
 
-def eps_for_zcdp_guarantee(total, delta, steps: int, total_delta):
+def eps_for_zcdp_guarantee(total, delta, steps: int, total_delta, *,
+                           lattice_dim: int | None = None, dtype=np.float64):
     """Thm 1's per-iteration ε whose :func:`zcdp_guarantee` after ``steps`` releases is ``total``
-    (jnp, closed form): ρ = zcdp_for_epsilon(total, δ) = (K − 1 + ¼) ε²/(4 ln(1.25/δ_Thm1))."""
-    rho = zcdp_for_epsilon(total, total_delta)
-    releases = steps - 1 + FIRST_STEP_FACTOR**2
-    return jnp.sqrt(4.0 * jnp.log(1.25 / jnp.asarray(delta)) * rho / releases)
+    (jnp, closed form). Float sampler: ρ = zcdp_for_epsilon(total, δ) = (K − 1 + ¼)
+    ε²/(4 ln(1.25/δ_Thm1)). Lattice (``lattice_dim``): with t = ε/√(2 ln(1.25/δ_Thm1)) = 1/z and
+    s the slack, 2ρ = (t/2 + s)² + (K − 1)(t + s)², a quadratic in t (its positive root)."""
+    rho = zcdp_for_epsilon(total, _lattice_delta(total_delta, lattice_dim))
+    s = lattice_ratio_slack(lattice_dim, dtype)
+    a = steps - 1 + FIRST_STEP_FACTOR**2
+    b = 2.0 * s * (steps - 1 + FIRST_STEP_FACTOR)
+    c = steps * s * s - 2.0 * rho
+    t = (-b + jnp.sqrt(b * b - 4.0 * a * c)) / (2.0 * a)
+    return t * jnp.sqrt(2.0 * jnp.log(1.25 / jnp.asarray(delta)))
 
 
 def moments_accountant(steps, eps, delta, total_delta=None) -> tuple[np.ndarray, np.ndarray]:
@@ -248,36 +278,47 @@ def record_assumption(problem, S1) -> Assumption:
             f"{signs}; not clipped", holds=logistic and signs and radius <= s1 + 1e-12)
 
 
-def release_report(alg, problem, params, sensitivity: np.ndarray, sigma: np.ndarray, *,
+def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma: np.ndarray, *,
                    delta: float, description: str, assumptions=()) -> PrivacyReport:
     """The Gaussian releases w~_i^{k+1} of a DP-ADMM-family algorithm, accounted soundly.
 
     Replace-one-record adjacency at one provider (paper 002, Def. 1 and Lemma 1). Every quantity
     that w_i^{k+1} depends on besides provider i's data — w~_i^k, γ_i^k, w^k — is a function of
     the released w~ (γ⁰ = 0, (3c), (3d)), so the releases compose adaptively with the per-step
-    ℓ2 sensitivities ``sensitivity``; the guarantee is the smallest of zCDP, RDP and PLD.
+    ℓ2 sensitivities ``sensitivity``; the guarantee is the smallest of zCDP, RDP and PLD. Under
+    the lattice sampler (``alg.sampler == "lattice"``) the release is the discrete Gaussian on
+    ``γℤ^d``, ``γ = σ/R``: the sensitivity declared is Lemma 1's analytical bound plus the
+    rounding slack (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`, ``clipped=False``:
+    no clip enforces Δ), PLD is dropped and the sampler's distance is added to δ.
 
     Args:
-      alg: the algorithm (for names).
+      alg: the algorithm (names, sampler, draw count).
       problem: the run's problem (for the data check of S1).
-      params: host Params (``eps``, ``delta`` of Thm 1, ``S1``).
-      sensitivity: (N, K) ℓ2 sensitivities Δ_{i,k} of the releases.
+      network: the run's network (for the draw count).
+      params: the run's Params (``eps``, ``delta`` of Thm 1, ``S1``).
+      sensitivity: (N, K) ℓ2 sensitivities Δ_{i,k} of the releases (real-valued mechanism).
       sigma: (N, K) the noise standard deviations actually drawn.
       delta: the caller's δ of every (ε, δ) curve.
       description: what is released.
       assumptions: further assumptions (e.g. an exact local solve).
 
     Returns:
-      A PrivacyReport (guarantee: zCDP/RDP/PLD) with the paper's Thm 2 as :data:`PAPER_PRINTED`.
+      A PrivacyReport (guarantee: zCDP/RDP/PLD, or zCDP/RDP on the lattice) with the paper's
+      Thm 2 as :data:`PAPER_PRINTED`.
     """
     n, steps = sensitivity.shape
-    events = PrivacyEvents.from_schedule("gaussian", sensitivity, sigma, n_agents=n,
-                                         steps=steps, description=description)
-    report = PrivacyReport.from_events(
-        events, delta=delta, methods=("closed_form", "rdp", "pld"), relation=RELATION,
+    declared = alg.release_sensitivity(sensitivity, problem.dim, sigma, problem, law="gaussian",
+                                       clipped=False)
+    events = PrivacyEvents.from_schedule("gaussian", declared, sigma, n_agents=n,
+                                         steps=steps, description=description,
+                                         lattice=alg.sampler == "lattice")
+    report = alg.report_from_events(
+        events, problem, network, params, steps, delta=delta,
+        methods=("closed_form", "rdp", "pld"), relation=RELATION,
         released=RELEASED, assumptions=(record_assumption(problem, params.S1), *assumptions))
     eps = np.broadcast_to(np.asarray(params.eps, np.float64).reshape(-1, 1), (n, 1))
-    eps_bar, _ = moments_accountant(report.steps[None, :], eps, params.delta, total_delta=delta)
+    eps_bar, _ = moments_accountant(report.steps[None, :], eps, float(params.delta),
+                                    total_delta=delta)
     return report.with_curve(
         PAPER_PRINTED, eps_bar,
         "Thm 2 via App. A's moments accountant: ε̄ = min over integer τ of "
@@ -322,6 +363,7 @@ def table_markdown(rows: list[dict]) -> str:
 __all__ = [
     "PAPER_DELTAS", "PAPER_EPS", "PAPER_STEPS", "advanced_composition_drv",
     "FIRST_STEP_FACTOR", "RELATION", "RELEASED", "eps_for_zcdp_guarantee", "release_ratios",
+    "lattice_ratio_slack",
     "zcdp_guarantee", "advanced_composition_optimal", "check_noise_params", "check_private",
     "composition_table", "gaussian_releases", "record_assumption",
     "moments_accountant", "moments_accountant_bruteforce", "noise_multiplier",
