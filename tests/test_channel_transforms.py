@@ -238,7 +238,7 @@ def test_grad_through_dropped_compressed_run(setup):
     prob, net = setup
     with jax.enable_x64(True):
         alg = channels.with_channel(algorithms.DGD(), channels.chain(
-            channels.top_k(3), channels.gaussian(0.1), channels.drop(0.3)))
+            channels.top_k(3), channels.gaussian(0.1, sampler="float"), channels.drop(0.3)))
         params = alg.params(algorithms.DGDParams(alpha=0.05))
         key = jax.random.key(3)
 
@@ -343,7 +343,8 @@ def test_bad_configuration_is_refused(setup):
                         (lambda: channels.activation("cyclic", period=0), "period"),
                         (lambda: channels.activation("poisson", rate=-1.0), "rate"),
                         (lambda: channels.chain(channels.top_k(1, error_feedback=True),
-                                                channels.gaussian(1.0), aggregate=True),
+                                                channels.gaussian(1.0, sampler="float"),
+                                                aggregate=True),
                          "aggregate")):
         with pytest.raises(ValueError, match=match):
             make()
@@ -365,7 +366,7 @@ def test_aggregate_with_drops_equals_per_message_without_noise(setup):
     per-message noise (σ tiny, so only the deterministic parts are compared)."""
     prob, net = setup
     with jax.enable_x64(True):
-        stack = (channels.clip(0.8), channels.gaussian(1e-14), channels.drop(0.4))
+        stack = (channels.clip(0.8), channels.gaussian(1e-14, sampler="float"), channels.drop(0.4))
         x = jnp.asarray(np.random.default_rng(2).normal(size=(N, D)))
         outs = []
         for aggregate in (False, True):

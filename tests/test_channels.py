@@ -24,10 +24,19 @@ def setup():
         yield _problem(), net
 
 
-def _dgd_channel(broadcast=False, sigma=0.3, c=0.7):
+def _dgd_channel(broadcast=False, sigma=0.3, c=0.7, sampler="float"):
+    """DGD through clip + Gaussian; the float sampler by default, which these tests' references
+    (``clip(x_j) + σξ``) and the receiver-sum draws are about (the lattice release has its
+    per-node reference in test_channel_transforms)."""
     alg = channels.with_channel(algorithms.DGD(), channels.chain(
-        channels.clip(c), channels.gaussian(sigma), broadcast=broadcast))
+        channels.clip(c), channels.gaussian(sigma, sampler=sampler), broadcast=broadcast))
     return alg, alg.params(algorithms.DGDParams(alpha=0.1))
+
+
+def _lattice(sensitivity, scale, law):
+    """The sensitivity a lattice release of D float64 coordinates declares (clip + rounding)."""
+    from jaxdp.privacy import lattice_sensitivity
+    return lattice_sensitivity(sensitivity, D, scale, jnp.float64, law=law)
 
 
 def _reference_dgd(x, prob, net, params, draws, broadcast):
@@ -130,7 +139,9 @@ def test_report_sensitivity_and_release_counts(setup):
             p = alg.params(algorithms.StepParams())
             assert alg.calls_per_step(prob, net, p) == [D] * calls
             ev = alg.privacy(prob, net, p, 3).events
-            np.testing.assert_allclose(ev.sensitivity, 2 * c * np.sqrt(D))  # ℓ∞: ‖·‖₂ ≤ C√D
+            # ℓ∞: ‖·‖₂ ≤ C√D, plus the rounding to the lattice of step k's σ 0.9^k
+            np.testing.assert_allclose(ev.sensitivity, np.broadcast_to(_lattice(
+                2 * c * np.sqrt(D), sigma * 0.9 ** np.arange(3), "gaussian"), (N, 3)), rtol=1e-12)
             np.testing.assert_allclose(ev.scale[0],
                                        sigma * 0.9 ** np.arange(3) / np.sqrt(calls))
 
@@ -146,9 +157,10 @@ def test_laplace_report_has_one_stream_per_release(setup):
         assert len(streams) == deg.max()
         releases = sum(np.isfinite(s.scale[:, 0]).astype(int) for s in streams)
         np.testing.assert_array_equal(releases, deg)
-        np.testing.assert_allclose(streams[0].sensitivity, 1.0)
+        sens = _lattice(1.0, 2.0, "laplace")  # ‖·‖₁ ≤ C, plus the rounding to the lattice
+        np.testing.assert_allclose(streams[0].sensitivity, sens, rtol=1e-12)
         # pure DP: ε = Σ Δ/b over releases and steps
-        np.testing.assert_allclose(rep.curves["pure_dp"][:, -1], 2 * deg * 1.0 / 2.0)
+        np.testing.assert_allclose(rep.curves["pure_dp"][:, -1], 2 * deg * sens / 2.0)
 
 
 def test_no_private_stage_is_infinite_with_reason(setup):
@@ -209,7 +221,7 @@ def test_aggregate_noise_has_the_per_message_distribution(setup):
         sigma = 0.3
         exact, params = _dgd_channel(sigma=sigma, c=0.7)
         agg = channels.with_channel(algorithms.DGD(), channels.chain(
-            channels.clip(0.7), channels.gaussian(sigma), aggregate=True))
+            channels.clip(0.7), channels.gaussian(sigma, sampler="float"), aggregate=True))
         x = jnp.asarray(np.random.default_rng(3).normal(size=(N, D)))
         state = algorithms.catalogue.classic.DGDState(x=x)
 
@@ -239,7 +251,7 @@ def test_per_message_gaussian_drawn_by_receiver_sums_has_the_independent_law(set
     with jax.enable_x64(True):
         alg, params = _dgd_channel()
         agg = channels.with_channel(algorithms.DGD(), channels.chain(
-            channels.clip(0.7), channels.gaussian(0.3), aggregate=True))
+            channels.clip(0.7), channels.gaussian(0.3, sampler="float"), aggregate=True))
         state = algorithms.catalogue.classic.DGDState(
             x=jnp.asarray(np.random.default_rng(3).normal(size=(N, D))))
 
@@ -301,7 +313,7 @@ def test_calibrator_finds_the_channel_sigma(setup):
     with jax.enable_x64(True):
         from jaxdp.privacy import calibrate_params
 
-        alg, params = _dgd_channel()
+        alg, params = _dgd_channel(sampler="lattice")
         assert alg.noise_field == "gauss_sigma"
         tuned = calibrate_params(alg, prob, net, params, 5, epsilon=2.0, delta=1e-5)
         eps = alg.privacy(prob, net, tuned, 5, delta=1e-5).epsilon_max
@@ -309,12 +321,13 @@ def test_calibrator_finds_the_channel_sigma(setup):
 
 
 # -- named messages, the released self term, nesting ---------------------------------------------
-def _routed_diging(sx=0.3, sy=0.8):
+def _routed_diging(sx=0.3, sy=0.8, sampler="lattice"):
     """DIGing with its messages x and y through channels of their own (two noise scales)."""
     return channels.with_channel(algorithms.DIGing(), {
-        "x": channels.chain(channels.clip(0.7, name="cx"), channels.gaussian(sx, name="gx"),
-                            broadcast=True),
-        "y": channels.chain(channels.clip(1.5, name="cy"), channels.gaussian(sy, name="gy"),
+        "x": channels.chain(channels.clip(0.7, name="cx"),
+                            channels.gaussian(sx, name="gx", sampler=sampler), broadcast=True),
+        "y": channels.chain(channels.clip(1.5, name="cy"),
+                            channels.gaussian(sy, name="gy", sampler=sampler),
                             broadcast=True, self_term="released")})
 
 
@@ -324,7 +337,7 @@ def test_named_messages_take_their_own_channel(setup):
     x̃ = clip(x, 0.7) + 0.3 ξ and ỹ = clip(y, 1.5) + 0.8 ζ, the draws recorded under x and y."""
     prob, net = setup
     with jax.enable_x64(True):
-        alg = _routed_diging()
+        alg = _routed_diging(sampler="float")
         params = alg.params(algorithms.StepParams(alpha=0.1))
         state = alg.init(jax.random.key(0), prob, net, params)
         noise = alg.noise(jax.random.key(3), state, params, 0)
@@ -348,17 +361,21 @@ def test_named_messages_take_their_own_channel(setup):
 
 def test_routed_report_composes_each_messages_releases(setup):
     """Two Gaussian routes, one broadcast release each per step: the report's events are the
-    x route's (Δ = 1.4, σ = 0.3) and the y route's (Δ = 3.0, σ = 0.8), and ε grows with both."""
+    x route's (Δ = 1.4, σ = 3) and the y route's (Δ = 3.0, σ = 8), each Δ with the lattice
+    rounding added, and ε grows with both."""
     prob, net = setup
     with jax.enable_x64(True):
-        alg = _routed_diging()
+        alg = _routed_diging(sx=3.0, sy=8.0)
         params = alg.params(algorithms.StepParams(alpha=0.1))
         ev = alg.privacy(prob, net, params, 3).events
         pairs = sorted({(float(s.sensitivity[0, 0]), float(s.scale[0, 0])) for s in ev.streams})
-        assert pairs == [(1.4, 0.3), (3.0, 0.8)]
+        want = [(float(_lattice(1.4, 3.0, "gaussian")), 3.0),
+                (float(_lattice(3.0, 8.0, "gaussian")), 8.0)]
+        np.testing.assert_allclose(pairs, want, rtol=1e-12)
         eps = lambda p: alg.privacy(prob, net, p, 3).epsilon  # noqa: E731
-        assert np.all(eps(params.replace(gy_sigma=8.0)) < eps(params))
-        assert np.all(eps(params.replace(gx_sigma=3.0)) < eps(params))
+        assert np.all(np.isfinite(eps(params)))
+        assert np.all(eps(params.replace(gy_sigma=80.0)) < eps(params))
+        assert np.all(eps(params.replace(gx_sigma=30.0)) < eps(params))
         # a route without clip + noise makes the whole report inf (DIGing is not private)
         half = channels.with_channel(algorithms.DIGing(), {
             "x": channels.chain(channels.clip(1.0), channels.gaussian(0.5)),

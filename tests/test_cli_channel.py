@@ -18,7 +18,8 @@ SMALL = ["--problem", "least_squares", "--network", "ring", "--agents", "6", "--
     ("gaussian:sigma=0.5,decay=0.99", chain(gaussian(0.5, decay=0.99))),
     ("clip:2,norm=linf + gaussian:0.5 + broadcast",
      chain(clip(2.0, norm="linf"), gaussian(0.5), broadcast=True)),
-    ("clip:1e+1+gaussian:sigma=2E-1+aggregate", chain(clip(10.0), gaussian(0.2), aggregate=True)),
+    ("clip:1e+1+gaussian:sigma=2E-1,sampler=float+aggregate",
+     chain(clip(10.0), gaussian(0.2, sampler="float"), aggregate=True)),
 ])
 def test_parse_channel_builds_the_stack(spec, built):
     assert parse_channel(spec) == built
@@ -26,7 +27,7 @@ def test_parse_channel_builds_the_stack(spec, built):
 
 @pytest.mark.parametrize("channel", [chain(clip(1.0), gaussian(1.0)),
                                      chain(clip(1.0), gaussian(1.0), broadcast=True),
-                                     chain(clip(1.0), gaussian(1.0), aggregate=True)])
+                                     chain(clip(1.0), gaussian(1.0, sampler="float"), aggregate=True)])
 def test_a_channel_name_parses_back_to_the_channel(channel):
     assert parse_channel(channel.name) == channel
 
@@ -86,11 +87,11 @@ def test_run_with_a_private_channel_prints_a_finite_epsilon(tmp_path, capsys):
 
 def test_run_sets_channel_params_with_param(tmp_path, capsys):
     assert main(["run", "dgd", *SMALL, "--channel", "clip:1.0+gaussian:0.5+broadcast",
-                 "--param", "gauss_sigma=0.3", "--param", "alpha=0.05",
+                 "--param", "gauss_sigma=3.0", "--param", "alpha=0.05",
                  "--out", str(tmp_path)]) == 0
     info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     trace = Trace.load(info["trace"])  # the '/' of "/bcast" is not a folder
-    assert trace.meta["params"]["gauss_sigma"] == 0.3 and trace.meta["params"]["alpha"] == 0.05
+    assert trace.meta["params"]["gauss_sigma"] == 3.0 and trace.meta["params"]["alpha"] == 0.05
     assert json.loads((tmp_path / "privacy.json").read_text())["epsilon_max"] < np.inf
 
 
@@ -169,7 +170,7 @@ def test_run_routes_each_named_message_through_its_channel(tmp_path, capsys):
     """DIGing's x and y with clip + Gaussian stacks of their own: a finite ε composed from both,
     the y noise set with --param."""
     out = tmp_path / "run"
-    assert main(["run", "diging", *SMALL, "--channel", "x=clip:1.0,name=cx+gaussian:0.5,name=gx",
+    assert main(["run", "diging", *SMALL, "--channel", "x=clip:1.0,name=cx+gaussian:4.0,name=gx",
                  "--channel", "y=clip:2.0,name=cy+gaussian:1.0,name=gy+broadcast",
                  "--param", "gy_sigma=3.0", "--out", str(out)]) == 0
     capsys.readouterr()

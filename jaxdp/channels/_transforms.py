@@ -581,7 +581,8 @@ class Channel:
         released self term, appended)."""
         mode = "/bcast" if self.broadcast else "/agg" if self.aggregate else ""
         mode += "/self" if self.self_term == "released" else ""
-        return "+".join(t.kind for t in self.transforms) + mode
+        return "+".join(t.kind + ("" if t.lattice or not t.additive else ":sampler=float")
+                        for t in self.transforms) + mode
 
     @property
     def defaults(self) -> tuple[tuple[str, float], ...]:

@@ -72,13 +72,18 @@ def _sampler_tv(events: PrivacyEvents, draws: int) -> float:
 def _within_sampler_error(curves: dict, logs: dict, tv: float, delta: float):
     """``inf`` wherever ``(1 + e^ε)τ`` exceeds the δ share kept for the sampler."""
     cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
-    out_curves, out_logs = {}, {}
+    out_curves, out_logs, capped = {}, {}, False
     for name, eps in curves.items():
         bad = ~(eps <= cap)
+        capped = capped or bool(np.all(bad[:, -1]))
         out_curves[name] = np.where(bad, np.inf, eps)
         if name in logs:
             out_logs[name] = np.where(bad, np.inf, logs[name])
-    return out_curves, out_logs
+    reason = (f"every accountant gives ε above {cap:.3g} = log(2⁻⁶δ/τ − 1) for some agent: "
+              f"the lattice sampler's distance to its ideal law over the run (τ = {tv:.3g}) "
+              "then cannot be absorbed in δ, so no finite ε is certified for the released floats"
+              if capped else "")
+    return out_curves, out_logs, reason
 
 RELATIONS = {
     "add_remove_record": ("record", "one record added to or removed from one agent's data set"),
@@ -267,7 +272,9 @@ class PrivacyReport:
                                             at_steps=steps)
                 notes["pld"] = NOTES["pld"].format(interval=value_discretization_interval)
         if lattice:
-            curves, logs = _within_sampler_error(curves, logs, tv, delta_full)
+            curves, logs, capped = _within_sampler_error(curves, logs, tv, delta_full)
+            if capped:
+                contract.setdefault("reason", capped)
             notes = {m: f"{n} {LATTICE_NOTE.format(tv=tv)}" for m, n in notes.items()}
             delta, events = delta_full, events_full
         return cls(steps=steps, curves=curves, delta=delta, notes=notes, events=events,

@@ -43,13 +43,30 @@ def quantize_row(v, bits, norm, u=None):
     return out
 
 
+def lattice_row(v, scale, z, law):
+    """The lattice release of a float64 row, coordinate by coordinate: ``γ = scale/R`` (R = 2^12
+    Gaussian, 2^16 Laplace), ``a = round(clamp(v_j, ±2^40 γ)/γ)`` (half to even), then
+    ``(a + z_j R) γ`` (``z_j R`` the integer draw)."""
+    r = 2 ** 12 if law == "gaussian" else 2 ** 16
+    gamma = scale / r
+    bound = 2.0 ** 40 * gamma
+    out = np.empty_like(v)
+    for j in range(len(v)):
+        a = np.round(min(max(v[j], -bound), bound) / gamma)
+        out[j] = (a + z[j] * r) * gamma
+    return out
+
+
 def transform_row(t, v, values, k, z):
     """One transform on one row ``v`` (``values`` its Params by field, ``z`` its draw)."""
     f = t.fields
     if t.kind == "clip":
         return clip_row(v, values[f[0]], t.norm)
     if t.kind in ("gaussian", "laplace"):
-        return v + values[f[0]] * values[f[1]] ** k * z
+        scale = values[f[0]] * values[f[1]] ** k
+        if t.option("sampler", "lattice") == "lattice":
+            return lattice_row(v, scale, z, t.kind)
+        return v + scale * z
     if t.kind == "top_k":
         return v * keep_largest(np.abs(v), t.option("k"))
     if t.kind == "random_k":
