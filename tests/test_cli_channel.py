@@ -172,11 +172,11 @@ def test_run_routes_each_named_message_through_its_channel(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", "diging", *SMALL, "--channel", "x=clip:1.0,name=cx+gaussian:4.0,name=gx",
                  "--channel", "y=clip:2.0,name=cy+gaussian:1.0,name=gy+broadcast",
-                 "--param", "gy_sigma=3.0", "--out", str(out)]) == 0
+                 "--param", "gy_sigma=30.0", "--out", str(out)]) == 0
     capsys.readouterr()
     saved = json.loads((out / "privacy.json").read_text())
     assert np.isfinite(saved["epsilon_max"])
     assert "message 'x' through clip+gaussian" in saved["released"]
     assert "message 'y' through clip+gaussian/bcast" in saved["released"]
     trace = Trace.load(next(out.glob("trace_*.npz")))
-    assert trace.meta["params"]["gy_sigma"] == 3.0
+    assert trace.meta["params"]["gy_sigma"] == 30.0
