@@ -6,14 +6,18 @@ Workload (as ``bench_dgd.py``): paper 000's problem, N = 50 agents on a random g
 Rows:
   * ``dgd``: plain DGD. Deterministic: every seed is the same computation, so this is a lower
     bound that XLA does not really batch (see ``bench_dgd.py``).
-  * ``dp_dgd_grad_noise``: DGD with Gaussian noise on each agent's gradient (DP-DGD, clip off):
-    the step without a channel, with one (N, d) draw per step — the reference of the issue's
-    "≤ 1.5× the step without it".
-  * ``dgd+clip+gaussian``: DGD through ``chain(clip(ℓ2), gaussian)``, one draw per directed
-    message ((2E, d) per step).
-  * ``dgd+clip+gaussian/agg``: per-message noise simulated by its exact sum at each receiver
-    (``aggregate=True``: same distribution of the models, (N, d) draws, messages not recorded).
-  * ``dgd+clip+gaussian/bcast``: one draw per sender ((N, d) per step; one release per step).
+  * ``dp_dgd_grad_noise``: DGD with float Gaussian noise on each agent's gradient (DP-DGD, clip
+    off, ``sampler="float"``): the step without a channel, with one (N, d) draw per step — the
+    reference of the ratios; ``[lattice]``: the same with the default lattice sampler.
+  * ``dgd+clip+gaussian``: DGD through ``chain(clip(ℓ2), gaussian)`` on the lattice (the default),
+    one draw per directed message ((2E, d) per step, three words and two gathers per draw);
+    ``[float]``: the float sampler, drawn by its receiver sums ((N, d) draws when the messages are
+    not read).
+  * ``dgd+clip+gaussian/agg[float]``: per-message float noise simulated by its exact sum at each
+    receiver (``aggregate=True``: (N, d) draws, messages not recorded).
+  * ``dgd+clip+gaussian/bcast``: one draw per sender ((N, d) per step; one release per step), on
+    the lattice and ``[float]``.
+  * ``dgd+clip+laplace``: ℓ1 clip + Laplace per directed message, lattice and ``[float]``.
   * ``dgd+top_k``, ``dgd+top_k+ef``: top-3 of 10 coordinates per message (no draws), without and
     with error feedback (a ``ChannelState`` with an (N, d) memory).
   * ``dgd+quantize``: QSGD levels, 4 bits, rounded to nearest (no draws).
@@ -52,9 +56,9 @@ def variants():
     """``{row: (algorithm, params)}``."""
     from jaxdp import algorithms, channels
 
-    def channel(broadcast=False, aggregate=False):
+    def channel(broadcast=False, aggregate=False, sampler="lattice"):
         alg = channels.with_channel(algorithms.DGD(), channels.chain(
-            channels.clip(CLIP), channels.gaussian(SIGMA), broadcast=broadcast,
+            channels.clip(CLIP), channels.gaussian(SIGMA, sampler=sampler), broadcast=broadcast,
             aggregate=aggregate))
         return alg, alg.params(algorithms.DGDParams(alpha=ALPHA))
 
@@ -62,13 +66,19 @@ def variants():
         alg = channels.with_channel(algorithms.DGD(), channels.chain(*transforms))
         return alg, alg.params(algorithms.DGDParams(alpha=ALPHA))
 
+    grad_noise = algorithms.DPDGDParams(alpha=ALPHA, clip=1e30, sigma=SIGMA / 1e30)
     return {
         "dgd": (algorithms.DGD(), algorithms.DGDParams(alpha=ALPHA)),
-        "dp_dgd_grad_noise": (algorithms.DPDGD(),
-                              algorithms.DPDGDParams(alpha=ALPHA, clip=1e30, sigma=SIGMA / 1e30)),
+        "dp_dgd_grad_noise": (algorithms.DPDGD(sampler="float"), grad_noise),
+        "dp_dgd_grad_noise[lattice]": (algorithms.DPDGD(), grad_noise),
         "dgd+clip+gaussian": channel(False),
-        "dgd+clip+gaussian/agg": channel(aggregate=True),
+        "dgd+clip+gaussian[float]": channel(False, sampler="float"),
+        "dgd+clip+gaussian/agg[float]": channel(aggregate=True, sampler="float"),
         "dgd+clip+gaussian/bcast": channel(broadcast=True),
+        "dgd+clip+gaussian/bcast[float]": channel(broadcast=True, sampler="float"),
+        "dgd+clip+laplace": through(channels.clip(CLIP, norm="l1"), channels.laplace(SIGMA)),
+        "dgd+clip+laplace[float]": through(channels.clip(CLIP, norm="l1"),
+                                           channels.laplace(SIGMA, sampler="float")),
         "dgd+top_k": through(channels.top_k(3)),
         "dgd+top_k+ef": through(channels.top_k(3, error_feedback=True)),
         "dgd+quantize": through(channels.quantize(4)),
