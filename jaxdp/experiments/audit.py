@@ -331,7 +331,8 @@ def _ldp_family() -> list[Case]:
     dgd = next(r for r in rows if r.id == "ldp_dgd")
     eta = ldp_privacy.host_schedule(dgd.params.eta, dgd.params.eta_decay, 1)
     one_coordinate = ldp_privacy.worst_case_report(
-        np.full((n, 1), eta[0]), dgd.params, 1, "x¹ counted as one coordinate", delta=1e-5)
+        np.full((n, 1), eta[0]), dgd.params, 1, "x¹ counted as one coordinate", delta=1e-5,
+        alg=dgd.algorithm, problem=pair[0], network=net)
     rows.append(dataclasses.replace(
         dgd, id="control:ldp_per_coordinate", control="positive",
         paper="001 LDP-DGD accounted per coordinate (Thm 2.2's line, d = 1 of 2)",

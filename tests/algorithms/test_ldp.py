@@ -18,24 +18,26 @@ from tests.harness import Case, reference_match, small_network, small_problem
 from tests.reference import ldp as ref
 
 P = functools.partial
+F = {"sampler": "float"}  # the update equations with mean + Δ (the lattice is tested apart)
 CASES = [
-    Case("ldp_admm", ref.alg1, problem="logistic"),
-    Case("ldp_admm", P(ref.alg1, variant="paper"), config={"variant": "paper"}),
-    Case("ldp_admm", P(ref.alg1, randomize=False), config={"randomize": False},
+    Case("ldp_admm", ref.alg1, config=F, problem="logistic"),
+    Case("ldp_admm", P(ref.alg1, variant="paper"), config={"variant": "paper", **F}),
+    Case("ldp_admm", P(ref.alg1, randomize=False), config={"randomize": False, **F},
          problem="logistic"),
     Case("ldp_admm", P(ref.alg1, primal="exact", private=False, newton_steps=4),
          config={"primal": "exact", "private": False, "newton_steps": 4}, problem="logistic"),
-    Case("ldp_admm", ref.alg1, overrides={"D": np.linspace(4.0, 9.0, 6), "beta": 3.0}),
-    Case("ldp_dgd", ref.alg2, network="complete", problem="logistic"),
-    Case("ldp_dgd", P(ref.alg2, scope="local"), config={"scope": "local"}, problem="logistic"),
+    Case("ldp_admm", ref.alg1, config=F, overrides={"D": np.linspace(4.0, 9.0, 6), "beta": 3.0}),
+    Case("ldp_dgd", ref.alg2, config=F, network="complete", problem="logistic"),
+    Case("ldp_dgd", P(ref.alg2, scope="local"), config={"scope": "local", **F},
+         problem="logistic"),
     Case("ldp_dgd", P(ref.alg2, scope="local", randomize=False, private=False),
          config={"scope": "local", "randomize": False, "private": False}),
-    Case("ldp_dgd_star", ref.alg2_star, problem="logistic"),
-    Case("ldp_dgd_star", P(ref.alg2_star, closed=False), config={"closed": False}),
-    Case("ldp_huang_dgd", ref.huang, problem="logistic"),
-    Case("ldp_dvp_admm", P(ref.penalty_admm, perturb="dual"), problem="logistic"),
-    Case("ldp_op_admm", P(ref.penalty_admm, perturb="output"), problem="logistic"),
-    Case("ldp_pp_admm", P(ref.penalty_admm, perturb="dual", increasing=True),
+    Case("ldp_dgd_star", ref.alg2_star, config=F, problem="logistic"),
+    Case("ldp_dgd_star", P(ref.alg2_star, closed=False), config={"closed": False, **F}),
+    Case("ldp_huang_dgd", ref.huang, config=F, problem="logistic"),
+    Case("ldp_dvp_admm", P(ref.penalty_admm, perturb="dual"), config=F, problem="logistic"),
+    Case("ldp_op_admm", P(ref.penalty_admm, perturb="output"), config=F, problem="logistic"),
+    Case("ldp_pp_admm", P(ref.penalty_admm, perturb="dual", increasing=True), config=F,
          problem="logistic"),
 ]
 IDS = [c.id for c in CASES]
@@ -151,46 +153,67 @@ def test_realized_loss_is_below_the_worst_case_and_equals_it_without_randomizati
 
 def test_privacy_reports_match_hand_computed_worst_cases():
     """Σ_{k=1}^{100} α_k 1.02^k · 0.01 per coordinate: 0.3185 (Alg. 1), 0.1119 ([45]) — the paper's
-    printed line, per coordinate. The guarantee is for the released d-vector: PLD ≤ pure sum =
-    d × the printed line; advanced composition lies between."""
+    printed line, per coordinate. The real-valued mechanism (float sampler, "ideal" curves) for
+    the released d-vector: PLD ≤ pure sum = d × the printed line; advanced composition lies
+    between. The default lattice guarantee adds one lattice step per coordinate and release:
+    pure sum + K d (1 + 2uL)/R, with PLD (discrete Laplace) below it."""
+    from jaxdp.privacy import lattice_sensitivity
+
     prob, net = _adult_like()
     d = prob.dim
+    slack = float(lattice_sensitivity(0.0, 1, 1.0, np.float64, law="laplace", clipped=False))
     for name, per_coord in [("ldp_admm", 0.3185), ("ldp_huang_dgd", 0.1119)]:
-        alg = algorithms.get(name)
+        alg = algorithms.get(name, sampler="float")
         rep = alg.privacy(prob, net, alg.default_params(), 100, delta=1e-6)
-        np.testing.assert_allclose(rep.final(PAPER_PRINTED), per_coord, atol=5e-5)
-        np.testing.assert_allclose(rep.final("pure_dp"), d * rep.final(PAPER_PRINTED),
+        printed = f"ideal {PAPER_PRINTED}"
+        np.testing.assert_allclose(rep.final(printed), per_coord, atol=5e-5)
+        np.testing.assert_allclose(rep.final("ideal pure_dp"), d * rep.final(printed),
                                    rtol=1e-12)
-        np.testing.assert_allclose(rep.final(PAPER_CORRECTED), rep.final("pure_dp"), rtol=1e-12)
-        assert set(rep.sound) == {"pure_dp", "pld"} and rep.relation == "replace_agent"
-        np.testing.assert_allclose(rep.epsilon, rep.final("pld"))
-        assert np.all(rep.final("pld") <= rep.final("advanced_composition"))
-        assert np.all(rep.final("advanced_composition") <= rep.final("pure_dp"))
-        assert np.all(rep.final(PAPER_PRINTED) < rep.epsilon)  # per coordinate: not a bound
-        assert [a.holds for a in rep.assumptions] == [None]  # B_∞: assumed, not checkable
+        np.testing.assert_allclose(rep.final(f"ideal {PAPER_CORRECTED}"),
+                                   rep.final("ideal pure_dp"), rtol=1e-12)
+        assert rep.sound == ("guarantee",) and np.all(rep.epsilon == np.inf)
+        assert rep.relation == "replace_agent"
+        assert np.all(rep.final("ideal pld") <= rep.final("ideal advanced_composition"))
+        assert np.all(rep.final("ideal advanced_composition") <= rep.final("ideal pure_dp"))
+        lattice = algorithms.get(name).privacy(prob, net, alg.default_params(), 100, delta=1e-6)
+        np.testing.assert_allclose(lattice.final(PAPER_PRINTED), rep.final(printed), rtol=1e-12)
+        np.testing.assert_allclose(lattice.final("pure_dp"),
+                                   rep.final("ideal pure_dp") + 100 * d * slack, rtol=1e-12)
+        assert set(lattice.sound) == {"pure_dp", "pld"} and lattice.events.lattice
+        np.testing.assert_allclose(lattice.epsilon, lattice.final("pld"))
+        assert np.all(rep.final("ideal pld") < lattice.epsilon)
+        assert np.all(lattice.epsilon <= lattice.final("pure_dp"))
+        assert np.all(lattice.final(PAPER_PRINTED) < lattice.epsilon)  # per coordinate
+        assert [a.holds for a in lattice.assumptions] == [None]  # B_∞: assumed, not checkable
 
 
 def test_dual_perturbation_guarantee_and_the_reconstructed_bound_of_42():
     """[42] (D = 10, b_i = 100, d = 14, K = 100). Paper curve: Σ 0.1·1.02^k·0.01 +
-    100·log(1 + 2.8/1000)/14 per coordinate. Guarantee: 14·Σ 0.1·1.02^k·0.01 + 100·14·log(1 + M̄/10)
-    (the agent-level Jacobian term)."""
+    100·log(1 + 2.8/1000)/14 per coordinate. Real-valued bound ("ideal pure_dp"): 14·Σ
+    0.1·1.02^k·0.01 + 100·14·log(1 + M̄/10) (the agent-level Jacobian term). The guarantee is inf
+    under either sampler: objective perturbation's density argument covers no float release."""
+    from jaxdp.algorithms.ldp.privacy import OBJECTIVE_PERTURBATION_REASON
+
     prob, net = _adult_like()
-    alg = algorithms.DualPerturbedADMM()
-    rep = alg.privacy(prob, net, alg.default_params(), 100)
+    M = float(np.max(prob.smoothness()))
     density = sum(0.1 * 1.02**k * 0.01 for k in range(1, 101))  # 0.31848
     hand = density + 100 * math.log1p(2.8 / (10 * 100)) / 14  # + 0.01997
-    np.testing.assert_allclose(rep.final(PAPER_PRINTED), hand, rtol=1e-12)
     np.testing.assert_allclose(hand, 0.33845, atol=1e-5)
-    np.testing.assert_allclose(rep.final(PAPER_CORRECTED), 14 * hand, rtol=1e-12)
-    M = float(np.max(prob.smoothness()))
-    guarantee = 14 * density + 100 * 14 * math.log1p(M / 10)
-    np.testing.assert_allclose(rep.epsilon, guarantee, rtol=1e-12)
-    assert rep.sound == ("pure_dp",)
+    for sampler in ("lattice", "float"):
+        alg = algorithms.DualPerturbedADMM(sampler=sampler)
+        rep = alg.privacy(prob, net, alg.default_params(), 100)
+        np.testing.assert_allclose(rep.final(PAPER_PRINTED), hand, rtol=1e-12)
+        np.testing.assert_allclose(rep.final(PAPER_CORRECTED), 14 * hand, rtol=1e-12)
+        ideal = 14 * density + 100 * 14 * math.log1p(M / 10)
+        np.testing.assert_allclose(rep.final("ideal pure_dp"), ideal, rtol=1e-12)
+        assert np.all(rep.epsilon == np.inf) and rep.sound == ("guarantee",)
+        assert rep.reason == OBJECTIVE_PERTURBATION_REASON
 
 
 def test_increasing_penalty_bound_of_43_has_a_constant_density_term():
     """[43] on a ring (|N_i| = 2, b_i = 8, d = 3): D_eff = 2·0.5·1.02^k·|N_i| = 2·1.02^k, so
-    α_kβ_k = 1/2 is constant, Σ αβB_∞ = 100·0.01/2 = 0.5, plus Σ log(1 + 2.8/(2·1.02^k·8))/3."""
+    α_kβ_k = 1/2 is constant, Σ αβB_∞ = 100·0.01/2 = 0.5, plus Σ log(1 + 2.8/(2·1.02^k·8))/3;
+    the real-valued bound is "ideal pure_dp" (the guarantee: inf, objective perturbation)."""
     prob, net = small_problem("logistic"), small_network("ring")
     alg = algorithms.IncreasingPenaltyADMM()
     curve = alg.theorem_curve(prob, net, alg.default_params(), 100)
@@ -201,23 +224,64 @@ def test_increasing_penalty_bound_of_43_has_a_constant_density_term():
     rep = alg.privacy(prob, net, alg.default_params(), 100)
     np.testing.assert_allclose(rep.final(PAPER_PRINTED), hand, rtol=1e-12)
     M = float(np.max(prob.smoothness()))
-    guarantee = 3 * 0.5 + 3 * sum(math.log1p(M / (2 * 1.02**k)) for k in range(1, 101))
-    np.testing.assert_allclose(rep.epsilon, guarantee, rtol=1e-12)
+    ideal = 3 * 0.5 + 3 * sum(math.log1p(M / (2 * 1.02**k)) for k in range(1, 101))
+    np.testing.assert_allclose(rep.final("ideal pure_dp"), ideal, rtol=1e-12)
+    assert np.all(rep.epsilon == np.inf)
 
 
 def test_output_perturbation_48_guarantee_and_non_private_runs_report_none():
-    """[48]: a Laplace vector release of ℓ1 sensitivity d B_∞/D per step (no paper curve); a
-    non-private run releases nothing private."""
+    """[48]: a Laplace vector release of ℓ1 sensitivity d B_∞/D per step (no paper curve): the
+    real-valued pure sum ("ideal pure_dp", float sampler) and the lattice guarantee, which adds
+    d lattice steps per release; a non-private run releases nothing private."""
+    from jaxdp.privacy import lattice_sensitivity
+
     prob, net = _adult_like()
+    pure = sum(14 * 0.01 / 10 * 1.02**k for k in range(1, 11))
+    flt = algorithms.OutputPerturbedADMM(sampler="float")
+    ideal = flt.privacy(prob, net, flt.default_params(), 10)
+    np.testing.assert_allclose(ideal.final("ideal pure_dp"), pure, rtol=1e-12)
     alg = algorithms.OutputPerturbedADMM()
     rep = alg.privacy(prob, net, alg.default_params(), 10)
-    pure = sum(14 * 0.01 / 10 * 1.02**k for k in range(1, 11))
-    np.testing.assert_allclose(rep.final("pure_dp"), pure, rtol=1e-12)
-    assert np.all(rep.epsilon <= pure) and PAPER_PRINTED not in rep.methods
+    slack = float(lattice_sensitivity(0.0, 14, 1.0, np.float64, law="laplace", clipped=False))
+    np.testing.assert_allclose(rep.final("pure_dp"), pure + 10 * slack, rtol=1e-12)
+    assert np.all(rep.epsilon <= rep.final("pure_dp")) and PAPER_PRINTED not in rep.methods
+    assert rep.events.lattice and "pld" in rep.sound
     assert alg.theorem_curve(prob, net, alg.default_params(), 10) is None
     for off in (algorithms.DualPerturbedADMM(private=False), algorithms.LDPADMM(private=False),
                 algorithms.LDPDGDStar(private=False)):
         assert off.privacy(prob, net, off.default_params(), 10) is None
+
+
+@pytest.mark.parametrize("name", ["ldp_admm", "ldp_dgd_star", "ldp_huang_dgd", "ldp_op_admm"])
+def test_lattice_release_is_the_float_release_rounded_to_the_lattice(name):
+    """The default sampler: fed the same state and lattice draws z = K/R, the released x^{k+1}
+    differs from the float one (mean + z/β) by at most γ = 1/(βR) per coordinate, and x^{k+1}/γ
+    is an integer (the float release's is not)."""
+    import dataclasses
+
+    from jaxdp.algorithms.ldp.privacy import geometric_schedule
+    from jaxdp.privacy import LAPLACE_RESOLUTION as R
+
+    prob, net = _adult_like()
+    lattice = algorithms.get(name)
+    flt = dataclasses.replace(lattice, sampler="float")
+    params = lattice.default_params().replace(beta=50.0)
+    key = jax.random.key(2)
+    state = lattice.init(key, prob, net, params)
+    step_l, step_f = jax.jit(lattice.step), jax.jit(flt.step)
+    fractions = []
+    for k in range(5):
+        noise = lattice.noise(jax.random.fold_in(key, k), state, params, k)
+        new, _ = step_l(state, noise, prob, net, params, k)
+        float_new, _ = step_f(state, noise, prob, net, params, k)
+        gamma = 1.0 / (float(geometric_schedule(params.beta, params.beta_growth, k + 1)) * R)
+        x, xf = np.asarray(new.x), np.asarray(float_new.x)
+        assert np.all(np.abs(x - xf) <= gamma * (1 + 1e-6)), k
+        n = x / gamma
+        assert np.max(np.abs(n - np.round(n))) < 1e-6, k
+        fractions.append(np.abs(xf / gamma - np.round(xf / gamma)))
+        state = new
+    assert np.median(np.concatenate(fractions)) > 0.1  # the float release is off the lattice
 
 
 def test_models_are_the_released_iterates():
@@ -244,7 +308,7 @@ def test_huang_baseline_tracks_the_plain_laplace_loss():
 def test_gradient_through_a_private_run_is_finite_and_matches_differences():
     """d(final objective)/dD through Alg. 1 with reparameterized noise, vs central differences."""
     prob, net = small_problem("logistic"), small_network()
-    alg = algorithms.LDPADMM()
+    alg = algorithms.LDPADMM(sampler="float")  # the lattice's rounding is piecewise constant
     key = jax.random.key(3)
 
     @jax.jit
@@ -349,10 +413,11 @@ def _tilted_pair(n=6, m=12, d=3, sens=0.01):
 def test_declared_shift_bounds_and_is_attained_by_the_worst_case_pair(name):
     """Same draws on both neighbours, x⁰ = 0: the first released vectors differ by exactly the
     shift the report declares per coordinate (α B_∞; ≤ it for [48]'s exact step), so the
-    guarantee's sensitivity is attained and not exceeded."""
+    real-valued sensitivity is attained and not exceeded (float sampler; the lattice adds one
+    lattice step per coordinate, test above)."""
     net = network.make_network("complete", 6)
     pair = _tilted_pair()
-    alg = algorithms.get(name)
+    alg = algorithms.get(name, sampler="float")
     params = alg.default_params().replace(x0_scale=0.0)
     with jax.enable_x64(True):
         x1 = [np.asarray(jaxdp.simulate(alg, p, net, params, jax.random.key(3), steps=1)[0]

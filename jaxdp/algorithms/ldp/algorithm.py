@@ -91,7 +91,7 @@ from jaxdp.algorithms.ldp.privacy import (
     theta_loss,
     worst_case_report,
 )
-from jaxdp.privacy import PrivacyReport, gaussian, laplace
+from jaxdp.privacy import PrivacyReport, add_noise, gaussian, noise_draws
 
 VARIANTS = ("corrected", "paper")
 PRIMALS = ("linearized", "exact")
@@ -151,7 +151,8 @@ class _LDPFamily(Algorithm):
 
     def noise(self, key, state, params, k):
         del params, k
-        return _draws(key, state.x, weights=self.draws_weights, laplace_noise=self.private)
+        return _draws(key, state.x, weights=self.draws_weights, laplace_noise=self.private,
+                      sampler=self.sampler)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -201,6 +202,7 @@ class LDPADMM(_ADMMFamily):
     randomize: bool = True
     private: bool = True
     newton_steps: int = 8
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     @property
     def draws_weights(self):
@@ -217,7 +219,7 @@ class LDPADMM(_ADMMFamily):
         else:
             mean = exact_primal(problem, lam + D * agg, D, x, self.newton_steps)  # (12)
         beta = geometric_schedule(params.beta, params.beta_growth, k + 1, x)  # β_{k+1}
-        x_new = mean + noise["lap"] / beta if self.private else mean  # (6)
+        x_new = _noisy(self, mean, beta, noise) if self.private else mean  # (6)
         sign = 1.0 if self.variant == "paper" else -1.0
         lam_new = lam + sign * params.zeta * network.apply_L(x_new)  # Alg. 1 l.5 (corrected: −)
         eps_real, eps_exp = state.eps_real, state.eps_expected
@@ -237,7 +239,7 @@ class LDPADMM(_ADMMFamily):
         return worst_case_report(np.repeat(alpha[:, None], steps, axis=1), params, problem.dim,
                                  "agent i's x_i^{k+1} (6) to its neighbours, k = 0..K−1 "
                                  "(Laplace rate β_{k+1}, shift ≤ B_∞/D_i per coordinate)",
-                                 delta=delta)
+                                 delta=delta, alg=self, problem=problem, network=network)
 
     def validate(self, params, problem, network):
         _check_choice("variant", self.variant, VARIANTS)
@@ -264,6 +266,7 @@ class LDPDGD(_DGDFamily):
     scope: str = "complete"
     randomize: bool = True
     private: bool = True
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     @property
     def draws_weights(self):
@@ -322,6 +325,7 @@ class LDPDGDStar(_DGDFamily):
     name = "ldp_dgd_star"
     closed: bool = True
     private: bool = True
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def step(self, state, noise, problem, network, params, k):
         x = state.x
@@ -382,14 +386,22 @@ def exact_primal(problem, rhs: AgentArray, D, x0: AgentArray, steps: int) -> Age
     return x
 
 
-def _draws(key, x, *, weights: bool, laplace_noise: bool) -> dict:
-    """U(0,1) aggregator weights ``w`` and standard Laplace ``lap``, each ``(N, d)``."""
+def _draws(key, x, *, weights: bool, laplace_noise: bool, sampler: str = "lattice") -> dict:
+    """U(0,1) aggregator weights ``w`` and standard Laplace ``lap`` (of ``sampler``: lattice
+    draws K/R or floats), each ``(N, d)``."""
     out = {}
     if weights:
         out["w"] = jax.random.uniform(jax.random.fold_in(key, 0), x.shape, x.dtype)
     if laplace_noise:
-        out["lap"] = laplace(jax.random.fold_in(key, 1), x.shape, x.dtype)
+        out["lap"] = noise_draws(jax.random.fold_in(key, 1), x.shape, x.dtype, law="laplace",
+                                 sampler=sampler)
     return out
+
+
+def _noisy(alg, mean, beta, noise):
+    """The released ``mean + Δ``, Δ of rate β (scale 1/β): ``mean + lap/β`` (float sampler) or
+    the lattice release ``γ(round(mean/γ) + K)``, ``γ = 1/(βR)`` (:func:`~jaxdp.privacy.add_noise`)."""
+    return add_noise(mean, 1.0 / beta, noise["lap"], law="laplace", sampler=alg.sampler)
 
 
 def _random_start(key, problem, network, params) -> AgentArray:
@@ -411,7 +423,7 @@ def _release(alg, state, noise, params, k, mean, low, omega, eta):
     beta = geometric_schedule(params.beta, params.beta_growth, k + 1, x)  # β_{k+1}
     if not alg.private:
         return state.replace(x=mean), {"x": mean}
-    x_new = mean + noise["lap"] / beta  # + Δ_i^{k+1}
+    x_new = _noisy(alg, mean, beta, noise)  # + Δ_i^{k+1}
     eps_real, eps_exp = _account(state, x_new, low, omega, beta, eta * params.sens)
     return LDPDGDState(x=x_new, eps_real=eps_real, eps_expected=eps_exp), {"x": x_new}
 
@@ -449,7 +461,7 @@ def _dgd_privacy(alg, params, problem, network, steps, what, delta) -> PrivacyRe
     return worst_case_report(alpha, params, problem.dim,
                              f"{what}: agent i's x_i^{{k+1}} to its neighbours, k = 0..K−1 "
                              "(Laplace rate β_{k+1}, shift ≤ η_{k+1}B_∞ per coordinate)",
-                             delta=delta)
+                             delta=delta, alg=alg, problem=problem, network=network)
 
 
 def _check_choice(field: str, value: str, allowed: tuple[str, ...]) -> None:

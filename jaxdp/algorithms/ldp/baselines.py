@@ -69,6 +69,7 @@ from jaxdp.algorithms.ldp.algorithm import (
     _ADMMFamily,
     _DGDFamily,
     _dgd_privacy,
+    _noisy,
     _release,
     exact_primal,
     neighbour_average,
@@ -117,6 +118,7 @@ class _PenaltyADMM(_ADMMFamily):
     draws_weights = False  # fixed penalties
     private: bool = True
     newton_steps: int = 8
+    sampler: str = "lattice"  # "lattice" (noise on γℤ) or "float"; see account()
 
     def step(self, state, noise, problem, network, params, k):
         x, lam = state.x, state.lam
@@ -126,8 +128,8 @@ class _PenaltyADMM(_ADMMFamily):
         delta = noise["lap"] / beta if self.private else 0.0 * x
         dual = lam + D * delta if self.perturb == "dual" else lam  # [42]/[43]: perturbed λ̃
         x_new = exact_primal(problem, dual + D * agg, D, x, self.newton_steps)  # exact step
-        if self.perturb == "output":
-            x_new = x_new + delta  # [48]: output perturbation
+        if self.perturb == "output" and self.private:
+            x_new = _noisy(self, x_new, beta, noise)  # [48]: output perturbation
         lam_new = lam - params.zeta * network.apply_L(x_new)  # λ ← λ − ζ Σ_j (x_i − x_j)
         return state.replace(x=x_new, lam=lam_new), {"x": x_new}
 
@@ -146,7 +148,8 @@ class _PenaltyADMM(_ADMMFamily):
         if self.perturb == "output":
             return output_perturbation_report(
                 alpha, params, problem.dim, f"{self.name}: agent i's x_i^{{k+1}} = x* + Δ to its "
-                "neighbours, k = 0..K−1 (Laplace rate β_{k+1})", M=M, delta=delta)
+                "neighbours, k = 0..K−1 (Laplace rate β_{k+1})", M=M, delta=delta, alg=self,
+                problem=problem, network=network)
         return objective_perturbation_report(
             alpha, _samples(problem), params, problem.dim,
             f"{self.name}: agent i's x_i^{{k+1}} (exact step with λ̃ = λ + D_eff Δ) to its "
@@ -218,6 +221,7 @@ class HuangDGD(_DGDFamily):
     name = "ldp_huang_dgd"
     draws_weights = False  # fixed mixing W
     private: bool = True
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def default_params(self):
         return LDPDGDParams(eta_decay=0.9)  # App. E, Fig. C

@@ -232,8 +232,33 @@ def sensitivity_assumption(sens: float) -> Assumption:
                       how="a bound on the neighbour's data set: not checkable", holds=None)
 
 
+def _on_lattice(alg) -> bool:
+    """Whether ``alg`` (``None``: an accountant called alone, the real-valued mechanism) releases
+    through the lattice sampler."""
+    return alg is not None and alg.sampler_of() == "lattice"
+
+
+def _declared(alg, problem, sensitivity, dim: int, scale):
+    """The ℓ1 sensitivity to declare for a Laplace release of ``dim`` coordinates: the analytical
+    bound, plus the lattice's rounding slack under the lattice sampler (``clipped=False``: B_∞ is
+    assumed, not enforced by a clip)."""
+    if not _on_lattice(alg):
+        return sensitivity
+    return alg.release_sensitivity(sensitivity, dim, scale, problem, law="laplace",
+                                   clipped=False)
+
+
+def _events_report(events, delta, methods, alg, problem, network, params, **contract):
+    """``PrivacyReport.from_events``, through ``alg.report_from_events`` (the run's lattice draws)
+    when the events are lattice streams."""
+    if not events.lattice_streams:
+        return PrivacyReport.from_events(events, delta=delta, methods=methods, **contract)
+    return alg.report_from_events(events, problem, network, params, events.steps, delta=delta,
+                                  methods=methods, **contract)
+
+
 def worst_case_report(alpha: np.ndarray, params, d: int, description: str, *,
-                      delta: float) -> PrivacyReport:
+                      delta: float, alg=None, problem=None, network=None) -> PrivacyReport:
     """The guarantee of d Laplace coordinates per release with shifts ≤ α_{k+1}B_∞ (Thm 2.2).
 
     Each released vector x_i^{k+1} is its mean plus d independent Laplace coordinates of rate
@@ -242,7 +267,10 @@ def worst_case_report(alpha: np.ndarray, params, d: int, description: str, *,
     data). The private aggregator weights are independent of the data, so conditioning on them
     is a valid upper bound (the amplification γ of Thm 2.3 is not claimed). Sound curves:
     ``pure_dp`` (d·Σ α β B_∞) and ``pld`` (dp-accounting, d streams per step, one per
-    coordinate: exact for shifts of ±α B_∞ in every coordinate).
+    coordinate: exact for shifts of ±α B_∞ in every coordinate). Under the lattice sampler
+    (``alg`` given, ``alg.sampler == "lattice"``) each coordinate is a discrete Laplace release on
+    ``γℤ``, ``γ = 1/(β_{k+1}R)``, declared with α B_∞ plus the rounding slack of one coordinate;
+    the guarantee is then pure DP alone (PLD dropped) with the sampler's distance in δ.
 
     Args:
       alpha: ``(N, K)`` α of each agent and step (1/D_i, η_{k+1}, 1/D_eff for baselines).
@@ -250,6 +278,8 @@ def worst_case_report(alpha: np.ndarray, params, d: int, description: str, *,
       d: dimension.
       description: what is released.
       delta: δ of the (ε, δ) curves.
+      alg, problem, network: the run (its sampler and lattice draws); ``None``: the real-valued
+        mechanism.
 
     Returns:
       The report, with :data:`PAPER_PRINTED` (the paper's per-coordinate line Σ α β B_∞,
@@ -259,13 +289,15 @@ def worst_case_report(alpha: np.ndarray, params, d: int, description: str, *,
     n, steps = alpha.shape
     beta = host_schedule(params.beta, params.beta_growth, steps)
     per_coord = alpha * beta[None, :] * float(params.sens)  # α_{k+1} β_{k+1} B_∞, (N, K)
+    scale = np.broadcast_to(1.0 / beta, (n, steps))
     coordinate = PrivacyEvents.from_schedule(  # one Laplace release per coordinate (ℓ∞ model)
-        "laplace", sensitivity=alpha * float(params.sens), scale=np.broadcast_to(
-            1.0 / beta, (n, steps)), n_agents=n, steps=steps)
+        "laplace", sensitivity=_declared(alg, problem, alpha * float(params.sens), 1, scale),
+        scale=scale, n_agents=n, steps=steps, lattice=_on_lattice(alg))
     events = concat([coordinate] * d, description=f"{description}; d = {d} coordinates")
-    report = PrivacyReport.from_events(
-        events, delta=delta, methods=("closed_form", "pld"), relation="replace_agent",
-        released=description, assumptions=(sensitivity_assumption(params.sens),))
+    report = _events_report(
+        events, delta, ("closed_form", "pld"), alg, problem, network, params,
+        relation="replace_agent", released=description,
+        assumptions=(sensitivity_assumption(params.sens),))
     at = report.steps - 1
     cumulative = np.cumsum(per_coord, axis=1)[:, at]
     advanced = np.stack([[advanced_composition(np.repeat(per_coord[i, :s], d), delta)
@@ -317,6 +349,15 @@ def jacobian_log_ratio(alpha, M: float, d: int) -> np.ndarray:
     return d * np.log1p(float(M) * np.asarray(alpha, np.float64))
 
 
+OBJECTIVE_PERTURBATION_REASON = (
+    "objective perturbation ([42], [43]): the released x solves ∇f_i(x) + D_eff x = λ + D_eff(a + "
+    "Δ), and its bound is a density argument (the noise density at Δ(x) times a data-dependent "
+    "Jacobian) that needs continuous noise. Computed in floats, with either sampler, x = g_f(Δ) "
+    "ranges over a countable set of floats that depends on f_i, so a released x can be impossible "
+    "under the neighbouring data: no finite ε covers what is released. The real-valued "
+    "mechanism's bound is kept as 'ideal pure_dp' (not a guarantee)")
+
+
 def objective_perturbation_report(alpha: np.ndarray, samples: np.ndarray, params, d: int,
                                   description: str, jacobian: float, *, M: float,
                                   delta: float) -> PrivacyReport:
@@ -333,6 +374,11 @@ def objective_perturbation_report(alpha: np.ndarray, samples: np.ndarray, params
       alpha: ``(N, K)`` 1/D_eff of each agent and step; samples: ``(N,)`` b_i; params: Params
       with beta, beta_growth, sens; d: dimension; description: what is released; jacobian: the
       constant c of [43]'s record-level J = c/(D_eff b_i) (paper curves only); M: M̄; delta: δ.
+
+    The guarantee is ``inf`` (:data:`OBJECTIVE_PERTURBATION_REASON`): that density argument holds
+    for real-valued noise only, and no floating-point release (float or lattice draws, both a
+    countable set pushed through the data-dependent solve) is covered; the real-valued bound is
+    the curve ``"ideal pure_dp"``.
 
     Returns:
       The report; :data:`PAPER_PRINTED` is [43]'s own bound per coordinate
@@ -355,7 +401,8 @@ def objective_perturbation_report(alpha: np.ndarray, samples: np.ndarray, params
         steps=ks, curves={"pure_dp": total[:, ks - 1]}, delta=delta, sound=("pure_dp",),
         notes={"pure_dp": "pure ε-DP per step d α β B_∞ (Laplace density of the noise that "
                           "explains x) + d log(1 + M̄α) (Jacobian ratio), basic composition"},
-        relation="replace_agent", released=description, assumptions=assumptions)
+        relation="replace_agent", released=description,
+        assumptions=assumptions).idealized(OBJECTIVE_PERTURBATION_REASON)
     per_coord = objective_perturbation_curve(alpha, samples, beta, params.sens, d,
                                              jacobian)[:, ks - 1]
     note = (f"[RECONSTRUCTED] [43]'s objective-perturbation bound per coordinate: Σ_k α_{{k+1}}"
@@ -368,27 +415,30 @@ def objective_perturbation_report(alpha: np.ndarray, samples: np.ndarray, params
 
 
 def output_perturbation_report(alpha: np.ndarray, params, d: int, description: str, *,
-                               M: float, delta: float) -> PrivacyReport:
+                               M: float, delta: float, alg=None, problem=None,
+                               network=None) -> PrivacyReport:
     """The guarantee of an output-perturbed exact ADMM step ([48]): x* + Δ released.
 
     x* solves ∇f_i(x) + D_eff x = λ + D_eff a (λ, a public given the transcript); for convex f_i,
     f_i′ it moves by ‖x* − x*′‖₂ ≤ ‖∇f_i − ∇f_i′‖₂ α ≤ √d B_∞ α, so its ℓ1 sensitivity is
-    ≤ d α B_∞. Sound curves ``pure_dp`` and ``pld`` of that Laplace vector release.
+    ≤ d α B_∞. Sound curves ``pure_dp`` and ``pld`` of that Laplace vector release; under the
+    lattice sampler (``alg``) the discrete Laplace on ``γℤ^d`` with the rounding slack added to
+    d α B_∞ (``pure_dp`` only, sampler distance in δ).
     """
     n, steps = alpha.shape
     beta = host_schedule(params.beta, params.beta_growth, steps)
+    scale = np.broadcast_to(1.0 / beta, (n, steps))
     events = PrivacyEvents.from_schedule(
-        "laplace", sensitivity=d * alpha * float(params.sens),
-        scale=np.broadcast_to(1.0 / beta, (n, steps)), n_agents=n, steps=steps,
-        description=description)
+        "laplace", sensitivity=_declared(alg, problem, d * alpha * float(params.sens), d, scale),
+        scale=scale, n_agents=n, steps=steps, description=description, lattice=_on_lattice(alg))
     assumptions = (sensitivity_assumption(params.sens),
                    Assumption(f"f_i and f_i′ convex (M̄ = {M:.6g})", enforced=False,
                               how="the replacement's convexity is assumed", holds=None),
                    Assumption("the primal step is solved exactly (Newton; exact for least "
                               "squares)", enforced=False, how="not checked", holds=None))
-    return PrivacyReport.from_events(events, delta=delta, methods=("closed_form", "pld"),
-                                     relation="replace_agent", released=description,
-                                     assumptions=assumptions)
+    return _events_report(events, delta, ("closed_form", "pld"), alg, problem, network, params,
+                          relation="replace_agent", released=description,
+                          assumptions=assumptions)
 
 
 def host_schedule(base, rate, steps: int) -> np.ndarray:
@@ -404,7 +454,7 @@ def geometric_schedule(base, rate, k, like=None):
 
 
 __all__ = [
-    "advanced_composition", "expected_loss", "gamma0", "gamma_bound", "gamma_exact",
+    "OBJECTIVE_PERTURBATION_REASON", "advanced_composition", "expected_loss", "gamma0", "gamma_bound", "gamma_exact",
     "gamma_monte_carlo", "geometric_schedule", "host_schedule", "jacobian_log_ratio", "log_h",
     "objective_perturbation_curve", "objective_perturbation_report", "output_perturbation_report",
     "sensitivity_assumption", "theta_loss",
