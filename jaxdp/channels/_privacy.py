@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from jaxdp.channels._wrap import _L1_BOUND, _L2_BOUND
-from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport
+from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport, lattice_sensitivity
 from jaxdp.privacy._events import concat
 
 THROUGH_PRODUCTS = Assumption(
@@ -83,7 +83,8 @@ def channel_report(alg, problem, network, params, steps: int, *, delta: float):
     if missing or not used:
         return _without_stage(alg, problem, network, params, steps, delta, missing)
     events = concat([_events(alg, channels[route], network, params, steps,
-                             [(d, copies) for r, d, _, _, copies in log if r == route])
+                             [(d, copies) for r, d, _, _, copies in log if r == route],
+                             problem.features.dtype)
                      for route in used])
     routes = "; ".join(f"{'every message' if route == '*' else f'message {route!r}'} through "
                        f"{channels[route].name}" for route in used)
@@ -91,8 +92,9 @@ def channel_report(alg, problem, network, params, steps: int, *, delta: float):
         (" per directed message unless broadcast (one per directed edge j → i of the network "
          "the channel runs on: a time-varying network's union of edge sets, links down at a "
          "step included)")
-    return PrivacyReport.from_events(
-        events, delta=delta, methods=("closed_form", "rdp", "pld"), relation="replace_agent",
+    return alg.report_from_events(
+        events, problem, network, params, steps, delta=delta,
+        methods=("closed_form", "rdp", "pld"), relation="replace_agent",
         released=f"{alg.inner.name}'s messages, {len(log)} product call(s) per step ({routes}), "
                  f"one draw{per}, steps 0..K−1",
         assumptions=tuple(_clip_assumption(channels[route]) for route in used)
@@ -107,7 +109,7 @@ def _clip_assumption(channel) -> Assumption:
                       enforced=True, how=f"clip at C ({clip.fields[0]})")
 
 
-def _events(alg, channel, network, params, steps, calls) -> PrivacyEvents:
+def _events(alg, channel, network, params, steps, calls, dtype) -> PrivacyEvents:
     """The releases of one route whose product calls are ``calls``: ``(message size D, (N,)
     independent copies of each sender's row the call draws)``, as the proxy recorded them."""
     clip, noise = _stage(channel)
@@ -119,14 +121,19 @@ def _events(alg, channel, network, params, steps, calls) -> PrivacyEvents:
     scale, decay = (np.broadcast_to(np.asarray(values[f], np.float64), (n,)) for f in noise.fields)
     log_scale = np.log(scale)[:, None] + np.arange(steps)[None, :] * np.log(decay)[:, None]
     sens = (2.0 * c * bound)[:, None]
-    what = f"T(x_j) = clip(x_j, C) + {noise.kind} noise"
+    if noise.lattice:  # the rounding to the lattice γ_k ℤ^D, γ_k = scale_k / R (per step)
+        sens = lattice_sensitivity(sens, max(sizes), np.exp(np.minimum(log_scale, 700.0)),
+                                   dtype, law=noise.kind)
+    what = f"T(x_j) = clip(x_j, C) + {noise.kind} noise ({'lattice' if noise.lattice else 'float'})"
     if noise.kind == "gaussian":
         return PrivacyEvents.from_schedule(
             "gaussian", sens, None, n, steps, log_scale=log_scale - 0.5 * np.log(releases)[:, None],
-            description=f"{what}, {releases.max()} release(s) per step (as one of σ/√m)")
+            description=f"{what}, {releases.max()} release(s) per step (as one of σ/√m)",
+            lattice=noise.lattice)
     streams = [PrivacyEvents.from_schedule(
         "laplace", sens, None, n, steps,
-        log_scale=np.where((releases > t)[:, None], log_scale, np.inf), description=what)
+        log_scale=np.where((releases > t)[:, None], log_scale, np.inf), description=what,
+        lattice=noise.lattice)
         for t in range(int(releases.max()))]
     return concat(streams)
 

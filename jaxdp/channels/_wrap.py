@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp.algorithms._base import Algorithm, check_per_agent_value
+from jaxdp.privacy import check_sampler
 
 try:  # jax >= 0.5: the public home of the trace state
     from jax.extend.core import get_opaque_trace_state as _get_trace_state
@@ -272,7 +273,8 @@ class ChannelNetwork:
         if keep is not None:  # a lost M_ij T(X_j) becomes M_ij X_i
             diag = diag + self._net.scatter_sum(edge * (1 - keep))
             edge = edge * keep
-        if channel.additive_tail and not channel.broadcast:  # aggregate=True is one of these
+        if channel.additive_tail and not channel.broadcast and not channel.lattice_tail:
+            # float noise only (aggregate=True is one of these): lattice releases are not linear
             gaussian = channel.transforms[channel.rows[-1]].kind == "gaussian"
             noisy_product = self._aggregate if gaussian else self._additive
             return noisy_product(channel, route, product, message, flat, diag, edge,
@@ -731,6 +733,35 @@ class WithChannel(Algorithm):
 
         jax.eval_shape(one_step, jax.random.key(0))
         return logged[0]
+
+    def sampler_of(self) -> str | None:
+        """``"float"`` if a noise of a route is float-sampled, ``"lattice"`` if every noise is a
+        lattice one, ``None`` without noise."""
+        noises = [t for t in self.transforms if t.additive]
+        if not noises:
+            return None
+        return "lattice" if all(t.lattice for t in noises) else "float"
+
+    def with_sampler(self, sampler: str) -> WithChannel:
+        """A copy whose every noise transform draws with ``sampler`` (``"lattice"`` or
+        ``"float"``), e.g. ``DPNIDS().with_sampler("float")`` for a utility study at speed."""
+        check_sampler(sampler)
+
+        def resampled(t: Transform) -> Transform:
+            if not t.additive:
+                return t
+            options = tuple((k, v) for k, v in t.options if k != "sampler")
+            return dataclasses.replace(t, options=options + (("sampler", sampler),))
+        routes = tuple((m, dataclasses.replace(c, transforms=tuple(map(resampled, c.transforms))))
+                       for m, c in self.routes)
+        return dataclasses.replace(self, routes=routes)
+
+    def lattice_draw_count(self, problem, network, params, steps: int) -> int:
+        """``D``: the lattice draws of a run, from the proxy's record of one traced step (each
+        call's copies times its message size) times ``steps``."""
+        lattice = {route for route, c in self.routes if any(t.lattice for t in c.transforms)}
+        return steps * sum(d * int(np.sum(copies)) for route, d, _, _, copies
+                           in self.release_log(problem, network, params) if route in lattice)
 
     def account(self, problem, network, params, steps, *, delta):
         """Privacy from the channel (see :mod:`jaxdp.channels._privacy`)."""

@@ -229,7 +229,8 @@ def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> 
 
     Args:
       v: the value to release (any float array).
-      scale: σ (Gaussian) or b (Laplace), broadcastable against ``v``, ``> 0``.
+      scale: σ (Gaussian) or b (Laplace), broadcastable against ``v``, ``≥ 0`` (``0``: ``v``
+        is released as it is, which is not private).
       z: lattice draws from :func:`lattice_draws` of the same ``law``, shaped like ``v``.
       law: ``"gaussian"`` or ``"laplace"``.
 
@@ -239,9 +240,11 @@ def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> 
     r = resolution(law)
     dtype = jnp.result_type(v)
     gamma = jnp.asarray(scale, dtype) * (1.0 / r)
-    bound = clamp_bound(dtype) * gamma
-    a = jnp.round(jnp.clip(v, -bound, bound) / gamma)
-    return (a + z * r) * gamma
+    noisy = gamma > 0  # a zero scale (a noise-free baseline) releases v itself: no privacy
+    step = jnp.where(noisy, gamma, 1.0)
+    bound = clamp_bound(dtype) * step
+    a = jnp.round(jnp.clip(v, -bound, bound) / step)
+    return jnp.where(noisy, (a + z * r) * step, v)
 
 
 @lattice_release.defjvp

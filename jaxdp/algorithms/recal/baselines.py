@@ -329,7 +329,7 @@ class _NoisyStep(PrivateVariant):
                             acct.release_log_scale(counts, params.log_sigma1, params.log_R),
                             lambda k: max(k - 1, 0), 2 * alpha * c, delta=delta,
                             released=f"{self.released_text}, to its neighbours at steps 1..K−1",
-                            description=f"{self.released} (reconstructed)")
+                            description=f"{self.released} (reconstructed)", alg=self)
 
     def _sensitivity(self, w_diag, alpha, c, steps, prox) -> np.ndarray:
         """(N, K) Δ of each step's release given the transcript."""
