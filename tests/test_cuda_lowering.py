@@ -120,10 +120,6 @@ def test_channel_runs_lower_for_cuda(setting, spec):
     gate(run_program(alg, prob, nets["dense"], alg.params(alg.inner.default_params())))
 
 
-@pytest.mark.xfail(reason="jaxdp/channels/_wrap.py (ChannelNetwork._clean) multiplies a lossy "
-                          "broadcast channel's dense matrix by jnp.tensordot without precision; "
-                          "it should call jaxdp._precision.tensordot (channels are owned "
-                          "elsewhere)", strict=False)
 def test_lossy_broadcast_channel_lowers_with_full_precision(setting):
     prob, nets = setting
     alg = channels.with_channel(algorithms.get("dgd"),

@@ -38,6 +38,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp.algorithms._base import Algorithm, check_per_agent_value
+from jaxdp._precision import tensordot
 from jaxdp.privacy import check_sampler
 
 try:  # jax >= 0.5: the public home of the trace state
@@ -322,7 +323,7 @@ class ChannelNetwork:
         if keep is None:
             return self._net._product(name, v)
         if self._net.backend == "dense":
-            return jnp.tensordot(self._net._dense(diag, edge), v, axes=1)
+            return tensordot(self._net._dense(diag, edge), v, axes=1)
         return diag[:, None] * v + self._net.scatter_sum(edge[:, None] * v[self._net.senders])
 
     def _pre_noise(self, channel: Channel, product: str, message, flat):
