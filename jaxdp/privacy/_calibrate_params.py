@@ -82,6 +82,12 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
             hi, eps_hi = mid, eps_mid
         if abs(eps_hi - epsilon) <= rtol * epsilon or hi / lo - 1 < 1e-12:
             break
+    if abs(eps_hi - epsilon) > rtol * epsilon:  # ε jumps over the target (a capped guarantee)
+        raise ValueError(
+            f"{name}: ε = {epsilon:g} is unreachable by {field} at δ = {delta:g} after {steps} "
+            f"steps: reachable ε lies in [{eps_at(_HIGH):.4g}, {eps_hi:.4g}] (the guarantee "
+            f"jumps from {eps_hi:.4g} to {eps_at(lo):.4g} as {field} falls below {hi:.6g}; see "
+            "the report's reason there)")
     return params.replace(**{field: as_field(hi)})
 
 
