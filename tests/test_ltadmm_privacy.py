@@ -1,5 +1,6 @@
 """Paper 004's privacy: Theorem 2 as printed (log₁₀) and corrected (ln), tight accountants,
 calibration, sampling schemes, and the baselines' release declarations (R1-R4)."""
+import dataclasses
 import math
 
 import numpy as np
@@ -60,10 +61,12 @@ def test_closed_form_calibration_inverts_theorem_two():
 def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_problem):
     """sampling="poisson": the same releases through dp-accounting directly (q = 0.008, noise
     multiplier σ_e/(2ζ) = 0.25, 16000 releases, δ = 1e-4): RDP ≈ 660 (default orders), PLD ≈ 620
-    — not 19.6."""
+    — not 19.6. The real-valued mechanism's accountants: the float sampler (with the lattice, the
+    default, no amplification is claimed)."""
     import dp_accounting as dpa
 
-    alg, params = algorithms.LTADMMDP(sampling="poisson"), algorithms.LTADMMDPParams()
+    alg = algorithms.LTADMMDP(sampling="poisson", sampler="float")
+    params = algorithms.LTADMMDPParams()
     event = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.008, dpa.GaussianDpEvent(0.25)),
                                     16000)
     rdp = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS)
@@ -78,8 +81,8 @@ def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_pr
 def test_default_orders_are_within_half_a_percent_of_a_fine_grid(paper_problem):
     """At LT-ADMM-DP's default setting (Poisson, K = 4000, τ = 4) the RDP ε on DEFAULT_ORDERS is
     within 0.5 % of the same accountant on 10⁴ orders (dp-accounting's old grid: 5.8 % looser)."""
-    events = lp.privacy_events(algorithms.LTADMMDP(sampling="poisson"), paper_problem,
-                               algorithms.LTADMMDPParams(), 4000)
+    events = lp.privacy_events(algorithms.LTADMMDP(sampling="poisson", sampler="float"),
+                               paper_problem, algorithms.LTADMMDPParams(), 4000)
     fine = np.concatenate([1 + np.arange(1, 1000) / 1000, 2 + np.arange(0, 8000) / 1000,
                            np.arange(10, 256, 0.25), [256, 512, 1024]])
     ours = jdp.rdp_epsilon(events, 1e-4)[0]
@@ -89,10 +92,11 @@ def test_default_orders_are_within_half_a_percent_of_a_fine_grid(paper_problem):
 
 def test_fixed_batches_are_accounted_without_replacement_under_replace_one(paper_problem):
     """sampling="fixed": b = 8 of m = 1000 rows without replacement, replace-one, per-sample
-    clip Δ = 2ζ/b, equal to dp-accounting's SampledWithoutReplacementDpEvent; PLD is refused."""
+    clip Δ = 2ζ/b, equal to dp-accounting's SampledWithoutReplacementDpEvent (the float sampler's
+    real-valued mechanism); PLD is refused; the lattice report keeps zCDP and RDP."""
     import dp_accounting as dpa
 
-    alg = algorithms.LTADMMDP(local_steps=1, clip="per_sample")
+    alg = algorithms.LTADMMDP(local_steps=1, clip="per_sample", sampler="float")
     params = algorithms.LTADMMDPParams(sigma_e=0.25)
     acc = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS,
                                 neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
@@ -102,7 +106,8 @@ def test_fixed_batches_are_accounted_without_replacement_under_replace_one(paper
                                acc.get_epsilon(1e-4), rtol=1e-10)
     with pytest.raises(ValueError, match="no event for sampling without replacement"):
         lp.epsilon(alg, paper_problem, params, 300, "pld", delta=1e-4)
-    report = alg.privacy(paper_problem, None, params, 300, delta=1e-4)
+    report = dataclasses.replace(alg, sampler="lattice").privacy(paper_problem, None, params, 300,
+                                                                 delta=1e-4)
     assert report.relation == "replace_record" and set(report.sound) == {"zcdp", "rdp"}
 
 
@@ -118,9 +123,11 @@ def test_the_poisson_claim_under_reports_fixed_size_batches(paper_problem):
 
 def test_calibration_meets_the_target_by_each_method(paper_problem):
     """σ_e for ε = 5 over 50 rounds: every method's ε(σ_e) is the target (to 1e-5 relative), and
-    the guarantee needs more noise than the theorem."""
-    alg, params = algorithms.LTADMMDP(local_steps=2, sampling="poisson"), \
-        algorithms.LTADMMDPParams()
+    the guarantee needs more noise than the theorem (the float sampler's real-valued accountants);
+    the lattice guarantee (no amplification) needs more still, and meets its target in the
+    report."""
+    alg = algorithms.LTADMMDP(local_steps=2, sampling="poisson", sampler="float")
+    params = algorithms.LTADMMDPParams()
     sigmas = {}
     for method in ("paper_corrected", "paper_printed", "rdp", "pld", "guarantee"):
         p = lp.calibrate_noise(alg, paper_problem, params, 50, 5.0, method, delta=1e-4)
@@ -129,26 +136,40 @@ def test_calibration_meets_the_target_by_each_method(paper_problem):
         assert np.max(eps) <= 5.0 + 1e-9
         sigmas[method] = float(np.asarray(p.sigma_e))
     assert sigmas["paper_printed"] < sigmas["paper_corrected"] < sigmas["pld"] < sigmas["rdp"]
+    grid = dataclasses.replace(alg, sampler="lattice")
+    p = lp.calibrate_noise(grid, paper_problem, params, 50, 5.0, delta=1e-4)
+    report = grid.privacy(paper_problem, None, p, 50, delta=1e-4)
+    assert report.epsilon_max == pytest.approx(5.0, rel=1e-5) and report.epsilon_max <= 5.0 + 1e-9
+    assert float(np.asarray(p.sigma_e)) > 3 * sigmas["rdp"]  # no subsampling amplification
+    with pytest.raises(ValueError, match="no PLD for the lattice sampler"):
+        lp.epsilon(grid, paper_problem, p, 50, "pld", delta=1e-4)
     with pytest.raises(ValueError, match="target_epsilon must be > 0"):
         lp.calibrate_noise(alg, paper_problem, params, 50, -1.0, delta=1e-4)
 
 
+@pytest.mark.parametrize("sampler", ["lattice", "float"])
 @pytest.mark.parametrize("xp", ["numpy", "jax"])
-def test_zcdp_formula_is_the_reports_curve_and_inverts(paper_problem, xp):
-    """zcdp_epsilon (numpy or jnp) equals the report's "zcdp" curve; zcdp_sigma inverts it."""
+def test_zcdp_formula_is_the_reports_curve_and_inverts(paper_problem, xp, sampler):
+    """zcdp_epsilon (numpy or jnp) equals the report's "zcdp" curve (the lattice's, with its
+    coefficients and δ share; the float sampler's "ideal zcdp"); zcdp_sigma inverts it."""
     import jax
     import jax.numpy as jnp
 
     mod = np if xp == "numpy" else jnp
-    alg, params = algorithms.LTADMMDP(clip="per_sample"), algorithms.LTADMMDPParams(zeta=0.7)
+    alg = algorithms.LTADMMDP(clip="per_sample", sampler=sampler)
+    params = algorithms.LTADMMDPParams(zeta=0.7, sigma_e=2.0)
     report = alg.privacy(paper_problem, None, params, 30, delta=1e-4)
     sens = lp.release_sensitivity(alg, params, 10, xp=mod)[0, 0]
     releases = 30 * lp.releases_per_step(alg)
+    coeffs, delta = lp.lattice_coefficients(alg, paper_problem), lp.accounting_delta(alg, 1e-4)
+    assert (coeffs == (1.0, 0.0)) == (sampler == "float")
+    curve = "zcdp" if sampler == "lattice" else "ideal zcdp"
     with jax.enable_x64(True):
-        eps = lp.zcdp_epsilon(releases, sens, mod.asarray(0.5), 1e-4, xp=mod)
-        np.testing.assert_allclose(float(eps), report.final("zcdp")[0], rtol=1e-12)
-        sigma = lp.zcdp_sigma(eps, releases, sens, 1e-4, xp=mod)
-    np.testing.assert_allclose(float(sigma), 0.5, rtol=1e-12)
+        eps = lp.zcdp_epsilon(releases, sens, mod.asarray(2.0), delta, xp=mod, lattice=coeffs)
+        np.testing.assert_allclose(float(eps), report.final(curve)[0], rtol=1e-12)
+        sigma = lp.zcdp_sigma(eps, releases, sens, delta, xp=mod, lattice=coeffs)
+    np.testing.assert_allclose(float(sigma), 2.0, rtol=1e-12)
+    assert np.isfinite(report.epsilon_max) == (sampler == "lattice")
 
 
 def test_report_holds_the_printed_and_corrected_theorem_as_paper_curves(paper_problem):
@@ -169,10 +190,15 @@ def test_report_holds_the_printed_and_corrected_theorem_as_paper_curves(paper_pr
 
 
 def test_reports_state_the_contract_and_cover_the_models(paper_problem):
+    """Relation, release and enforced assumptions; the models are covered. The defaults' noise
+    is too small for a lattice guarantee (no amplification; inf above the sampler's cap): each
+    is calibrated to ε = 5 by the lattice report's own accountants first."""
     for alg in (algorithms.LTADMMDP(), algorithms.PORTER(sampling="poisson"), algorithms.PriSMA()):
-        report = alg.privacy(paper_problem, None, alg.default_params(), 3,
-                             release="messages+models")
+        params = lp.calibrate_noise(alg, paper_problem, alg.default_params(), 3, 5.0,
+                                    delta=1e-5)
+        report = alg.privacy(paper_problem, None, params, 3, release="messages+models")
         assert report.delta == 1e-5 and np.all(np.isfinite(report.epsilon))
+        assert report.epsilon_max <= 5.0 + 1e-9
         assert report.relation == lp.relation(alg) and report.released
         assert all(a.enforced for a in report.assumptions)
 
@@ -180,24 +206,37 @@ def test_reports_state_the_contract_and_cover_the_models(paper_problem):
 def test_sensitivities_follow_the_relation_of_the_sampling(paper_problem):
     """Per-sample clip: 2ζ/b for fixed batches (replace-one), ζ/b for Poisson; soft clip 2ζ."""
     params = algorithms.LTADMMDPParams(zeta=0.5)
-    soft = lp.privacy_events(algorithms.LTADMMDP(), paper_problem, params, 3)
-    fixed = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample"), paper_problem, params, 3)
-    poisson = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample", sampling="poisson"),
+    f = dict(sampler="float")  # the real-valued Δ; the lattice adds its rounding (below)
+    soft = lp.privacy_events(algorithms.LTADMMDP(**f), paper_problem, params, 3)
+    fixed = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample", **f), paper_problem, params,
+                              3)
+    poisson = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample", sampling="poisson", **f),
                                 paper_problem, params, 3)
     assert soft.sensitivity.shape == (10, 12)  # one release per local step
     assert np.all(soft.sensitivity == 1.0) and np.all(soft.sampling_rate == 0.008)
     assert fixed.sampling == "without_replacement" and np.all(fixed.dataset_size == 1000)
     assert np.all(fixed.sensitivity == 1.0 / 8) and np.all(poisson.sensitivity == 0.5 / 8)
     assert poisson.sampling == "poisson"
+    assert not (soft.lattice or fixed.lattice or poisson.lattice)
+    for alg, plain in ((algorithms.LTADMMDP(), soft),
+                       (algorithms.LTADMMDP(clip="per_sample", sampling="poisson"), poisson)):
+        events = lp.privacy_events(alg, paper_problem, params, 3)
+        grow, offset = lp.lattice_coefficients(alg, paper_problem)
+        assert events.lattice and 1.0 < grow and offset > 0
+        np.testing.assert_allclose(events.sensitivity, grow * plain.sensitivity + offset * 0.5,
+                                   rtol=1e-15)
+        rounding = float(jdp.lattice_sensitivity(0.0, 5, 0.5, np.float64, law="gaussian"))
+        assert offset * 0.5 == pytest.approx(rounding, rel=1e-15)  # γ(1 + 2uL)√d
 
 
 def test_baseline_releases_follow_the_reconstruction(paper_problem):
     """PORTER: Δ = 2C/b, σ; PriSMA: v⁰ with Δ = 2C1/b, σ0, then 2(ηC1 + (1−η)C2)/b, σ1 (fixed
     batches, replace-one)."""
-    porter = lp.privacy_events(algorithms.PORTER(), paper_problem, algorithms.PORTERParams(), 5)
+    porter = lp.privacy_events(algorithms.PORTER(sampler="float"), paper_problem,
+                               algorithms.PORTERParams(), 5)
     assert np.all(porter.sensitivity == 2 / 8) and np.all(porter.scale == 0.103)
     p = algorithms.PriSMAParams(eta=0.25, clip1=2.0, clip2=0.4)
-    prisma = lp.privacy_events(algorithms.PriSMA(), paper_problem, p, 5)
+    prisma = lp.privacy_events(algorithms.PriSMA(sampler="float"), paper_problem, p, 5)
     np.testing.assert_allclose(prisma.sensitivity[0],
                                [4 / 8] + [2 * (0.25 * 2 + 0.75 * 0.4) / 8] * 4)
     np.testing.assert_allclose(prisma.scale[0], [0.1794] + [0.0155] * 4)

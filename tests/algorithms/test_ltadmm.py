@@ -1,5 +1,6 @@
 """Paper 004's family (LT-ADMM-DP, LT-ADMM, PORTER, PriSMA): references, invariants, errata,
 costs and the reproductions."""
+import dataclasses
 import functools
 import json
 from pathlib import Path
@@ -54,31 +55,31 @@ VR_CASES = [
 
 CASES = [
     *VR_CASES,
-    Case("lt_admm_dp", _lt_ref(3), config={"batch_size": 3, "local_steps": 3}),
+    Case("lt_admm_dp", _lt_ref(3), config={"sampler": "float", "batch_size": 3, "local_steps": 3}),
     Case("lt_admm_dp", _lt_ref(2, "per_sample"),
-         config={"batch_size": 4, "local_steps": 2, "clip": "per_sample"},
+         config={"sampler": "float", "batch_size": 4, "local_steps": 2, "clip": "per_sample"},
          overrides={"zeta": 0.3}, problem="logistic"),
-    Case("lt_admm_dp", _lt_ref(3), config={"batch_size": 5, "local_steps": 3, "variant": "paper",
+    Case("lt_admm_dp", _lt_ref(3), config={"sampler": "float", "batch_size": 5, "local_steps": 3, "variant": "paper",
                                            "x0": "random"},
          overrides={"zeta": 0.2, "sigma_e": 0.1, "rho": 0.7}, problem="nonconvex_logistic"),
-    Case("lt_admm", _lt_ref(4), config={"batch_size": 8, "local_steps": 4}),
-    Case("porter", ref.porter, config={"batch_size": 3}, overrides={"gamma": 0.5},
+    Case("lt_admm", _lt_ref(4), config={"sampler": "float", "batch_size": 8, "local_steps": 4}),
+    Case("porter", ref.porter, config={"sampler": "float", "batch_size": 3}, overrides={"gamma": 0.5},
          problem="logistic"),
     Case("porter", functools.partial(ref.porter, compress_k=2),
-         config={"batch_size": 3, "compress_k": 2}),
-    Case("prisma", ref.prisma, config={"batch_size": 3}, overrides={"eta": 0.3, "clip2": 0.05},
+         config={"sampler": "float", "batch_size": 3, "compress_k": 2}),
+    Case("prisma", ref.prisma, config={"sampler": "float", "batch_size": 3}, overrides={"eta": 0.3, "clip2": 0.05},
          problem="nonconvex_logistic"),
     # Poisson minibatches: each row with probability b/m_i, the sum divided by b
     Case("lt_admm_dp", _lt_ref(2, sampling="poisson", batch_size=3),
-         config={"batch_size": 3, "local_steps": 2, "sampling": "poisson"}),
+         config={"sampler": "float", "batch_size": 3, "local_steps": 2, "sampling": "poisson"}),
     Case("lt_admm_dp", _lt_ref(2, "per_sample", sampling="poisson", batch_size=4),
-         config={"batch_size": 4, "local_steps": 2, "clip": "per_sample", "sampling": "poisson"},
+         config={"sampler": "float", "batch_size": 4, "local_steps": 2, "clip": "per_sample", "sampling": "poisson"},
          overrides={"zeta": 0.3}, problem="logistic"),
     Case("porter", functools.partial(ref.porter, sampling="poisson", batch_size=3),
-         config={"batch_size": 3, "sampling": "poisson"}, overrides={"gamma": 0.5},
+         config={"sampler": "float", "batch_size": 3, "sampling": "poisson"}, overrides={"gamma": 0.5},
          problem="logistic"),
     Case("prisma", functools.partial(ref.prisma, sampling="poisson", batch_size=3),
-         config={"batch_size": 3, "sampling": "poisson"}, overrides={"eta": 0.3, "clip2": 0.05},
+         config={"sampler": "float", "batch_size": 3, "sampling": "poisson"}, overrides={"eta": 0.3, "clip2": 0.05},
          problem="nonconvex_logistic"),
 ]
 IDS = [c.id for c in CASES]
@@ -98,7 +99,8 @@ def test_lt_admm_vr_matches_its_reference_on_the_edge_list_backend(case):
 
 def test_per_agent_step_sizes_match_the_reference():
     """(N,) step sizes and noise scales scale agent rows (the reference indexes them per agent)."""
-    case = Case("lt_admm_dp", _lt_ref(2), config={"batch_size": 3, "local_steps": 2},
+    case = Case("lt_admm_dp", _lt_ref(2), config={"sampler": "float", "batch_size": 3,
+                                                  "local_steps": 2},
                 overrides={"gamma": jnp.linspace(0.05, 0.2, 6), "beta": jnp.linspace(0.3, 0.1, 6),
                            "sigma_e": jnp.linspace(0.0, 0.5, 6)})
     reference_match(case, steps=5)
@@ -324,9 +326,10 @@ def test_bad_configuration_and_params_are_named():
 
 
 def test_gradient_through_a_run_matches_finite_differences():
-    """d loss / d(γ, σ_e) through 3 rounds of LT-ADMM-DP (minibatches and noise held fixed)."""
+    """d loss / d(γ, σ_e) through 3 rounds of LT-ADMM-DP (minibatches and noise held fixed; the
+    float sampler: the lattice's rounding is piecewise constant, its tangent straight-through)."""
     prob, net = small_problem("logistic"), small_network()
-    alg = algorithms.LTADMMDP(batch_size=3, local_steps=2)
+    alg = algorithms.LTADMMDP(batch_size=3, local_steps=2, sampler="float")
     base = algorithms.LTADMMDPParams(zeta=0.5, sigma_e=0.3)
 
     def loss(gamma, sigma):
@@ -473,3 +476,60 @@ def test_lt_admm_vr_is_non_private_and_names_bad_configuration():
                   progress=False)
     with pytest.raises(ValueError, match=r"LTADMMVRParams.gamma must be > 0 .* got -0.1"):
         jaxdp.run(alg, prob, net, algorithms.LTADMMVRParams(gamma=-0.1), steps=2, progress=False)
+
+
+LATTICE = [
+    (algorithms.LTADMMDP(batch_size=3, local_steps=2), algorithms.LTADMMDPParams(sigma_e=0.5),
+     "e"),
+    (algorithms.LTADMMDP(batch_size=3, local_steps=1, clip="per_sample", sampling="poisson"),
+     algorithms.LTADMMDPParams(zeta=0.3, sigma_e=0.25), "e"),
+    (algorithms.PORTER(batch_size=3), algorithms.PORTERParams(sigma=0.125), "xi"),
+    (algorithms.PriSMA(batch_size=3), algorithms.PriSMAParams(sigma0=0.25, sigma1=0.0625), "xi"),
+]
+
+
+@pytest.mark.parametrize("alg, params, draws", LATTICE,
+                         ids=[f"{a.name}-{a.clip if a.name == 'lt_admm_dp' else a.sampling}"
+                              for a, _, _ in LATTICE])
+def test_lattice_release_is_the_float_release_rounded_to_the_lattice(alg, params, draws):
+    """The default (lattice) noisy term equals the float one fed the same draws up to the lattice
+    rounding, |Δ| ≤ γ = σ/R per coordinate, and it is an exact multiple of γ (σ a power of two).
+
+    The noisy term: LT-ADMM-DP's g̃ of (7) at the first local step; PORTER's Ĝ (g_prev); PriSMA's
+    v⁰ at k = 0 and, at k = 1, the released increment read back as v¹ − (1 − η)v⁰ (a float
+    subtraction: integer up to it)."""
+    from jaxdp.privacy import GAUSSIAN_RESOLUTION
+
+    assert alg.sampler == "lattice"
+    prob, net = small_problem("logistic"), small_network()
+    floats = dataclasses.replace(alg, sampler="float")
+    key = jax.random.key(3)
+    state = alg.init(key, prob, net, params)
+    for k in range(2 if alg.name == "prisma" else 1):
+        k = jnp.asarray(k)
+        noise = alg.noise(jax.random.fold_in(key, k), state, params, k)
+        new, _ = alg.step(state, noise, prob, net, params, k)
+        ref, _ = floats.step(state, noise, prob, net, params, k)
+        if alg.name == "lt_admm_dp":  # g̃ of (7) at the first local step
+            batch, e = noise["batch"][0], noise["e"][0]
+            sigma, tol = params.sigma_e, 0.0
+            released = alg._perturbed_gradient(state.x, batch, e, prob, params)
+            exact = floats._perturbed_gradient(state.x, batch, e, prob, params)
+        elif alg.name == "porter":
+            sigma, released, exact, tol = params.sigma, new.g_prev, ref.g_prev, 0.0
+        else:
+            sigma = params.sigma0 if int(k) == 0 else params.sigma1
+            eta = params.eta if int(k) else 0.0
+            released = np.asarray(new.v) - (1 - eta) * np.asarray(state.v)
+            exact = np.asarray(ref.v) - (1 - eta) * np.asarray(state.v)
+            tol = 0.0 if int(k) == 0 else 1e-15
+        gamma = sigma / GAUSSIAN_RESOLUTION
+        released, exact = np.asarray(released), np.asarray(exact)
+        assert np.max(np.abs(released - exact)) <= gamma + tol
+        assert np.max(np.abs(released - exact)) > 0  # the rounding happened
+        if tol == 0.0:
+            np.testing.assert_array_equal(released / gamma, np.round(released / gamma))
+        else:  # read back through float arithmetic: integer up to that arithmetic
+            np.testing.assert_allclose(released / gamma, np.round(released / gamma), rtol=0,
+                                       atol=tol / gamma)
+        state = new

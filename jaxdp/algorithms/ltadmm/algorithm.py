@@ -73,7 +73,7 @@ import numpy as np
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
-from jaxdp.privacy import clip_by_norm, clip_factor_soft, gaussian
+from jaxdp.privacy import add_noise, clip_by_norm, clip_factor_soft, gaussian, noise_draws
 
 CLIPS = ("soft", "per_sample")
 SAMPLINGS = ("fixed", "poisson")
@@ -143,7 +143,10 @@ class LTADMMDP(Algorithm):
 
     Static configuration: ``local_steps`` τ, ``batch_size`` b, ``clip`` ("soft" | "per_sample"),
     ``sampling`` ("fixed" | "poisson"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" |
-    "paper"), ``x0`` ("zero" | "random"). See the module docstring; the privacy report's δ is the
+    "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
+    noisy gradient is released on the lattice (σ_e/R)ℤ^d, private as floats, with no subsampling
+    amplification in the report; "float": e = σ_e·N(0, I) in floating point, report inf with the
+    ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the
     caller's (§VI uses δ_i = 1e-4).
     """
 
@@ -159,6 +162,7 @@ class LTADMMDP(Algorithm):
     variant: str = "fixed"
     x0: str = "zero"
     sampling: str = "fixed"
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = (
@@ -192,8 +196,8 @@ class LTADMMDP(Algorithm):
         n, d = state.x.shape
         return {"batch": draw_minibatches(jax.random.fold_in(key, 0), state, self.batch_size,
                                           self.sampling, (self.local_steps,)),  # Alg. 1 l.6
-                "e": gaussian(jax.random.fold_in(key, 1), (self.local_steps, n, d),
-                              state.x.dtype)}  # (τ, N, d) standard normal; e = σ_e·this, (7)
+                "e": noise_draws(jax.random.fold_in(key, 1), (self.local_steps, n, d),
+                                 state.x.dtype, sampler=self.sampler)}  # (τ, N, d); e = σ_e·this
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -269,7 +273,8 @@ class LTADMMDP(Algorithm):
         else:
             clipped = per_sample_clipped_mean(problem, phi, batch, params.zeta,
                                               sampling=self.sampling, batch_size=self.batch_size)
-        return clipped + per_agent(params.sigma_e, phi) * e  # (7)
+        return add_noise(clipped, per_agent(params.sigma_e, phi), e,
+                         sampler=self.sampler)  # (7), on the lattice by default
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,6 +285,7 @@ class LTADMM(LTADMMDP):
     """
 
     name: ClassVar[str] = "lt_admm"
+    sampler: str = "float"  # not private (σ_e = 0 by default, no report): no lattice
 
     def default_params(self):
         return LTADMMDPParams(zeta=math.inf, sigma_e=0.0)

@@ -38,6 +38,11 @@ Two gradients per iteration on the same minibatch (at x^t and x^{t−1}) and one
 noise a Gaussian mechanism with sensitivity (ηC1 + (1−η)C2)/b); combine-then-adapt mixing (S3); W
 the network's mixing matrix; b = 8.
 
+Noise (both, static ``sampler``): ``"lattice"`` (default) releases the noised term on the lattice
+(σ/R)ℤ^d (:func:`~jaxdp.privacy.add_noise`), private as floats — PriSMA's released term is the
+increment ``η·clip_{C1} + (1−η)·clip_{C2} + σ1 ξ`` of (S2), to which ``(1−η)v`` (public) is added
+after; ``"float"`` adds the floating-point draw (report inf, the ideal curves kept).
+
 Privacy (both): one Gaussian release per iteration per agent, accounted by
 :func:`jaxdp.algorithms.ltadmm.privacy.baseline_report`: with ``sampling="fixed"`` (b distinct rows,
 divided by b) under replace-one with Δ = 2C/b (an added record displaces a batch member) and
@@ -70,7 +75,7 @@ from jaxdp.algorithms.ltadmm.algorithm import (
     per_sample_grads,
     sample_counts,
 )
-from jaxdp.privacy import gaussian
+from jaxdp.privacy import add_noise, noise_draws
 
 
 # -- Params and states --------------------------------------------------------------------------
@@ -120,6 +125,7 @@ class _Minibatched(Algorithm):
 
     batch_size: int = 8
     sampling: str = "fixed"
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = ("the models are built from the released noisy gradients (or "
@@ -134,7 +140,8 @@ class _Minibatched(Algorithm):
         del params, k
         return {"batch": draw_minibatches(jax.random.fold_in(key, 0), state, self.batch_size,
                                           self.sampling),  # (N, b) rows or (N, M) weights
-                "xi": gaussian(jax.random.fold_in(key, 1), state.x.shape, state.x.dtype)}
+                "xi": noise_draws(jax.random.fold_in(key, 1), state.x.shape, state.x.dtype,
+                                  sampler=self.sampler)}
 
     def validate(self, params, problem, network) -> None:
         """Base checks, then the minibatch size against every m_i (see ``check_minibatch``)."""
@@ -190,8 +197,9 @@ class PORTER(_Minibatched):
         x_new = state.x + gamma * (network.mix(state.h) - state.h) \
             - per_agent(params.eta, state.x) * state.v  # (P1)
         q_h = self._compress(x_new - state.h)  # (P2), sent
-        g_new = self._clipped_mean(problem, x_new, noise["batch"], params.clip) \
-            + per_agent(params.sigma, x_new) * noise["xi"]  # (P3)
+        g_new = add_noise(self._clipped_mean(problem, x_new, noise["batch"], params.clip),
+                          per_agent(params.sigma, x_new), noise["xi"],
+                          sampler=self.sampler)  # (P3)
         v_new = state.v + gamma * (network.mix(state.g_v) - state.g_v) \
             + g_new - state.g_prev  # (P4)
         q_v = self._compress(v_new - state.g_v)  # (P5), sent
@@ -239,9 +247,10 @@ class PriSMA(_Minibatched):
         fresh = self._clipped_mean(problem, x, batch, params.clip1, grads=g_now)
         diff = self._clipped_mean(problem, x, batch, params.clip2, grads=g_now - g_old)
         eta = per_agent(params.eta, x)
-        v_first = fresh + per_agent(params.sigma0, x) * xi  # (S1)
-        v_later = (1 - eta) * state.v + eta * fresh + (1 - eta) * diff \
-            + per_agent(params.sigma1, x) * xi  # (S2)
+        v_first = add_noise(fresh, per_agent(params.sigma0, x), xi, sampler=self.sampler)  # (S1)
+        increment = add_noise(eta * fresh + (1 - eta) * diff, per_agent(params.sigma1, x), xi,
+                              sampler=self.sampler)  # the released data term of (S2)
+        v_later = (1 - eta) * state.v + increment  # (S2): post-processing of the release
         v_new = jnp.where(k == 0, v_first, v_later)
         x_new = network.mix(x, message="x") - per_agent(params.gamma, x) * v_new  # (S3)
         return PriSMAState(x=x_new, x_prev=x, v=v_new, n_rows=state.n_rows, rows=state.rows), \

@@ -49,9 +49,12 @@ from jaxdp.privacy import (
     PrivacyReport,
     closed_form_curve,
     default_steps,
+    lattice_sensitivity,
     pld_epsilon,
     rdp_epsilon,
 )
+from jaxdp.privacy._lattice import unit_roundoff
+from jaxdp.privacy._report import SAMPLER_SHARE
 
 METHODS = ("guarantee", "zcdp", "rdp", "pld", "paper_printed", "paper_corrected")
 NOISE_FIELDS = {"lt_admm_dp": ("sigma_e",), "porter": ("sigma",), "prisma": ("sigma0", "sigma1")}
@@ -166,6 +169,47 @@ def release_sensitivity(algorithm, params, n_agents: int, xp=np):
     return per * xp.concatenate([v["clip1"], data], axis=1)
 
 
+def lattice(algorithm) -> bool:
+    """Whether ``algorithm`` draws its noise on the lattice (its ``sampler``, the default)."""
+    return algorithm.sampler_of() == "lattice"
+
+
+def lattice_coefficients(algorithm, problem) -> tuple[float, float]:
+    """``(grow, offset)``: under the lattice sampler the declared Δ of a release with noise σ is
+    ``grow·Δ + offset·σ`` (``Δ`` of :func:`release_sensitivity`); ``(1, 0)`` for the float sampler.
+
+    ``offset·σ = γ(1 + 2uL)√d`` (γ = σ/R) is the rounding to the lattice and ``grow`` the float
+    error of a norm clip, ``1 + (d + 4)u`` (:func:`~jaxdp.privacy.lattice_sensitivity`, which is
+    linear in (Δ, σ)), times, for a mean of per-sample clipped terms, the float error of that mean:
+    n summed terms of norm ≤ C are within ``γ_{n}·nC/b`` of the exact mean each (any summation
+    order), so two neighbours' computed means differ by at most ``Δ(1 + 2(n + 2)²u/w)`` with
+    ``w`` = :func:`record_weight` (``n = b`` for fixed batches, the padded shard size for Poisson
+    weights; ``+2`` covers the division and PriSMA's weighted sum of two means). The soft clip is
+    applied last, so its 2ζ needs no mean term.
+    """
+    if not lattice(algorithm):
+        return 1.0, 0.0
+    dtype, d = problem.features.dtype, problem.dim
+    grow = float(lattice_sensitivity(1.0, d, 0.0, dtype, law="gaussian"))
+    offset = float(lattice_sensitivity(0.0, d, 1.0, dtype, law="gaussian"))
+    if not (algorithm.name == "lt_admm_dp" and algorithm.clip == "soft"):
+        terms = algorithm.batch_size if algorithm.sampling == "fixed" else problem.n_samples
+        grow *= 1.0 + 2.0 * (terms + 2) ** 2 * unit_roundoff(dtype) / record_weight(algorithm)
+    return grow, offset
+
+
+def lattice_draws(algorithm, problem, steps: int) -> int:
+    """``D``: the lattice draws of ``steps`` engine steps (τ·N·d per LT-ADMM-DP round, N·d per
+    PORTER/PriSMA iteration), for the sampler's distance to the ideal law."""
+    return int(steps) * releases_per_step(algorithm) * problem.n_agents * problem.dim
+
+
+def accounting_delta(algorithm, delta: float) -> float:
+    """The δ the report's curves are computed at: ``δ(1 − 2⁻⁶)`` under the lattice sampler (the
+    rest is kept for the sampler's distance), else ``δ``."""
+    return delta * (1.0 - SAMPLER_SHARE) if lattice(algorithm) else delta
+
+
 def releases_per_step(algorithm) -> int:
     """Gaussian releases per engine step: τ noisy gradients per LT-ADMM-DP round, else 1."""
     return algorithm.local_steps if algorithm.name == "lt_admm_dp" else 1
@@ -201,12 +245,14 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
         scale = np.where(first, v["sigma0"], v["sigma1"])
     else:
         scale = v[NOISE_FIELDS[algorithm.name][0]]
+    grow, offset = lattice_coefficients(algorithm, problem)
+    sens = grow * sens + offset * scale  # the lattice bound (unchanged for the float sampler)
     return PrivacyEvents.from_schedule(
         "gaussian", sens, scale, n, releases, sampling_rate=(algorithm.batch_size / rows)[:, None],
         description=_DESCRIPTIONS[algorithm.name].format(tau=releases_per_step(algorithm),
                                                          clip=getattr(algorithm, "clip", "")),
         sampling="without_replacement" if fixed else "poisson",
-        dataset_size=rows if fixed else None)
+        dataset_size=rows if fixed else None, lattice=lattice(algorithm))
 
 
 _DESCRIPTIONS = {
@@ -232,33 +278,45 @@ def _check_private(algorithm, params, n: int) -> None:
 
 
 # -- one formula for the report and for calibration ---------------------------------------------
-def zcdp_epsilon(releases, sensitivity, sigma, delta, xp=np):
+def zcdp_epsilon(releases, sensitivity, sigma, delta, xp=np, *, lattice=(1.0, 0.0)):
     """ε of ``releases`` Gaussian releases of sensitivity Δ and noise σ by zCDP (no amplification):
     ``ρ = releases·Δ²/(2σ²)``, ``ε = ρ + 2√(ρ ln(1/δ))`` (Bun & Steinke 2016, Prop. 1.6, 1.3).
 
-    The report's ``"zcdp"`` curve for a constant schedule (tested equal); ``xp`` is ``numpy`` or
-    ``jax.numpy`` (differentiable in σ).
+    ``lattice``: ``(grow, offset)`` of :func:`lattice_coefficients`, the declared Δ being
+    ``grow·Δ + offset·σ`` (the lattice sampler; pass δ of :func:`accounting_delta` too). The
+    report's ``"zcdp"`` curve for a constant schedule (tested equal; below the lattice sampler's
+    cap, where the report says inf); ``xp`` is ``numpy`` or ``jax.numpy`` (differentiable in σ).
     """
-    rho = releases * (sensitivity / sigma) ** 2 / 2.0
+    grow, offset = lattice
+    rho = releases * (grow * sensitivity / sigma + offset) ** 2 / 2.0
     return rho + 2.0 * xp.sqrt(rho * math.log(1.0 / delta))
 
 
-def zcdp_sigma(epsilon, releases, sensitivity, delta, xp=np):
-    """σ with :func:`zcdp_epsilon` = ``epsilon``: ``Δ√(releases/(2ρ))``, ``√ρ = √(ε+L) − √L``."""
+def zcdp_sigma(epsilon, releases, sensitivity, delta, xp=np, *, lattice=(1.0, 0.0)):
+    """σ with :func:`zcdp_epsilon` = ``epsilon``: ``grow·Δ/(√(2ρ/releases) − offset)``,
+    ``√ρ = √(ε+L) − √L`` (``Δ√(releases/(2ρ))`` for the float sampler). Under the lattice the
+    ratio must exceed ``offset`` (the rounding alone spends ``releases·offset²/2``): a target
+    below that gives ``inf`` or a negative σ."""
+    grow, offset = lattice
     big_l = math.log(1.0 / delta)
     root_rho = xp.sqrt(epsilon + big_l) - math.sqrt(big_l)
-    return sensitivity * xp.sqrt(releases / 2.0) / root_rho
+    return grow * sensitivity / (root_rho * xp.sqrt(2.0 / releases) - offset)
 
 
 def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *,
             delta: float) -> np.ndarray:
     """Per-agent final ε of ``algorithm`` after ``steps`` engine steps by one method.
 
+    Under the lattice sampler (the default) these are the lattice report's curves: lattice
+    sensitivities, no subsampling amplification, no PLD, the sampler's distance in δ (``inf``
+    above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the report's
+    ``"ideal …"`` curves, not a guarantee for the floats released).
+
     Args:
       algorithm, problem, params, steps: as :func:`privacy_events`.
       method: ``"guarantee"`` (the report's: the minimum of its sound curves), ``"zcdp"``,
-        ``"rdp"``, ``"pld"`` (Poisson sampling only), or Theorem 2 (LT-ADMM-DP with the soft clip):
-        ``"paper_printed"`` (log₁₀) or ``"paper_corrected"`` (ln).
+        ``"rdp"``, ``"pld"`` (Poisson sampling, float sampler only), or Theorem 2 (LT-ADMM-DP with
+        the soft clip): ``"paper_printed"`` (log₁₀) or ``"paper_corrected"`` (ln).
       delta: δ in (0, 1).
 
     Returns:
@@ -273,6 +331,15 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     if method.startswith("paper"):
         return _theorem2(algorithm, problem, params, steps, delta, method)
     events = privacy_events(algorithm, problem, params, steps)
+    if events.lattice:  # the lattice report's own accountants (zCDP, RDP without amplification)
+        if method == "pld":
+            raise ValueError("no PLD for the lattice sampler (the discrete Gaussian): use 'zcdp', "
+                             "'rdp' or 'guarantee', or sampler='float' for the ideal PLD")
+        methods = {"zcdp": ("closed_form",), "rdp": ("rdp",)}.get(method, ("closed_form", "rdp"))
+        report = PrivacyReport.from_events(events, delta, methods=methods,
+                                           at_steps=(events.steps,),
+                                           lattice_draws=lattice_draws(algorithm, problem, steps))
+        return report.epsilon
     if method == "rdp":
         return rdp_epsilon(events, delta)
     if method == "pld":
@@ -398,6 +465,7 @@ def ltadmm_report(algorithm, problem, network, params, steps: int, *,
     rounds = default_steps(steps, 20)
     report = PrivacyReport.from_events(events, delta, methods=_methods(algorithm, problem),
                                        at_steps=rounds * algorithm.local_steps,
+                                       lattice_draws=_draws(events, algorithm, problem, steps),
                                        **_contract(algorithm))
     report = dataclasses.replace(report, steps=rounds)  # report per round
     if algorithm.clip != "soft":
@@ -423,11 +491,17 @@ def baseline_report(algorithm, problem, network, params, steps: int, *,
     del network
     events = privacy_events(algorithm, problem, params, steps)
     return PrivacyReport.from_events(events, delta, methods=_methods(algorithm, problem),
+                                     lattice_draws=_draws(events, algorithm, problem, steps),
                                      **_contract(algorithm))
 
 
+def _draws(events, algorithm, problem, steps: int) -> int:
+    return lattice_draws(algorithm, problem, steps) if events.lattice else 0
+
+
 __all__ = [
-    "CLIP_FIELDS", "METHODS", "NOISE_FIELDS", "baseline_report", "calibrate_noise", "epsilon",
+    "CLIP_FIELDS", "METHODS", "NOISE_FIELDS", "accounting_delta", "baseline_report",
+    "calibrate_noise", "epsilon", "lattice", "lattice_coefficients", "lattice_draws",
     "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
     "release_sensitivity", "releases_per_step", "theorem2_a", "theorem2_epsilon",
     "theorem2_order", "theorem2_sigma", "zcdp_epsilon", "zcdp_sigma",
