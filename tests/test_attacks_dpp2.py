@@ -15,7 +15,8 @@ PROB, NET = small_problem("nonconvex_logistic"), small_network()
 @jax.jit
 def _attacked_run(p, key):
     """40 steps of DPP², observed, then the attack: (recovery, true x^k)."""
-    _, _, seen = jaxdp.simulate(algorithms.DPP2(), PROB, NET, p, key, steps=40, observe=True)
+    _, _, seen = jaxdp.simulate(algorithms.DPP2(sampler="float"), PROB, NET, p, key, steps=40,
+                                observe=True)  # the paper's real-valued noise
     x_true = jnp.concatenate([jnp.zeros_like(seen["models"][:1]), seen["models"][:-1]])
     rec = tier1_attack(seen["messages"]["y"], seen["messages"]["z"], NET.P, p.alpha, p.beta)
     return rec, x_true
@@ -24,7 +25,7 @@ def _attacked_run(p, key):
 def _messages(u, seed=0):
     p = algorithms.DPP2Params(u_w=u, u_e=u, r=0.95)
     rec, x_true = _attacked_run(p, jax.random.key(seed))
-    return rec, x_true, algorithms.DPP2(), p
+    return rec, x_true, algorithms.DPP2(sampler="float"), p
 
 
 def test_zero_noise_attack_recovers_eta_and_x_exactly():
@@ -66,7 +67,8 @@ def test_recovery_error_grows_with_the_noise_scale():
 def test_recovery_study_shapes_and_exactness_at_zero_noise():
     grid = jaxdp.grid(algorithms.DPP2Params(r=0.9), u_w=[0.0, 1e-4])
     grid = grid.replace(u_e=grid.u_w)
-    res = tier1_recovery_study(algorithms.DPP2(), PROB, NET, grid, steps=20, seeds=3)
+    res = tier1_recovery_study(algorithms.DPP2(sampler="float"), PROB, NET, grid, steps=20,
+                               seeds=3)
     assert res["x_error"].shape == (3, 2) and res["eta_error"].shape == (3, 2)
     assert np.all(res["x_error"][:, 0] < 1e-10) and np.all(res["eta_error"][:, 0] < 1e-9)
     assert np.all(res["x_error"][:, 1] > res["x_error"][:, 0])

@@ -141,22 +141,39 @@ def test_dp_accounting_agrees_on_one_release_and_is_tighter_on_many():
     assert pld_many > 0.2 * pure
 
 
+def _lattice_slack(d):
+    """What the lattice adds to every release's Δ/θ (ℓ1, rounding of d coordinates)."""
+    from jaxdp.privacy import lattice_sensitivity
+
+    return float(lattice_sensitivity(0.0, d, 1.0, np.float64, law="laplace", clipped=False))
+
+
 def test_dpp2_privacy_report_has_printed_corrected_and_accounted_curves():
+    """The real-valued mechanism (float sampler, "ideal" curves): PLD ≤ pure DP = the tight
+    Theorem 3 ≤ the corrected one. The default lattice guarantee adds one rounding slack per
+    release (y and z, every step) to the pure sum, with the discrete-Laplace PLD below it."""
     prob, net = small_problem("logistic"), small_network()
-    alg = algorithms.DPP2(adjacency=0.5)
     p = algorithms.DPP2Params(alpha=0.05, r=0.9, u_w=20.0, u_e=20.0)
-    rep = alg.privacy(prob, net, p, steps=30, delta=1e-6)
+    ideal = algorithms.DPP2(adjacency=0.5, sampler="float").privacy(prob, net, p, steps=30,
+                                                                      delta=1e-6)
+    rep = algorithms.DPP2(adjacency=0.5).privacy(prob, net, p, steps=30, delta=1e-6)
     assert {PAPER_PRINTED, PAPER_CORRECTED, "pure_dp", "pld"} <= set(rep.methods)
-    assert set(rep.sound) == {"pure_dp", "pld"} and rep.delta == 1e-6
+    assert set(rep.sound) == {"pure_dp", "pld"} and rep.delta == 1e-6 and rep.events.lattice
     assert rep.relation == "replace_agent" and rep.unit == "agent"
+    assert np.all(ideal.epsilon == np.inf) and ideal.sound == ("guarantee",)
     assert np.all(rep.final(PAPER_PRINTED) < rep.final(PAPER_CORRECTED))
-    assert np.all(rep.final("pure_dp") <= rep.final(PAPER_CORRECTED))
-    assert np.all(rep.final("pld") <= rep.final("pure_dp"))
-    np.testing.assert_allclose(rep.epsilon, np.minimum(rep.final("pld"), rep.final("pure_dp")))
+    assert np.all(ideal.final("ideal pure_dp") <= rep.final(PAPER_CORRECTED))
+    assert np.all(ideal.final("ideal pld") <= ideal.final("ideal pure_dp"))
     M = float(np.max(prob.smoothness()))
     tight = acc.theorem3_log_epsilon(29, d=prob.dim, delta=0.5, alpha=0.05, M=M, u_e=20.0,
                                      u_w=20.0, r=0.9, variant="tight")
-    np.testing.assert_allclose(rep.log10("pure_dp")[:, -1], tight[0] / acc.LN10, rtol=1e-12)
+    np.testing.assert_allclose(ideal.log10("ideal pure_dp")[:, -1], tight[0] / acc.LN10,
+                               rtol=1e-12)
+    np.testing.assert_allclose(rep.final("pure_dp"), np.exp(tight[0]) + 60 * _lattice_slack(
+        prob.dim), rtol=1e-12)
+    assert np.all(rep.final("pld") <= rep.final("pure_dp"))
+    assert np.all(ideal.final("ideal pld") < rep.final("pld"))
+    np.testing.assert_allclose(rep.epsilon, np.minimum(rep.final("pld"), rep.final("pure_dp")))
     assumed = {a.holds for a in rep.assumptions}
     assert assumed == {None, True}  # δ-adjacency not checkable, M̄ computed from the problem
 
@@ -165,28 +182,32 @@ def test_printed_theorem_is_zero_after_one_step_but_the_guarantee_is_not():
     prob, net = small_problem(), small_network()
     rep = algorithms.DPP2().privacy(prob, net, algorithms.DPP2Params(), steps=1)
     assert np.all(rep.final(PAPER_PRINTED) == 0.0)
-    np.testing.assert_allclose(rep.final("pure_dp"), np.sqrt(prob.dim) / 1.0, rtol=1e-12)
+    ideal = algorithms.DPP2(sampler="float").privacy(prob, net, algorithms.DPP2Params(), steps=1)
+    np.testing.assert_allclose(ideal.final("ideal pure_dp"), np.sqrt(prob.dim) / 1.0, rtol=1e-12)
+    np.testing.assert_allclose(rep.final("pure_dp"), np.sqrt(prob.dim) + 2 * _lattice_slack(
+        prob.dim), rtol=1e-12)  # y⁰ (Δ = 0, rounding only) and z⁰
     assert "not a proven bound" in rep.table() or "not a valid bound" in rep.table()
 
 
 @pytest.mark.parametrize("lib", ["numpy", "jax"])
 def test_the_one_sound_accountant_is_the_reports_and_runs_in_numpy_and_jax(lib):
-    """``dpp2_log_epsilon`` (what calibration uses) equals the report's pure_dp curve, the
-    pure-DP composition of the events, in numpy and in JAX (and JAX differentiates it)."""
+    """``dpp2_log_epsilon`` (what calibration uses) equals the real-valued report's pure_dp
+    curve (float sampler, "ideal pure_dp"), the pure-DP composition of the events, in numpy and
+    in JAX (and JAX differentiates it)."""
     import jax
     import jax.numpy as jnp
 
     prob, net = small_problem(), small_network()
     p = algorithms.DPP2Params(alpha=0.05, r=0.9, u_w=3.0, u_e=2.0)
-    alg = algorithms.DPP2(adjacency=2.0)
+    alg = algorithms.DPP2(adjacency=2.0, sampler="float")
     kw = alg.accounting_inputs(prob, net, p)
     rep = alg.privacy(prob, net, p, steps=40)
     with jax.enable_x64(True):
         xp = np if lib == "numpy" else jnp
         ours = np.asarray(acc.dpp2_log_epsilon(40, xp=xp, **{
             k: (xp.asarray(v) if k in ("u_e", "u_w", "r") else v) for k, v in kw.items()}))
-        np.testing.assert_allclose(ours[:, rep.steps - 1] / acc.LN10, rep.log10("pure_dp"),
-                                   rtol=1e-12)
+        np.testing.assert_allclose(ours[:, rep.steps - 1] / acc.LN10,
+                                   rep.log10("ideal pure_dp"), rtol=1e-12)
         events = acc.dpp2_events(40, **kw)
         np.testing.assert_allclose(ours[:, -1] / acc.LN10, acc.log10_pure_dp(events), rtol=1e-12)
         if lib == "jax":  # ε ∝ 1/u at u_e = u_w = u: d log ε / d log u = −1

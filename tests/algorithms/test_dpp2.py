@@ -18,10 +18,11 @@ P_SMALL = np.asarray(small_network().P, np.float64)
 PER_AGENT = {"u_w": jnp.linspace(0.5, 1.5, 6), "u_e": jnp.linspace(2.0, 0.2, 6),
              "r": jnp.linspace(0.0, 0.99, 6)}
 
+F = {"sampler": "float"}  # DPP2's update equations with v + θ Lap(1) (the lattice: tested apart)
 CASES = [
-    Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL)),
-    Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), problem="nonconvex_logistic"),
-    Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), config={"eta_mode": "constant"},
+    Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), config=F),
+    Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), config=F, problem="nonconvex_logistic"),
+    Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), config={"eta_mode": "constant", **F},
          overrides={"eta": 0.3, **PER_AGENT}, problem="logistic"),
     Case("diadsp", ref.diadsp, problem="nonconvex_logistic"),
     Case("diadsp", ref.diadsp, overrides={"alpha": jnp.linspace(0.01, 0.1, 6), **{
@@ -74,9 +75,10 @@ def test_eta_does_not_change_x_or_z():
     """Same Laplace draws, other η sequence: x and z agree to rounding, y differs."""
     prob, net = small_problem("nonconvex_logistic"), small_network()
     params = algorithms.DPP2Params(r=0.9)
-    a = _observe(algorithms.DPP2(eta_stream=0), prob, net, params)
-    b = _observe(algorithms.DPP2(eta_stream=1), prob, net, params)
-    c = _observe(algorithms.DPP2(eta_mode="constant"), prob, net, params.replace(eta=0.9))
+    a = _observe(algorithms.DPP2(eta_stream=0, **F), prob, net, params)  # exact arithmetic:
+    b = _observe(algorithms.DPP2(eta_stream=1, **F), prob, net, params)  # the lattice's rounding
+    c = _observe(algorithms.DPP2(eta_mode="constant", **F), prob, net,  # of y depends on η
+                 params.replace(eta=0.9))
     for other in (b, c):
         scale = np.max(np.abs(a["models"]))
         np.testing.assert_allclose(other["models"], a["models"], rtol=0, atol=1e-11 * scale)
@@ -100,8 +102,8 @@ def test_eta_is_one_scalar_in_the_unit_interval_per_step():
 
 
 def test_dual_variables_keep_the_invariants_q_equals_rho_P_d_and_d_sums_noisy_states():
-    """q^k = ρ P d^k and d^k = Σ_{t<k} (x^t + w^t) for every k."""
-    alg, prob, net = algorithms.DPP2(), small_problem("logistic"), small_network()
+    """q^k = ρ P d^k and d^k = Σ_{t<k} (x^t + w^t) for every k (w^t = u_w r^t Lap, float)."""
+    alg, prob, net = algorithms.DPP2(**F), small_problem("logistic"), small_network()
     params = algorithms.DPP2Params(r=0.9, u_w=0.5)
     state = alg.init(None, prob, net, params)
     total = jnp.zeros_like(state.x)
@@ -127,9 +129,11 @@ def test_zero_noise_converges_to_reference_solution_on_strongly_convex_problem(n
 
 
 def test_decaying_noise_still_converges_exactly():
-    """With Laplace noise u r^k, DPP² still reaches x* (exact convergence, the paper's claim)."""
+    """With Laplace noise u r^k, DPP² still reaches x* (exact convergence, the paper's claim), with
+    real-valued noise (float sampler): the lattice clamps releases at 2²⁴ u r^k, which stops it
+    near step 200 here (DPP2's docstring)."""
     prob, net = small_problem("least_squares"), small_network()
-    tr = jaxdp.run(algorithms.DPP2(), prob, net, algorithms.DPP2Params(r=0.9), steps=3000,
+    tr = jaxdp.run(algorithms.DPP2(**F), prob, net, algorithms.DPP2Params(r=0.9), steps=3000,
                    seeds=4, progress=False, record_every=100)
     assert np.all(tr.final("dist_to_opt") < 1e-16)
 
@@ -213,7 +217,7 @@ def test_params_validation_names_the_bad_value():
 def test_gradient_wrt_noise_scale_and_step_matches_central_differences():
     """jax.grad of a final metric w.r.t. α and u_w is finite and matches finite differences."""
     prob, net = small_problem("logistic"), small_network()
-    alg, key = algorithms.DPP2(), jax.random.key(4)
+    alg, key = algorithms.DPP2(**F), jax.random.key(4)  # the lattice rounds: piecewise constant
 
     @jax.jit
     def loss(p):
@@ -256,3 +260,34 @@ def test_reproduction_writes_figure_data_and_every_claim(tmp_path, name):
     assert any(f.endswith((".npz", ".json")) for f in report.files)
     assert all(Path(f).exists() for f in report.files)
     assert "ε" in (tmp_path / "report.md").read_text()  # the budget of every curve is reported
+
+
+def test_lattice_release_is_the_float_release_rounded_to_the_lattice():
+    """The default sampler: fed the same state and lattice draws, y differs from the float y by at
+    most γ_w = u_w r^k/R per coordinate, y/γ_w and z/γ_e are integers (the float y's is not), and
+    a zero scale (u = 0) releases the noise-free value, as the float sampler does."""
+    from jaxdp.privacy import LAPLACE_RESOLUTION as R
+
+    prob, net = small_problem("logistic"), small_network()
+    lattice, flt = algorithms.DPP2(), algorithms.DPP2(**F)
+    params = algorithms.DPP2Params(u_w=0.5, u_e=2.0, r=0.9)
+    state = lattice.init(None, prob, net, params)
+    step_l, step_f = jax.jit(lattice.step), jax.jit(flt.step)
+    fractions = []
+    for k in range(6):
+        noise = lattice.noise(jax.random.key(k), state, params, k)
+        new, msg = step_l(state, noise, prob, net, params, k)
+        _, msg_f = step_f(state, noise, prob, net, params, k)
+        g_w, g_e = 0.5 * 0.9**k / R, 2.0 * 0.9**k / R
+        y, yf, z = (np.asarray(msg["y"]), np.asarray(msg_f["y"]), np.asarray(msg["z"]))
+        assert np.all(np.abs(y - yf) <= g_w * (1 + 1e-6)), k
+        for v, g in ((y, g_w), (z, g_e)):
+            assert np.max(np.abs(v / g - np.round(v / g))) < 1e-6, k
+        fractions.append(np.abs(yf / g_w - np.round(yf / g_w)))
+        state = new
+    assert np.median(np.concatenate(fractions)) > 0.1
+    silent = params.replace(u_w=0.0, u_e=0.0)  # θ = 0: no noise, no NaN
+    zero = lattice.init(None, prob, net, silent)
+    noise = lattice.noise(jax.random.key(0), zero, silent, 0)
+    chex.assert_trees_all_close(step_l(zero, noise, prob, net, silent, 0),
+                                step_f(zero, noise, prob, net, silent, 0), rtol=0, atol=0)

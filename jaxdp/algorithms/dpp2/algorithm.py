@@ -55,7 +55,8 @@ import numpy as np
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpp2 import privacy as acc
 from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
-from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyReport, laplace
+from jaxdp.privacy import (PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyReport, add_noise,
+                           concat, noise_draws)
 
 
 # -- Params, State ------------------------------------------------------------------------------
@@ -86,6 +87,13 @@ class DPP2(Algorithm):
       eta_mode: ``"random"`` (η^k ~ U(0, 1), i.i.d. per step) or ``"constant"`` (``params.eta``).
       eta_stream: which η sequence; the Laplace draws do not depend on it.
       adjacency: δ of Def. 1 (δ-adjacency) used by :meth:`privacy`; ε is proportional to it.
+      sampler: ``"lattice"`` (default): y and z are released on the lattice γℤ^d, γ = θ^k/R,
+        ``γ(round(v/γ) + K)`` with K discrete Laplace, private as floats (a zero θ^k, u = 0 or an
+        underflowed u r^k, releases v itself, as the float sampler does; the report is then
+        ``inf`` or astronomically large). ``"float"``: ``v + θ^k·Lap(1)`` in floating point (the
+        report's guarantee is inf, the ideal curves kept). The lattice clamps ``|v|`` at
+        ``L γ`` (2²⁴θ^k in float64, 64θ^k in float32): once θ^k = u r^k is that far below the
+        iterates, releases saturate and the run no longer tracks the float one.
     """
 
     name = "dpp2"
@@ -96,6 +104,7 @@ class DPP2(Algorithm):
     eta_mode: str = "random"
     eta_stream: int = 0
     adjacency: float = 1.0
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -106,7 +115,8 @@ class DPP2(Algorithm):
         """Standard Laplace ``w``, ``e`` ``(N, d)`` and the step's η^k ``()`` (own stream)."""
         del k
         draws = standard_draws(key, ("w", "e"), state.x.shape,
-                               lambda kk, s: laplace(kk, s, state.x.dtype))
+                               lambda kk, s: noise_draws(kk, s, state.x.dtype, law="laplace",
+                                                         sampler=self.sampler))
         eta_key = jax.random.fold_in(jax.random.fold_in(key, 2), self.eta_stream)
         if self.eta_mode == "random":
             tiny = jnp.finfo(state.x.dtype).tiny
@@ -117,16 +127,28 @@ class DPP2(Algorithm):
 
     def step(self, state, noise, problem, network, params, k):
         x, d, q, eta = state.x, state.d, state.q, noise["eta"]
-        w = _decayed(params.u_w, params.r, k, x) * noise["w"]  # w_i^k ~ Lap(u_w r^k), Alg. 1 l.5
-        e = _decayed(params.u_e, params.r, k, x) * noise["e"]  # e_i^k ~ Lap(u_e r^k), Alg. 1 l.5
-        y = x + (1 - eta) * d + w  # (16), Alg. 1 l.6
+        theta_w = _decayed(params.u_w, params.r, k, x)  # w_i^k ~ Lap(u_w r^k), Alg. 1 l.5
+        theta_e = _decayed(params.u_e, params.r, k, x)  # e_i^k ~ Lap(u_e r^k), Alg. 1 l.5
+        y_free = x + (1 - eta) * d
+        y = self._laplace_release(y_free, theta_w, noise["w"])  # (16), Alg. 1 l.6
+        w = y - y_free  # the w^k released (lattice: the rounding included)
         Py = network.apply_P(y, message="y")  # Σ_j p_ij y_j, communication round 1
-        z = problem.local_grads(x) + eta * q + params.rho * Py + e  # (17), Alg. 1 l.7
+        z_free = problem.local_grads(x) + eta * q + params.rho * Py  # z^k − e^k
+        z = self._laplace_release(z_free, theta_e, noise["e"])  # (17), Alg. 1 l.7
         Pz = network.apply_P(z, message="z")  # Σ_j p_ij z_j, communication round 2
-        x_new = x + w - params.alpha * (z - e) + params.beta * Pz  # (18), Alg. 1 l.8
+        x_new = x + w - params.alpha * z_free + params.beta * Pz  # (18), Alg. 1 l.8
         d_new = eta * d + y  # (19), Alg. 1 l.9
         q_new = eta * q + params.rho * Py  # (19), Alg. 1 l.10
         return DPP2State(x=x_new, d=d_new, q=q_new), {"y": y, "z": z}
+
+    def _laplace_release(self, v, scale, z):
+        """``v`` plus Laplace noise of ``scale`` (``(N, 1)``) from the standard draws ``z``: the
+        float ``v + scale·z`` or the lattice release; where ``scale`` is 0, ``v`` itself."""
+        if self.sampler == "float":
+            return v + scale * z
+        positive = scale > 0
+        safe = jnp.where(positive, scale, jnp.ones_like(scale))
+        return jnp.where(positive, add_noise(v, safe, z, law="laplace"), v)
 
     models_covered = False
     models_note = ("x^{k+1} = x^k + w^k − α(z^k − e^k) + βPz^k (18) removes the e-noise: given "
@@ -145,7 +167,16 @@ class DPP2(Algorithm):
         contract = dict(relation="replace_agent", released=_RELEASED,
                         assumptions=self.assumptions(problem))
         noisy = min(np.min(setting["u_e"]), np.min(setting["u_w"]), np.min(setting["r"])) > 0
-        if noisy:
+        if noisy and self.sampler == "lattice":  # y, z on γℤ^d: the rounding slack per release
+            streams = [dataclasses.replace(s, lattice=True, extra_streams=(), sensitivity=(
+                self.release_sensitivity(s.sensitivity, problem.dim, np.exp(s.log_scale),
+                                         problem, law="laplace", clipped=False)))
+                       for s in acc.dpp2_events(steps, **setting).streams]
+            events = concat(streams, description=_LATTICE_DESCRIPTION)
+            report = self.report_from_events(events, problem, network, params, steps,
+                                             delta=delta, methods=("closed_form", "pld"),
+                                             **contract)
+        elif noisy:
             events = acc.dpp2_events(steps, **setting)
             report = PrivacyReport.from_events(events, delta=delta, methods=("pld",), **contract)
             log_eps = acc.dpp2_log_epsilon(steps, **setting)[:, report.steps - 1]
@@ -207,6 +238,8 @@ _THEOREM_CURVES = (
 )
 _RELEASED = ("agent i's y_i^k (16) and z_i^k (17) to its neighbours, k = 0..K−1, with η^k public; "
              "the final models are not covered")
+_LATTICE_DESCRIPTION = ("y = x + (1-η)d + w  (16) and z = ∇f + ηq + ρPy + e  (17), each on the "
+                        "lattice γℤ^d, γ = θ^k/R (discrete Laplace)")
 _PURE_NOTE = ("pure ε-DP: Σ_k (Δ_y^k/θ_w^k + Δ_z^k/θ_e^k), basic composition, with the "
               "accumulated ℓ1 sensitivities Δ_y^k = √d α δ S_k, Δ_z^k = √d δ S_{k+1} of the "
               "matched-observation argument (App. A-A), S_k = (1 − (αM̄)^k)/(1 − αM̄); any αM̄")
