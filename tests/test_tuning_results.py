@@ -101,9 +101,11 @@ def _spent(name, params, steps):
         return dpp2_privacy.theorem3_log_epsilon_curve(
             steps, variant="tight", d=10, delta=1.0, alpha=params["alpha"], M=5.03,
             u_e=params["u_e"], u_w=params["u_w"], r=params["r"])[0, -1]
-    if name == "tune-dpadmm":
+    if name == "tune-dpadmm":  # the lattice sampler: its rounding slack and δ share
+        prob = T.dpadmm_family(steps=steps, providers=10, rows=30).problem
         return float(dpadmm_privacy.zcdp_guarantee(params["eps"], params["delta"], steps,
-                                                   T.DPADMM_DELTA))
+                                                   T.DPADMM_DELTA, lattice_dim=prob.dim,
+                                                   dtype=prob.features.dtype))
     fam_alg = algorithms.LTADMMDP()  # the lattice sampler: the report's coefficients and δ share
     from jaxdp.experiments.ltadmm import paper_setup
     return float(ltadmm_privacy.zcdp_epsilon(

@@ -177,16 +177,19 @@ def dpadmm_family(steps: int = 100, eps_grid=DPADMM_EPS, providers: int = 100,
         report = alg.privacy(prob, net, p, steps, delta=DPADMM_DELTA)
         return float(report.worst("zcdp"))
 
+    lattice = ({"lattice_dim": prob.dim, "dtype": prob.features.dtype}  # the report's sampler
+               if alg.sampler == "lattice" else {})
+
     def calibrator(total):
         return lambda p: p.replace(eps=dpadmm_privacy.eps_for_zcdp_guarantee(
-            total, p.delta, steps, DPADMM_DELTA))
+            total, p.delta, steps, DPADMM_DELTA, **lattice))
 
     return Family(
         "tune-dpadmm", f"DP-ADMM (paper 002) tuned at a fixed ε: Sec. VI-B (ℓ2), T = {steps}",
         alg, prob, net, steps, ("rho", "D_w"), (), "empirical_loss", trainer_loss,
         tuple(paper.replace(eps=e) for e in eps_grid), eps_grid.index(0.05) if 0.05 in eps_grid
         else 0, spent,
-        lambda p: dpadmm_privacy.zcdp_guarantee(p.eps, p.delta, steps, DPADMM_DELTA),
+        lambda p: dpadmm_privacy.zcdp_guarantee(p.eps, p.delta, steps, DPADMM_DELTA, **lattice),
         calibrator, lambda e: e,
         "ε (zCDP)", f"ε after T = {steps} (the report's zCDP curve, δ = {DPADMM_DELTA:g})", True,
         (f"data: {source}; split of run 0 (N = {providers}, m_i = {rows}); "
