@@ -151,7 +151,8 @@ def _lattice_slack(d):
 def test_dpp2_privacy_report_has_printed_corrected_and_accounted_curves():
     """The real-valued mechanism (float sampler, "ideal" curves): PLD ≤ pure DP = the tight
     Theorem 3 ≤ the corrected one. The default lattice guarantee adds one rounding slack per
-    release (y and z, every step) to the pure sum, with the discrete-Laplace PLD below it."""
+    data-bearing release (y and z, every step but y⁰, which carries no data and is the same
+    float under both data sets) to the pure sum, with the discrete-Laplace PLD below it."""
     prob, net = small_problem("logistic"), small_network()
     p = algorithms.DPP2Params(alpha=0.05, r=0.9, u_w=20.0, u_e=20.0)
     ideal = algorithms.DPP2(adjacency=0.5, sampler="float").privacy(prob, net, p, steps=30,
@@ -169,7 +170,7 @@ def test_dpp2_privacy_report_has_printed_corrected_and_accounted_curves():
                                      u_w=20.0, r=0.9, variant="tight")
     np.testing.assert_allclose(ideal.log10("ideal pure_dp")[:, -1], tight[0] / acc.LN10,
                                rtol=1e-12)
-    np.testing.assert_allclose(rep.final("pure_dp"), np.exp(tight[0]) + 60 * _lattice_slack(
+    np.testing.assert_allclose(rep.final("pure_dp"), np.exp(tight[0]) + 59 * _lattice_slack(
         prob.dim), rtol=1e-12)
     assert np.all(rep.final("pld") <= rep.final("pure_dp"))
     assert np.all(ideal.final("ideal pld") < rep.final("pld"))
@@ -184,8 +185,8 @@ def test_printed_theorem_is_zero_after_one_step_but_the_guarantee_is_not():
     assert np.all(rep.final(PAPER_PRINTED) == 0.0)
     ideal = algorithms.DPP2(sampler="float").privacy(prob, net, algorithms.DPP2Params(), steps=1)
     np.testing.assert_allclose(ideal.final("ideal pure_dp"), np.sqrt(prob.dim) / 1.0, rtol=1e-12)
-    np.testing.assert_allclose(rep.final("pure_dp"), np.sqrt(prob.dim) + 2 * _lattice_slack(
-        prob.dim), rtol=1e-12)  # y⁰ (Δ = 0, rounding only) and z⁰
+    np.testing.assert_allclose(rep.final("pure_dp"), np.sqrt(prob.dim) + _lattice_slack(
+        prob.dim), rtol=1e-12)  # z⁰ (y⁰ has Δ = 0: the same float under both data sets)
     assert "not a proven bound" in rep.table() or "not a valid bound" in rep.table()
 
 
@@ -282,13 +283,22 @@ def test_baseline_sensitivities_by_hand():
 
 
 def test_baseline_privacy_reports_use_those_sensitivities():
+    """DiaDSP and PPDC: the real-valued pure-DP sum Σ Δ_k/θ_k by hand (float sampler, "ideal"),
+    and on the lattice one rounding slack more per data-bearing release."""
     prob, net = small_problem("logistic"), small_network()
-    M = float(np.max(prob.smoothness()))
-    rep = algorithms.PPDC().privacy(prob, net, algorithms.PPDCParams(r=0.9), steps=5)
+    M, slack = float(np.max(prob.smoothness())), _lattice_slack(prob.dim)
+    alg, params = algorithms.PPDC(), algorithms.PPDCParams(r=0.9)
     sens = acc.ppdc_sensitivities(5, d=prob.dim, delta=1.0, eta=0.01, M=M)
     by_hand = np.sum(sens / (1.0 * 0.9 ** np.arange(5)))
-    np.testing.assert_allclose(rep.final("pure_dp"), by_hand, rtol=1e-12)
-    rep = algorithms.DiaDSP().privacy(prob, net, algorithms.DiaDSPParams(r=0.9), steps=5)
+    ideal = alg.with_sampler("float").privacy(prob, net, params, steps=5)
+    np.testing.assert_allclose(ideal.final("ideal pure_dp"), by_hand, rtol=1e-12)
+    np.testing.assert_allclose(alg.privacy(prob, net, params, steps=5).final("pure_dp"),
+                               by_hand + slack * np.count_nonzero(sens), rtol=1e-12)
+    alg, params = algorithms.DiaDSP(), algorithms.DiaDSPParams(r=0.9)
     a, b = acc.diadsp_sensitivities(5, d=prob.dim, delta=1.0, alpha=0.01, M=M)
     by_hand = np.sum((a / 2.0 + b / 5.0) / 0.9 ** np.arange(5))
-    np.testing.assert_allclose(rep.final("pure_dp"), by_hand, rtol=1e-12)
+    ideal = alg.with_sampler("float").privacy(prob, net, params, steps=5)
+    np.testing.assert_allclose(ideal.final("ideal pure_dp"), by_hand, rtol=1e-12)
+    np.testing.assert_allclose(
+        alg.privacy(prob, net, params, steps=5).final("pure_dp"),
+        by_hand + slack * (np.count_nonzero(a) + np.count_nonzero(b)), rtol=1e-12)

@@ -164,7 +164,8 @@ class Algorithm:
         return lattice_sensitivity(sensitivity, dim, scale, problem.features.dtype, law=law,
                                    clipped=clipped)
 
-    def declare_releases(self, events, problem, *, clipped: bool = True):
+    def declare_releases(self, events, problem, *, clipped: bool = True,
+                         description: str | None = None):
         """``events`` as this algorithm's sampler releases them: under the lattice sampler every
         stream's sensitivity becomes its lattice bound at that step's scale (one release of
         ``problem.dim`` coordinates) and the stream is marked ``lattice``; else unchanged."""
@@ -178,7 +179,8 @@ class Algorithm:
                 s.sensitivity, problem.dim, scale, problem.features.dtype, law=s.mechanism,
                 clipped=clipped), 0.0)
             return dataclasses.replace(s, sensitivity=sens, extra_streams=(), lattice=True)
-        return concat([on_lattice(s) for s in events.streams], events.description)
+        return concat([on_lattice(s) for s in events.streams],
+                      events.description if description is None else description)
 
     def lattice_draw_count(self, problem, network, params, steps: int) -> int:
         """``D``: the draws of a whole run, every float leaf of one step's :meth:`noise` (traced

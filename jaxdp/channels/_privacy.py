@@ -75,7 +75,6 @@ def stage_problem(channel) -> str:
 def channel_report(alg, problem, network, params, steps: int, *, delta: float):
     """The report of ``alg`` (a :class:`~jaxdp.channels.WithChannel`) over ``steps`` steps: the
     releases of every route the step uses, composed."""
-    n = network.n_agents
     log = alg.release_log(problem, network, params)
     channels = alg.channels
     used = list(dict.fromkeys(route for route, *_ in log))

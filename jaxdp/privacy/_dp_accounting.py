@@ -128,6 +128,18 @@ def _discrete_laplace(log_mu: float):
     return dp_event.DiscreteLaplaceDpEvent(noise_parameter=1.0 / r, sensitivity=sensitivity)
 
 
+def _discrete_interval(events: PrivacyEvents, interval: float) -> float:
+    """The PLD grid step for events with lattice Laplace streams: a tenth of their smallest
+    per-release ε (at least 1e-5). Their privacy losses are multiples of ``1/R``, and the
+    pessimistic rounding of each release's losses up to the grid adds up to one grid step per
+    release, which at the default 1e-3 doubles the ε of releases of ε ≈ 1e-3."""
+    mus = [np.exp(s.log_ratio[np.isfinite(s.log_ratio)]) for s in events.streams
+           if s.lattice and s.mechanism == "laplace"]
+    mus = np.concatenate(mus) if mus else np.zeros(0)
+    mus = mus[mus > 0]
+    return interval if mus.size == 0 else float(max(1e-5, min(interval, 0.1 * mus.min())))
+
+
 def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray, size: int = 0) -> list:
     """Releases with equal ``(μ, q)`` (to 1e-10 relative) as SelfComposedDpEvents, at the max μ."""
     if log_mu.size == 0:
@@ -259,6 +271,7 @@ def pld_epsilon(events: PrivacyEvents, delta: float, value_discretization_interv
                          "without replacement (sampling='without_replacement' with q < 1); use "
                          "rdp_epsilon, or the 'closed_form' curve (no amplification)")
     fallback_rows, closed = [], []
+    value_discretization_interval = _discrete_interval(events, value_discretization_interval)
 
     def make_accountant():
         return dpa.pld.PLDAccountant(value_discretization_interval=value_discretization_interval)

@@ -10,7 +10,7 @@ mechanism releases instead
 an integer ``n = a(v) + K`` times a public step ``γ``: ``K`` is an integer draw, independent of
 the data, from the discrete Gaussian ``N_ℤ(0, R²)`` (Canonne, Kamath & Steinke, NeurIPS 2020) or
 the discrete Laplace with ``P(K = k) ∝ e^{−|k|/R}``; ``R`` is a power of two (the resolution);
-``L`` bounds ``|a|`` so every sum is exact in the working dtype. The float ``r`` is a
+``L`` bounds ``|a|`` so every sum is exact in the working dtype (:func:`clamp_bound`). The float ``r`` is a
 deterministic function of ``n`` (and public values), so whatever a party sees is post-processing
 of the integer release, whose support does not depend on the data.
 
@@ -59,8 +59,11 @@ _DIGITS = 50
 
 
 def clamp_bound(dtype) -> float:
-    """``L``: ``|a(v)| ≤ L`` lattice steps, so ``a + K`` stays an exact integer in ``dtype``."""
-    return float(2 ** 22) if jnp.dtype(dtype) == jnp.float32 else float(2 ** 40)
+    """``L``: ``|a(v)| ≤ L`` lattice steps, so ``a + K`` stays an exact integer in ``dtype``
+    (``|K| < 2^{23}``): ``2^{22}`` in float32 (a value is clamped at ``2^{10}σ`` or ``64b``),
+    ``2^{50}`` in float64 (``2^{38}σ``, ``2^{34}b``); the float error of ``v/γ`` is then at most
+    ``uL`` = ¼ step."""
+    return float(2 ** 22) if jnp.dtype(dtype) == jnp.float32 else float(2 ** 50)
 
 
 def unit_roundoff(dtype) -> float:

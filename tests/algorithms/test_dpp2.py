@@ -24,11 +24,11 @@ CASES = [
     Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), config=F, problem="nonconvex_logistic"),
     Case("dpp2", functools.partial(ref.dpp2, P=P_SMALL), config={"eta_mode": "constant", **F},
          overrides={"eta": 0.3, **PER_AGENT}, problem="logistic"),
-    Case("diadsp", ref.diadsp, problem="nonconvex_logistic"),
-    Case("diadsp", ref.diadsp, overrides={"alpha": jnp.linspace(0.01, 0.1, 6), **{
+    Case("diadsp", ref.diadsp, config=F, problem="nonconvex_logistic"),
+    Case("diadsp", ref.diadsp, config=F, overrides={"alpha": jnp.linspace(0.01, 0.1, 6), **{
         k: v for k, v in PER_AGENT.items() if k == "r"}, "u_x": jnp.linspace(0.1, 1, 6)}),
-    Case("ppdc", functools.partial(ref.ppdc, P=P_SMALL), problem="nonconvex_logistic"),
-    Case("ppdc", functools.partial(ref.ppdc, P=P_SMALL), overrides={"u_x": PER_AGENT["u_w"],
+    Case("ppdc", functools.partial(ref.ppdc, P=P_SMALL), config=F, problem="nonconvex_logistic"),
+    Case("ppdc", functools.partial(ref.ppdc, P=P_SMALL), config=F, overrides={"u_x": PER_AGENT["u_w"],
                                                                       "r": PER_AGENT["r"]}),
 ]
 IDS = [c.id for c in CASES]

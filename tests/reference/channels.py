@@ -45,11 +45,11 @@ def quantize_row(v, bits, norm, u=None):
 
 def lattice_row(v, scale, z, law):
     """The lattice release of a float64 row, coordinate by coordinate: ``γ = scale/R`` (R = 2^12
-    Gaussian, 2^16 Laplace), ``a = round(clamp(v_j, ±2^40 γ)/γ)`` (half to even), then
+    Gaussian, 2^16 Laplace), ``a = round(clamp(v_j, ±2^50 γ)/γ)`` (half to even), then
     ``(a + z_j R) γ`` (``z_j R`` the integer draw)."""
     r = 2 ** 12 if law == "gaussian" else 2 ** 16
     gamma = scale / r
-    bound = 2.0 ** 40 * gamma
+    bound = 2.0 ** 50 * gamma
     out = np.empty_like(v)
     for j in range(len(v)):
         a = np.round(min(max(v[j], -bound), bound) / gamma)

@@ -56,7 +56,7 @@ from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpp2 import privacy as acc
 from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
 from jaxdp.privacy import (PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyReport, add_noise,
-                           concat, noise_draws)
+                           noise_draws)
 
 
 # -- Params, State ------------------------------------------------------------------------------
@@ -168,11 +168,8 @@ class DPP2(Algorithm):
                         assumptions=self.assumptions(problem))
         noisy = min(np.min(setting["u_e"]), np.min(setting["u_w"]), np.min(setting["r"])) > 0
         if noisy and self.sampler == "lattice":  # y, z on γℤ^d: the rounding slack per release
-            streams = [dataclasses.replace(s, lattice=True, extra_streams=(), sensitivity=(
-                self.release_sensitivity(s.sensitivity, problem.dim, np.exp(s.log_scale),
-                                         problem, law="laplace", clipped=False)))
-                       for s in acc.dpp2_events(steps, **setting).streams]
-            events = concat(streams, description=_LATTICE_DESCRIPTION)
+            events = self.declare_releases(acc.dpp2_events(steps, **setting), problem,
+                                           clipped=False, description=_LATTICE_DESCRIPTION)
             report = self.report_from_events(events, problem, network, params, steps,
                                              delta=delta, methods=("closed_form", "pld"),
                                              **contract)
