@@ -24,7 +24,8 @@ def _admm_ref(local_steps):
 CASES = [
     Case("dgd", ref.dgd),
     Case("dgd", ref.dgd, overrides={"gamma": 0.5}, problem="nonconvex_logistic"),
-    Case("dp_dgd", functools.partial(ref.dgd, private=True), overrides={"clip": 0.5, "sigma": 0.3},
+    Case("dp_dgd", functools.partial(ref.dgd, private=True), config={"sampler": "float"},
+         overrides={"clip": 0.5, "sigma": 0.3},
          problem="logistic"),
     Case("extra", ref.extra),
     Case("extra", ref.extra, problem="logistic"),
@@ -90,13 +91,26 @@ def test_dgd_constant_step_stalls_but_decaying_step_approaches():
 
 
 def test_dp_dgd_privacy_report_matches_zcdp_closed_form():
-    """DP-DGD: ρ per step = (2C)²/(2σ²C²) = 2/σ², composed over K steps."""
+    """DP-DGD: ρ per step = (2C)²/(2σ²C²) = 2/σ², composed over K steps, for the real-valued
+    mechanism (the float sampler's "ideal" curve); on the lattice Δ = 2C(1 + (d + 4)u) + γ(1 +
+    2uL)√d, γ = σC/4096, at δ(1 − 2⁻⁶)."""
+    from jaxdp.privacy import GAUSSIAN_RESOLUTION
+
     prob, net = small_problem("logistic"), small_network()
     p = algorithms.DPDGDParams(sigma=4.0, clip=0.7)
-    report = algorithms.DPDGD().privacy(prob, net, p, steps=50)
+    ideal = algorithms.DPDGD(sampler="float").privacy(prob, net, p, steps=50)
     rho = 50 * 2 / 4.0**2
-    expected = rho + 2 * np.sqrt(rho * np.log(1 / report.delta))
-    np.testing.assert_allclose(report.final("zcdp"), expected, rtol=1e-9)
+    expected = rho + 2 * np.sqrt(rho * np.log(1 / ideal.delta))
+    np.testing.assert_allclose(ideal.final("ideal zcdp"), expected, rtol=1e-9)
+    assert np.all(ideal.final("ideal rdp") <= ideal.final("ideal zcdp") + 1e-9)
+    report = algorithms.DPDGD().privacy(prob, net, p, steps=50)
+    u, d = 2.0 ** -53, prob.dim  # the tests run in float64
+    sens = 2 * 0.7 * (1 + (d + 4) * u) + 4.0 * 0.7 / GAUSSIAN_RESOLUTION * (1 + 2 * u * 2 ** 50) \
+        * np.sqrt(d)
+    rho = 50 * sens ** 2 / (2 * (4.0 * 0.7) ** 2)
+    delta = report.delta * (1 - 2.0 ** -6)
+    np.testing.assert_allclose(report.final("zcdp"), rho + 2 * np.sqrt(rho * np.log(1 / delta)),
+                               rtol=1e-9)
     assert np.all(report.final("rdp") <= report.final("zcdp") + 1e-9)
 
 
