@@ -32,7 +32,8 @@ the ratios to ``dp_dgd_grad_noise`` (the noisy step without a channel) and to ``
 algorithm without a channel: the reference of the compression and loss rows).
 
 ``--samplers`` times instead the draws of one per-message step alone (seeds × 2E × d normals): the
-library's sampler (inverse transform on every bit of threefry), the Box–Muller on
+lattice samplers (discrete Gaussian and Laplace by alias table), the float sampler (inverse
+transform on every bit of threefry; Laplace too), the Box–Muller on
 ``jax.random.uniform`` it replaced, ``jax.random.normal``, and ``jax.random.normal`` on an
 ``unsafe_rbg`` key; writes ``results/channel_samplers_cpu.json``.
 
@@ -94,7 +95,7 @@ def samplers(seeds: int, rows: int, d: int, repeats: int = 5, calls: int = 50) -
     import jax
     import jax.numpy as jnp
 
-    from jaxdp.privacy import gaussian
+    from jaxdp.privacy import gaussian, lattice_draws, laplace
 
     def rbg_key(k):
         return jax.random.wrap_key_data(jax.random.bits(k, (4,), jnp.uint32), impl="unsafe_rbg")
@@ -104,7 +105,10 @@ def samplers(seeds: int, rows: int, d: int, repeats: int = 5, calls: int = 50) -
         radius, angle = jnp.sqrt(-2.0 * jnp.log(u[0])), 2.0 * jnp.pi * u[1]
         return jnp.concatenate([radius * jnp.cos(angle), radius * jnp.sin(angle)]).reshape(rows, d)
 
-    fns = {"library_inverse_transform": lambda k: gaussian(k, (rows, d), jnp.float32),
+    fns = {"lattice_gaussian": lambda k: lattice_draws(k, (rows, d), jnp.float32),
+           "lattice_laplace": lambda k: lattice_draws(k, (rows, d), jnp.float32, law="laplace"),
+           "float_laplace": lambda k: laplace(k, (rows, d), jnp.float32),
+           "library_inverse_transform": lambda k: gaussian(k, (rows, d), jnp.float32),
            "threefry_box_muller": box_muller,
            "jax_random_normal": lambda k: jax.random.normal(k, (rows, d), jnp.float32),
            "unsafe_rbg_normal": lambda k: jax.random.normal(rbg_key(k), (rows, d), jnp.float32)}

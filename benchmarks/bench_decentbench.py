@@ -62,7 +62,8 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DB_PYTHON = ROOT / ".decentbench-venv" / "bin" / "python"
 SIDE = HERE / "_decentbench_side.py"
-NOISY = ("dgd+gauss", "dgd+gauss/agg", "dgd+gauss/bcast")
+NOISY = ("dgd+gauss", "dgd+gauss[float]", "dgd+gauss/agg[float]", "dgd+gauss/bcast",
+         "dgd+gauss/bcast[float]")  # lattice (the default) and the float sampler
 DETERMINISTIC = ("dgd", "extra", "nids", "aug_dgm", "admm")
 
 
@@ -102,13 +103,15 @@ def jaxdp_variant(name: str):
     """``(algorithm, params)`` of a jaxdp row."""
     from jaxdp import algorithms, channels
 
-    def noisy(**kw):
-        alg = channels.with_channel(algorithms.DGD(),
-                                    channels.chain(channels.gaussian(SIGMA), **kw))
+    def noisy(sampler="lattice", **kw):
+        alg = channels.with_channel(algorithms.DGD(), channels.chain(
+            channels.gaussian(SIGMA, sampler=sampler), **kw))
         return alg, alg.params(algorithms.DGDParams(alpha=HYPER["alpha"]))
 
-    rows = {"dgd+gauss": lambda: noisy(), "dgd+gauss/agg": lambda: noisy(aggregate=True),
-            "dgd+gauss/bcast": lambda: noisy(broadcast=True)}
+    rows = {"dgd+gauss": lambda: noisy(), "dgd+gauss[float]": lambda: noisy("float"),
+            "dgd+gauss/agg[float]": lambda: noisy("float", aggregate=True),
+            "dgd+gauss/bcast": lambda: noisy(broadcast=True),
+            "dgd+gauss/bcast[float]": lambda: noisy("float", broadcast=True)}
     if name in rows:
         return rows[name]()
     alg = algorithms.get(name)
