@@ -554,12 +554,13 @@ class Channel:
       transforms: the stages, first applied first.
       broadcast: one draw per sender and product call (every neighbour receives the same noisy
         message: one release) instead of one per directed message (``deg_j`` releases).
-        Per-message Gaussian noise added last (clip, then ``gaussian``) is drawn by its sum at
-        each receiver: in a product ``Σ_j M_ij (v_j + s_j ξ_ij)`` the noise term is exactly
-        ``N(0, Σ_j M_ij² s_j² I)``, one ``(N, d)`` draw; the messages are then drawn from their
-        law given those sums and recorded. Messages and models have the joint law of independent
-        per-message draws, and a run that never reads the messages pays for the ``(N, d)`` draw
-        only.
+        Per-message float-sampled Gaussian noise added last (clip, then
+        ``gaussian(σ, sampler="float")``) is drawn by its sum at each receiver: in a product
+        ``Σ_j M_ij (v_j + s_j ξ_ij)`` the noise term is exactly ``N(0, Σ_j M_ij² s_j² I)``, one
+        ``(N, d)`` draw; the messages are then drawn from their law given those sums and
+        recorded. Messages and models have the joint law of independent per-message draws, and a
+        run that never reads the messages pays for the ``(N, d)`` draw only. Lattice noise (the
+        default) draws every message's integer: a sum of discrete Gaussians is not one.
       aggregate: do not draw or record the messages of such a channel (the models are the
         default's, draw for draw); products record nothing, so ``observe``, attacks and audits
         need the default. Needs a single random row transform, a Gaussian, last among the row

@@ -274,10 +274,10 @@ class ChannelNetwork:
         if keep is not None:  # a lost M_ij T(X_j) becomes M_ij X_i
             diag = diag + self._net.scatter_sum(edge * (1 - keep))
             edge = edge * keep
-        if channel.additive_tail and not channel.broadcast and not channel.lattice_tail:
-            # float noise only (aggregate=True is one of these): lattice releases are not linear
-            gaussian = channel.transforms[channel.rows[-1]].kind == "gaussian"
-            noisy_product = self._aggregate if gaussian else self._additive
+        if channel.additive_tail and not channel.broadcast:  # aggregate=True is one of these
+            tail = channel.transforms[channel.rows[-1]]
+            float_gaussian = tail.kind == "gaussian" and not tail.lattice
+            noisy_product = self._aggregate if float_gaussian else self._additive
             return noisy_product(channel, route, product, message, flat, diag, edge,
                                  keep).reshape(X.shape)
         rows = self._release(channel, route, product, message, flat)
@@ -338,15 +338,25 @@ class ChannelNetwork:
                   keep):
         """Per-message noise added last, ``R_e = v_{s(e)} + s ξ_e``, by linearity:
         ``M v + diag (X − v) + Σ_e M_e s ξ_e`` (a GEMM for the clean part; the released rows
-        are recorded and cost nothing when nobody reads them)."""
+        are recorded and cost nothing when nobody reads them).
+
+        On the lattice ``R_e = γ_s (a_s + K_e)``: the rounded row ``γ_s a_s`` depends on the
+        sender only, so ``v`` is that row and ``s ξ_e = γ_s K_e`` the integer noise; the models
+        are the same function of the integer releases (up to float summation order)."""
         call, senders = self.calls, self._net.senders
         pre, last = self._pre_noise(channel, product, message, flat)
         noise = channel.transforms[last]
+        values = self._values(noise)
         z = channel.standard_draws(self._key, call, (senders.shape[0], flat.shape[1]),
                                    flat.dtype)[last]
-        scaled = noise.scale(self._values(noise), senders, z, self._k) * z
+        scaled = noise.scale(values, senders, z, self._k) * z
         label = self._label(product, message)
-        self.released[label], self.draws[label] = pre[senders] + scaled, {last: z}
+        if noise.lattice:
+            released = noise.apply(pre[senders], values, senders, self._k, z)
+            pre = noise.apply(pre, values, jnp.arange(flat.shape[0]), self._k, jnp.zeros_like(pre))
+        else:
+            released = pre[senders] + scaled
+        self.released[label], self.draws[label] = released, {last: z}
         self._record(channel, route, flat)
         return (self._clean(PRODUCTS[product], pre, diag, edge, keep)
                 + diag[:, None] * (flat - pre) + self._net.scatter_sum(edge[:, None] * scaled))
