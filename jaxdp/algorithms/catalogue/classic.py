@@ -165,12 +165,10 @@ class DPDGD(DGD):
         n = network.n_agents
         clip = np.broadcast_to(np.asarray(params.clip, np.float64), (n,))
         sigma = np.broadcast_to(np.asarray(params.sigma, np.float64), (n,))
-        scale = sigma * clip
-        sens = self.release_sensitivity(2 * clip, problem.dim, scale, problem, law="gaussian")
-        events = PrivacyEvents.from_schedule(
-            "gaussian", sensitivity=sens[:, None], scale=scale[:, None], n_agents=n, steps=steps,
-            description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K",
-            lattice=self.sampler == "lattice")
+        events = self.declare_releases(PrivacyEvents.from_schedule(
+            "gaussian", sensitivity=(2 * clip)[:, None], scale=(sigma * clip)[:, None],
+            n_agents=n, steps=steps, description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K"),
+            problem)
         return self.report_from_events(
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"),
