@@ -61,8 +61,8 @@ def test_closed_form_calibration_inverts_theorem_two():
 def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_problem):
     """sampling="poisson": the same releases through dp-accounting directly (q = 0.008, noise
     multiplier σ_e/(2ζ) = 0.25, 16000 releases, δ = 1e-4): RDP ≈ 660 (default orders), PLD ≈ 620
-    — not 19.6. The real-valued mechanism's accountants: the float sampler (with the lattice, the
-    default, no amplification is claimed)."""
+    — not 19.6. The real-valued mechanism's accountants: the float sampler (the lattice, the
+    default, amplifies by Zhu & Wang's general bound: tests/test_subsampled_lattice.py)."""
     import dp_accounting as dpa
 
     alg = algorithms.LTADMMDP(sampling="poisson", sampler="float")
@@ -124,8 +124,8 @@ def test_the_poisson_claim_under_reports_fixed_size_batches(paper_problem):
 def test_calibration_meets_the_target_by_each_method(paper_problem):
     """σ_e for ε = 5 over 50 rounds: every method's ε(σ_e) is the target (to 1e-5 relative), and
     the guarantee needs more noise than the theorem (the float sampler's real-valued accountants);
-    the lattice guarantee (no amplification) needs more still, and meets its target in the
-    report."""
+    the lattice guarantee (Poisson amplification by Zhu & Wang's general bound, integer orders)
+    needs 6 % more than the continuous RDP, and meets its target in the report."""
     alg = algorithms.LTADMMDP(local_steps=2, sampling="poisson", sampler="float")
     params = algorithms.LTADMMDPParams()
     sigmas = {}
@@ -140,7 +140,7 @@ def test_calibration_meets_the_target_by_each_method(paper_problem):
     p = lp.calibrate_noise(grid, paper_problem, params, 50, 5.0, delta=1e-4)
     report = grid.privacy(paper_problem, None, p, 50, delta=1e-4)
     assert report.epsilon_max == pytest.approx(5.0, rel=1e-5) and report.epsilon_max <= 5.0 + 1e-9
-    assert float(np.asarray(p.sigma_e)) > 3 * sigmas["rdp"]  # no subsampling amplification
+    assert sigmas["rdp"] < float(np.asarray(p.sigma_e)) < 1.1 * sigmas["rdp"]  # amplified
     with pytest.raises(ValueError, match="no PLD for the lattice sampler"):
         lp.epsilon(grid, paper_problem, p, 50, "pld", delta=1e-4)
     with pytest.raises(ValueError, match="target_epsilon must be > 0"):
@@ -191,7 +191,7 @@ def test_report_holds_the_printed_and_corrected_theorem_as_paper_curves(paper_pr
 
 def test_reports_state_the_contract_and_cover_the_models(paper_problem):
     """Relation, release and enforced assumptions; the models are covered. The defaults' noise
-    is too small for a lattice guarantee (no amplification; inf above the sampler's cap): each
+    is too small for a lattice guarantee (inf above the sampler's cap, fixed batches unamplified): each
     is calibrated to ε = 5 by the lattice report's own accountants first."""
     for alg in (algorithms.LTADMMDP(), algorithms.PORTER(sampling="poisson"), algorithms.PriSMA()):
         params = lp.calibrate_noise(alg, paper_problem, alg.default_params(), 3, 5.0,

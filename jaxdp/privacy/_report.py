@@ -29,6 +29,7 @@ import numpy as np
 from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import PrivacyEvents, lattice_methods
+from jaxdp.privacy._subsampled import lattice_rdp_epsilon
 
 NOTES = {
     "pure_dp": "pure ε-DP (δ = 0): Σ Δ/b over every Laplace release, basic composition "
@@ -265,8 +266,9 @@ class PrivacyReport:
                 curves[name], logs[name] = eps[:, steps - 1], log10[:, steps - 1]
                 notes[name] = NOTES[name]
             elif method == "rdp":
-                curves["rdp"] = rdp_epsilon(events, delta, at_steps=steps)
-                notes["rdp"] = NOTES["rdp"]
+                curves["rdp"], notes["rdp"] = (
+                    lattice_rdp_epsilon(events_full, delta, steps, NOTES["rdp"]) if lattice
+                    else (rdp_epsilon(events, delta, at_steps=steps), NOTES["rdp"]))
             else:
                 curves["pld"] = pld_epsilon(events, delta, value_discretization_interval,
                                             at_steps=steps)

@@ -308,8 +308,9 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     """Per-agent final ε of ``algorithm`` after ``steps`` engine steps by one method.
 
     Under the lattice sampler (the default) these are the lattice report's curves: lattice
-    sensitivities, no subsampling amplification, no PLD, the sampler's distance in δ (``inf``
-    above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the report's
+    sensitivities, Poisson amplification only through Zhu & Wang's general bound
+    (:mod:`jaxdp.privacy._subsampled`; none for fixed batches), no PLD, the sampler's distance in δ
+    (``inf`` above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the report's
     ``"ideal …"`` curves, not a guarantee for the floats released).
 
     Args:
@@ -331,7 +332,7 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     if method.startswith("paper"):
         return _theorem2(algorithm, problem, params, steps, delta, method)
     events = privacy_events(algorithm, problem, params, steps)
-    if events.lattice:  # the lattice report's own accountants (zCDP, RDP without amplification)
+    if events.lattice:  # the lattice report's own accountants (zCDP, RDP)
         if method == "pld":
             raise ValueError("no PLD for the lattice sampler (the discrete Gaussian): use 'zcdp', "
                              "'rdp' or 'guarantee', or sampler='float' for the ideal PLD")

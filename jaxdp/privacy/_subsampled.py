@@ -1,0 +1,181 @@
+r"""RDP of the Poisson-subsampled discrete Gaussian (host, numpy float64), for lattice reports.
+
+The lattice mechanism (:mod:`jaxdp.privacy._lattice`) releases ``a(v) + K`` with
+``K ~ Q = N_ℤ(0, σ²)^d`` (σ in lattice steps). A Poisson-subsampled release — each record enters the
+batch independently with probability ``q`` — compares, for one record added or removed, the mixture
+``P = (1 − q)·Q + q·Q_μ`` with ``Q`` (after conditioning on the rest of the batch), where ``Q_μ`` is
+``Q`` shifted by the integer vector ``μ = a(v(S ∪ {x})) − a(v(S))`` of ℓ2 norm at most
+``Δ_lat = Δ/γ`` (:func:`~jaxdp.privacy.lattice_sensitivity` bounds it in value units, so
+``‖μ‖/σ ≤ Δ/scale`` — the ``μ`` of :attr:`~jaxdp.privacy.PrivacyEvents.log_ratio`; below,
+``c = ‖μ‖²/(2σ²) ≤ (Δ/scale)²/2``). dp-accounting's subsampled-Gaussian RDP (Mironov, Talwar &
+Zhang 2019) is proven for the continuous Gaussian; here is what holds for the discrete one.
+
+**Fact 1 (direction P‖Q, exact at integer α).** For an integer ``k ≥ 0`` and ``x ∈ ℤ^d``,
+``Q(x)^{1−k} Q_μ(x)^k ∝ exp(−‖x − kμ‖²/(2σ²) + k(k − 1)‖μ‖²/(2σ²))`` (complete the square), and
+``Σ_{x∈ℤ^d} exp(−‖x − kμ‖²/(2σ²))`` is the normalizer of ``Q`` because ``kμ`` is an integer vector
+(the sum is invariant under an integer translation). Hence ``E_Q[(Q_μ/Q)^k] = e^{k(k−1)c}`` exactly,
+as for the continuous Gaussian, and for integer ``α ≥ 2`` the binomial expansion of
+``E_Q[((1 − q) + q·Q_μ/Q)^α]`` gives
+
+.. math:: e^{(α−1) D_α(P\|Q)} = A_α = \sum_{k=0}^{α} \binom{α}{k} (1−q)^{α−k} q^k e^{k(k−1)c},
+
+the integer-order value of the continuous sampled Gaussian (MTZ 2019, §3.3; dp-accounting's
+``_compute_log_a_int`` with noise multiplier ``1/√(2c)``), increasing in ``c``.
+
+**Fact 2 (both directions, any base mechanism).** The reverse direction ``Q‖P`` is dominated by
+``P‖Q`` for the continuous Gaussian (MTZ 2019), by an argument that uses the Gaussian's continuous
+rotation invariance and has not been carried over to ``N_ℤ``. We use instead the *general upper
+bound* of Zhu & Wang, "Poisson Subsampled Rényi Differential Privacy", ICML 2019 (PMLR 97),
+Theorem 5 (the bound "for general M", tight up to ``log 3/(α − 1)`` and a ``1 + O(q)`` factor): if a
+mechanism ``M`` is ``(ℓ, ε(ℓ))``-RDP for every integer ``2 ≤ ℓ ≤ α`` under add/remove-one adjacency,
+``M ∘ PoissonSample_q`` is ``(α, ε'(α))``-RDP with
+
+.. math:: ε'(α) ≤ \frac{1}{α−1}\log\Big\{(1−q)^{α−1}(αq − q + 1)
+          + \binom{α}{2} q^2 (1−q)^{α−2} e^{ε(2)}
+          + 3\sum_{ℓ=3}^{α} \binom{α}{ℓ} (1−q)^{α−ℓ} q^ℓ e^{(ℓ−1)ε(ℓ)}\Big\}.
+
+RDP there is a bound over every ordered pair of neighbours, so ``ε'`` bounds both ``D_α(P‖Q)`` and
+``D_α(Q‖P)``. Hypotheses, and why they hold: (i) integer ``α ≥ 2``: the orders used are the integer
+orders 2..256 of :data:`~jaxdp.privacy.DEFAULT_ORDERS`; (ii) add/remove-one adjacency with each
+record kept independently with probability ``q``: the ``"poisson"`` sampling of
+:class:`~jaxdp.privacy.PrivacyEvents`, whose sensitivity is for one record added or removed; (iii)
+the base mechanism's RDP ``ε(ℓ)`` must hold in both orders of every neighbouring pair: the discrete
+Gaussian with an integer shift ``μ`` has ``D_ℓ(Q_μ‖Q) = D_ℓ(Q‖Q_μ) = ℓ‖μ‖²/(2σ²)`` (Fact 1 at
+``k = ℓ``, and the law is symmetric under ``μ → −μ``; CKS 2020, Prop. 5), so
+``ε(ℓ) = ℓc`` with ``c = (Δ/scale)²/2``. With that ``ε``, ``(ℓ − 1)ε(ℓ) = ℓ(ℓ − 1)c`` and the
+bound is ``A_α`` with its terms ``ℓ ≥ 3`` tripled: it dominates Fact 1 termwise, so the maximum over
+both directions is the bound itself (:func:`log_subsampled_moment` computes both; the test suite
+checks the order and, by direct summation over ℤ, both divergences against it).
+
+Releases compose by adding RDP at each order (Mironov 2017, Prop. 1), per agent over every stream
+and step; (ε, δ) follows from dp-accounting's own conversion (``compute_epsilon``, the one
+:func:`~jaxdp.privacy.rdp_epsilon` uses). A release with ``q = 1`` has ``ε(α) = α(Δ/scale)²/2``
+(no subsampling), one with ``Δ = 0`` or ``q = 0`` nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+from scipy import special
+
+from jaxdp.privacy._closed_form import DEFAULT_ORDERS
+from jaxdp.privacy._dp_accounting import _MAX_LOG_MU, check_delta, check_steps, rdp_epsilon
+from jaxdp.privacy._events import PrivacyEvents
+
+ORDERS = DEFAULT_ORDERS[(DEFAULT_ORDERS == np.round(DEFAULT_ORDERS)) & (DEFAULT_ORDERS >= 2)
+                        & (DEFAULT_ORDERS <= 256)].astype(np.int64)
+"""The integer orders 2..256 of :data:`~jaxdp.privacy.DEFAULT_ORDERS` (Theorem 5 needs integers)."""
+
+NOTE = ("Rényi DP of the Poisson-subsampled discrete Gaussian (add/remove-one): Zhu & Wang, ICML "
+        "2019, Thm 5 (general upper bound, both directions) with the discrete Gaussian's RDP "
+        "α(Δ/σ)²/2 (Canonne, Kamath & Steinke 2020, Prop. 5), at the integer orders 2..256, "
+        "composed over every release, converted by dp-accounting's compute_epsilon; the smaller of "
+        "that and the full-batch (unamplified) RDP curve")
+
+
+def _binomial_terms(q: float, c: float, alpha: int) -> np.ndarray:
+    """``log[C(α,k)(1−q)^{α−k} q^k e^{k(k−1)c}]`` for ``k = 0..α`` (``0 < q < 1``)."""
+    k = np.arange(alpha + 1, dtype=np.float64)
+    log_comb = special.gammaln(alpha + 1.0) - special.gammaln(k + 1.0) - special.gammaln(
+        alpha - k + 1.0)
+    return log_comb + k * np.log(q) + (alpha - k) * np.log1p(-q) + k * (k - 1.0) * c
+
+
+def log_subsampled_moment(q: float, c: float, alpha: int) -> tuple[float, float]:
+    """``(log A_α, log B_α)`` for ``0 < q < 1``: Fact 1's exact ``e^{(α−1)D_α(P‖Q)}`` and Zhu &
+    Wang's Theorem 5 bound on ``e^{(α−1)ε'(α)}`` (both directions), for base RDP ``ε(ℓ) = ℓc``."""
+    terms = _binomial_terms(q, c, alpha)
+    exact = float(special.logsumexp(terms))
+    head = (alpha - 1) * np.log1p(-q) + np.log1p((alpha - 1) * q)  # k = 0, 1 together
+    tail = np.concatenate([[head, terms[2]], np.log(3.0) + terms[3:]])
+    return exact, float(special.logsumexp(tail))
+
+
+def release_rdp(log_mu: float, q: float, orders: np.ndarray = ORDERS) -> np.ndarray:
+    """``(A,)`` RDP at integer ``orders`` of one release of ``μ = Δ/scale = e^{log_mu}`` sampled
+    with probability ``q``: the larger of both directions (Theorem 5's bound), ``αμ²/2`` at ``q = 1``
+    and wherever that is smaller, 0 without data (``μ = 0`` or ``q = 0``)."""
+    orders = np.asarray(orders, dtype=np.int64)
+    if q == 0.0 or log_mu == -np.inf:
+        return np.zeros(orders.size)
+    if not log_mu <= _MAX_LOG_MU:
+        return np.full(orders.size, np.inf)
+    c = 0.5 * np.exp(2.0 * log_mu)
+    full = orders * c
+    if q == 1.0:
+        return full
+    both = np.array([max(log_subsampled_moment(q, c, int(a))) for a in orders]) / (orders - 1)
+    return np.minimum(both, full)
+
+
+def amplified(events: PrivacyEvents) -> bool:
+    """Whether the lattice report's ``"rdp"`` curve may claim Poisson amplification: every stream
+    is a lattice Gaussian with ``sampling="poisson"``, and some release is subsampled."""
+    streams = events.streams
+    return (all(s.lattice and s.mechanism == "gaussian" and s.sampling == "poisson"
+                for s in streams)
+            and any(np.any((s.sampling_rate < 1) & (s.sensitivity > 0)) for s in streams))
+
+
+def _stream_table(stream: PrivacyEvents, cache: dict) -> tuple[np.ndarray, np.ndarray]:
+    """``(U, A)`` RDP of the distinct releases of one stream and ``(N, K)`` indices into it;
+    releases of equal ``(Δ/scale, q)`` (to 1e-10 in ``log(Δ/scale)``) share one evaluation, at the
+    group's largest ``Δ/scale`` (the bound increases with it)."""
+    log_mu, q = stream.log_ratio, stream.sampling_rate
+    keys = np.stack([np.round(np.where(np.isfinite(log_mu), log_mu, -1e300), 10), q], axis=-1)
+    uniq, inverse = np.unique(keys.reshape(-1, 2), axis=0, return_inverse=True)
+    worst = np.full(len(uniq), -np.inf)
+    np.maximum.at(worst, inverse.reshape(-1), log_mu.reshape(-1))
+    table = np.stack([cache.setdefault((m, qq), release_rdp(m, qq))
+                      for m, qq in zip(worst, uniq[:, 1], strict=True)])
+    return table, inverse.reshape(log_mu.shape)
+
+
+def _agent_rdp(tables: list, agent: int, checkpoints: np.ndarray) -> np.ndarray:
+    """``(S, A)`` composed RDP of one agent after each checkpoint, every stream."""
+    starts = np.concatenate([[0], checkpoints[:-1]])
+    segments = sum(np.add.reduceat(table[index[agent]], starts, axis=0)
+                   for table, index in tables)
+    return np.cumsum(segments, axis=0)
+
+
+def subsampled_rdp_epsilon(events: PrivacyEvents, delta: float, *,
+                           at_steps=None) -> np.ndarray:
+    """Per-agent (ε, δ)-DP of lattice Gaussian releases with Poisson amplification (see the module).
+
+    Args:
+      events: lattice Gaussian streams with ``sampling="poisson"`` (:func:`amplified`).
+      delta: δ in ``(0, 1)``.
+      at_steps: step counts ``1..K`` at which to report ε; ``None`` reports the final ε only.
+
+    Returns:
+      ``(N,)`` final ε, or ``(N, S)`` ε after each of the ``S`` entries of ``at_steps``.
+
+    Raises:
+      ValueError: bad ``delta`` or ``at_steps``, or streams that are not Poisson-sampled lattice
+        Gaussians.
+    """
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    delta = check_delta(delta)
+    if not all(s.lattice and s.mechanism == "gaussian" and s.sampling == "poisson"
+               for s in events.streams):
+        raise ValueError("subsampled_rdp_epsilon: every stream must be a lattice Gaussian with "
+                         "sampling='poisson'")
+    checkpoints = check_steps(at_steps, events.steps)
+    cache: dict = {}
+    tables = [_stream_table(s, cache) for s in events.streams]
+    eps = np.array([[compute_epsilon(ORDERS, rdp, delta)[0]
+                     for rdp in _agent_rdp(tables, i, checkpoints)]
+                    for i in range(events.n_agents)], dtype=np.float64)
+    return eps[:, -1] if at_steps is None else eps
+
+
+def lattice_rdp_epsilon(events: PrivacyEvents, delta: float, at_steps: np.ndarray,
+                        plain_note: str) -> tuple[np.ndarray, str]:
+    """The ``"rdp"`` curve of a lattice report and its note: dp-accounting's RDP of the releases
+    without amplification (:meth:`~jaxdp.privacy.PrivacyEvents.without_amplification`), and, when
+    :func:`amplified`, the smaller of that and :func:`subsampled_rdp_epsilon` (both are sound)."""
+    plain = rdp_epsilon(events.without_amplification(), delta, at_steps=at_steps)
+    if not amplified(events):
+        return plain, plain_note
+    return np.minimum(plain, subsampled_rdp_epsilon(events, delta, at_steps=at_steps)), NOTE
