@@ -191,8 +191,8 @@ def test_report_holds_the_printed_and_corrected_theorem_as_paper_curves(paper_pr
 
 def test_reports_state_the_contract_and_cover_the_models(paper_problem):
     """Relation, release and enforced assumptions; the models are covered. The defaults' noise
-    is too small for a lattice guarantee (inf above the sampler's cap, fixed batches unamplified): each
-    is calibrated to ε = 5 by the lattice report's own accountants first."""
+    is too small for a lattice guarantee (inf above the sampler's cap; fixed batches unamplified):
+    each is calibrated to ε = 5 by the lattice report's own accountants first."""
     for alg in (algorithms.LTADMMDP(), algorithms.PORTER(sampling="poisson"), algorithms.PriSMA()):
         params = lp.calibrate_noise(alg, paper_problem, alg.default_params(), 3, 5.0,
                                     delta=1e-5)

@@ -10,7 +10,8 @@
   :func:`log_laplace_epsilon_curve`, :func:`gaussian_zcdp`, :func:`zcdp_to_dp`,
   :func:`zcdp_for_epsilon`, :func:`gaussian_rdp`, :func:`rdp_to_dp`, :data:`DEFAULT_ORDERS`; and the
   host :func:`closed_form_curve` of a :class:`PrivacyEvents`.
-* dp-accounting bridge (host): :func:`pld_epsilon`, :func:`rdp_epsilon`.
+* dp-accounting bridge (host): :func:`pld_epsilon`, :func:`rdp_epsilon`; and
+  :func:`subsampled_rdp_epsilon`, the Poisson-subsampled discrete Gaussian's RDP (lattice reports).
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
@@ -69,6 +70,7 @@ from jaxdp.privacy._report import (
     PrivacyReport,
     default_steps,
 )
+from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
 
 __all__ = [
     "GAUSSIAN_RESOLUTION",
@@ -115,6 +117,7 @@ __all__ = [
     "pld_epsilon",
     "rdp_epsilon",
     "rdp_to_dp",
+    "subsampled_rdp_epsilon",
     "zcdp_for_epsilon",
     "zcdp_to_dp",
 ]

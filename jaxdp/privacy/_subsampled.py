@@ -44,8 +44,9 @@ Gaussian with an integer shift ``μ`` has ``D_ℓ(Q_μ‖Q) = D_ℓ(Q‖Q_μ) = 
 ``k = ℓ``, and the law is symmetric under ``μ → −μ``; CKS 2020, Prop. 5), so
 ``ε(ℓ) = ℓc`` with ``c = (Δ/scale)²/2``. With that ``ε``, ``(ℓ − 1)ε(ℓ) = ℓ(ℓ − 1)c`` and the
 bound is ``A_α`` with its terms ``ℓ ≥ 3`` tripled: it dominates Fact 1 termwise, so the maximum over
-both directions is the bound itself (:func:`log_subsampled_moment` computes both; the test suite
-checks the order and, by direct summation over ℤ, both divergences against it).
+both directions is the bound itself (:func:`log_subsampled_moment` computes both;
+:func:`log_zhu_wang` is the theorem for any base curve). The test suite checks the order, both
+divergences by direct summation over ℤ, and the theorem as implemented on random pairs of laws.
 
 Releases compose by adding RDP at each order (Mironov 2017, Prop. 1), per agent over every stream
 and step; (ε, δ) follows from dp-accounting's own conversion (``compute_epsilon``, the one
@@ -72,28 +73,36 @@ NOTE = ("Rényi DP of the Poisson-subsampled discrete Gaussian (add/remove-one):
         "that and the full-batch (unamplified) RDP curve")
 
 
-def _binomial_terms(q: float, c: float, alpha: int) -> np.ndarray:
-    """``log[C(α,k)(1−q)^{α−k} q^k e^{k(k−1)c}]`` for ``k = 0..α`` (``0 < q < 1``)."""
+def _log_binomial_weights(q: float, alpha: int) -> np.ndarray:
+    """``log[C(α,k)(1−q)^{α−k} q^k]`` for ``k = 0..α`` (``0 < q < 1``)."""
     k = np.arange(alpha + 1, dtype=np.float64)
     log_comb = special.gammaln(alpha + 1.0) - special.gammaln(k + 1.0) - special.gammaln(
         alpha - k + 1.0)
-    return log_comb + k * np.log(q) + (alpha - k) * np.log1p(-q) + k * (k - 1.0) * c
+    return log_comb + k * np.log(q) + (alpha - k) * np.log1p(-q)
+
+
+def log_zhu_wang(q: float, alpha: int, cgf: np.ndarray) -> float:
+    """``(α−1)ε'(α)``, the log of Zhu & Wang's Theorem 5 bound, for any base mechanism whose RDP
+    ``ε(ℓ)`` holds in both orders of every add/remove pair; ``cgf[ℓ] = (ℓ−1)ε(ℓ)`` for
+    ``ℓ = 0..α`` (entries 0 and 1 are unused); integer ``α ≥ 2``, ``0 < q < 1``."""
+    terms = _log_binomial_weights(q, alpha) + cgf
+    head = (alpha - 1) * np.log1p(-q) + np.log1p((alpha - 1) * q)  # ℓ = 0, 1 together
+    return float(special.logsumexp(np.concatenate([[head, terms[2]], np.log(3.0) + terms[3:]])))
 
 
 def log_subsampled_moment(q: float, c: float, alpha: int) -> tuple[float, float]:
     """``(log A_α, log B_α)`` for ``0 < q < 1``: Fact 1's exact ``e^{(α−1)D_α(P‖Q)}`` and Zhu &
     Wang's Theorem 5 bound on ``e^{(α−1)ε'(α)}`` (both directions), for base RDP ``ε(ℓ) = ℓc``."""
-    terms = _binomial_terms(q, c, alpha)
-    exact = float(special.logsumexp(terms))
-    head = (alpha - 1) * np.log1p(-q) + np.log1p((alpha - 1) * q)  # k = 0, 1 together
-    tail = np.concatenate([[head, terms[2]], np.log(3.0) + terms[3:]])
-    return exact, float(special.logsumexp(tail))
+    k = np.arange(alpha + 1, dtype=np.float64)
+    cgf = k * (k - 1.0) * c
+    exact = float(special.logsumexp(_log_binomial_weights(q, alpha) + cgf))
+    return exact, log_zhu_wang(q, alpha, cgf)
 
 
 def release_rdp(log_mu: float, q: float, orders: np.ndarray = ORDERS) -> np.ndarray:
     """``(A,)`` RDP at integer ``orders`` of one release of ``μ = Δ/scale = e^{log_mu}`` sampled
-    with probability ``q``: the larger of both directions (Theorem 5's bound), ``αμ²/2`` at ``q = 1``
-    and wherever that is smaller, 0 without data (``μ = 0`` or ``q = 0``)."""
+    with probability ``q``: the larger of both directions (Theorem 5's bound), ``αμ²/2`` at
+    ``q = 1`` and wherever that is smaller, 0 without data (``μ = 0`` or ``q = 0``)."""
     orders = np.asarray(orders, dtype=np.int64)
     if q == 0.0 or log_mu == -np.inf:
         return np.zeros(orders.size)
@@ -107,13 +116,17 @@ def release_rdp(log_mu: float, q: float, orders: np.ndarray = ORDERS) -> np.ndar
     return np.minimum(both, full)
 
 
+def _poisson_lattice_gaussians(events: PrivacyEvents) -> bool:
+    """Whether every stream is a lattice Gaussian with ``sampling="poisson"``."""
+    return all(s.lattice and s.mechanism == "gaussian" and s.sampling == "poisson"
+               for s in events.streams)
+
+
 def amplified(events: PrivacyEvents) -> bool:
     """Whether the lattice report's ``"rdp"`` curve may claim Poisson amplification: every stream
     is a lattice Gaussian with ``sampling="poisson"``, and some release is subsampled."""
-    streams = events.streams
-    return (all(s.lattice and s.mechanism == "gaussian" and s.sampling == "poisson"
-                for s in streams)
-            and any(np.any((s.sampling_rate < 1) & (s.sensitivity > 0)) for s in streams))
+    return _poisson_lattice_gaussians(events) and any(
+        np.any((s.sampling_rate < 1) & (s.sensitivity > 0)) for s in events.streams)
 
 
 def _stream_table(stream: PrivacyEvents, cache: dict) -> tuple[np.ndarray, np.ndarray]:
@@ -157,8 +170,7 @@ def subsampled_rdp_epsilon(events: PrivacyEvents, delta: float, *,
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
     delta = check_delta(delta)
-    if not all(s.lattice and s.mechanism == "gaussian" and s.sampling == "poisson"
-               for s in events.streams):
+    if not _poisson_lattice_gaussians(events):
         raise ValueError("subsampled_rdp_epsilon: every stream must be a lattice Gaussian with "
                          "sampling='poisson'")
     checkpoints = check_steps(at_steps, events.steps)

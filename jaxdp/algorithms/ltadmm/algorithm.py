@@ -145,8 +145,8 @@ class LTADMMDP(Algorithm):
     ``sampling`` ("fixed" | "poisson"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" |
     "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
     noisy gradient is released on the lattice (σ_e/R)ℤ^d, private as floats; the report amplifies
-    Poisson batches by Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in floating point, report inf with the
-    ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the
+    Poisson batches by Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in
+    floating point, report inf with the ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the
     caller's (§VI uses δ_i = 1e-4).
     """
 

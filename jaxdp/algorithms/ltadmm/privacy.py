@@ -310,8 +310,8 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     Under the lattice sampler (the default) these are the lattice report's curves: lattice
     sensitivities, Poisson amplification only through Zhu & Wang's general bound
     (:mod:`jaxdp.privacy._subsampled`; none for fixed batches), no PLD, the sampler's distance in δ
-    (``inf`` above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the report's
-    ``"ideal …"`` curves, not a guarantee for the floats released).
+    (``inf`` above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the
+    report's ``"ideal …"`` curves, not a guarantee for the floats released).
 
     Args:
       algorithm, problem, params, steps: as :func:`privacy_events`.
