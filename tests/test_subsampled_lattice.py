@@ -119,9 +119,9 @@ def _events(name, problem, steps, sampler):
 @pytest.mark.parametrize("name,gain", [("LTADMMDP", True), ("PORTER", True), ("PriSMA", False)])
 def test_poisson_batches_are_amplified_between_the_ideal_and_the_full_batch_curve(
         name, gain, paper_problem):
-    """Defaults with sampling="poisson", 40 releases: the report's lattice "rdp" curve is finite,
-    at most the unamplified one (what lattice reports claimed before) — below it for LT-ADMM-DP
-    (1026 vs 1520) and PORTER; PriSMA's momentum releases (noise multiplier 0.124) gain nothing at
+    """Defaults with sampling="poisson", 40 steps (LT-ADMM-DP: 160 local-step releases): the
+    report's lattice "rdp" curve is finite, at most the unamplified one (what lattice reports
+    claimed before) — below it for LT-ADMM-DP (1026 vs 1520) and PORTER; PriSMA's momentum releases (noise multiplier 0.124) gain nothing at
     the integer orders (2170 against 1507 at orders near 1), so its curve stays the unamplified
     one — and above the float sampler's ideal (dp-accounting's tight continuous curve, smaller Δ:
     no rounding)."""
