@@ -27,11 +27,13 @@ import warnings
 from typing import Any
 
 import jax
+import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp import algorithms, network, problems
+from jaxdp import algorithms, network, privacy, problems
 from jaxdp.experiments import audit as table
+from jaxdp.privacy import clip_by_norm
 from tests.release_counting import (  # noqa: F401 -- collected here: the gate's §2 and §3
     complete,
     sequence,
@@ -161,8 +163,8 @@ def _noise_paths() -> dict[str, NoisePath]:
     clip + Gaussian channels) and the channel paths of :func:`_channel_paths`."""
     with jax.enable_x64(True):
         ordinary = [c for c in _cases().values() if not c.control]
-        paths = [NoisePath(c.id, c.algorithm, c.params, c.network, c.pair, c.releases and c.steps
-                           or c.steps) for c in ordinary]
+        paths = [NoisePath(c.id, c.algorithm, c.params, c.network, c.pair, c.steps)
+                 for c in ordinary]
         channel = next(c for c in ordinary if c.id == "channel:dgd+clip+gaussian")
         return {p.id: p for p in paths + _channel_paths(channel)}
 
@@ -286,3 +288,44 @@ def _float_attack(first, replayed) -> tuple[int, int]:
             impossible += int(np.sum(~possible))
             moved += int(np.sum(differs))
     return impossible, moved
+
+
+# -- the gate's own positive controls: mutants of DP-DGD that leak past the lattice -------------
+@dataclasses.dataclass(frozen=True)
+class _LeakyDPDGD(algorithms.DPDGD):
+    """DP-DGD whose noisy gradient also carries 2⁻²⁰ of the clipped one: the messages are not a
+    function of the releases."""
+
+    def _gradients(self, x, noise, problem, params):
+        g = clip_by_norm(problem.local_grads(x), params.clip)
+        return super()._gradients(x, noise, problem, params) + 2.0 ** -20 * g
+
+
+@dataclasses.dataclass(frozen=True)
+class _DataScaledDPDGD(algorithms.DPDGD):
+    """DP-DGD whose noise scale moves with the clipped gradient: the lattice ``γ = s/R`` itself
+    depends on the data, so a release is off the neighbour's lattice."""
+
+    def _gradients(self, x, noise, problem, params):
+        g = clip_by_norm(problem.local_grads(x), params.clip)
+        scale = params.sigma * params.clip * (1.0 + jnp.abs(g[:, :1]))
+        return privacy.add_noise(g, scale, noise["xi"])  # the module attribute: tapped
+
+
+def _gate_verdict(alg) -> str:
+    """What the lattice test above concludes on ``alg`` in place of DP-DGD (float64)."""
+    path = dataclasses.replace(_noise_paths()["dp_dgd"], algorithm=alg)
+    first, replayed = _run_pair(path, "float64", "lattice")
+    for mine, theirs in zip(first.releases, replayed.releases, strict=True):
+        if not lattice_in_support(mine.r, theirs.v, theirs.scale, law=mine.law,
+                                  dtype=mine.dtype).all():
+            return "impossible release"
+    return "leaking messages" if messages_follow_the_releases(first, replayed) else "sound"
+
+
+@pytest.mark.parametrize("alg, verdict", [(algorithms.DPDGD(), "sound"),
+                                          (_LeakyDPDGD(), "leaking messages"),
+                                          (_DataScaledDPDGD(), "impossible release")],
+                         ids=["dp_dgd", "leaky", "data_scaled"])
+def test_the_gate_catches_a_release_that_leaks_past_the_lattice(alg, verdict):
+    assert _gate_verdict(alg) == verdict
