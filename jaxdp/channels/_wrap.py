@@ -351,11 +351,9 @@ class ChannelNetwork:
                                    flat.dtype)[last]
         scaled = noise.scale(values, senders, z, self._k) * z
         label = self._label(product, message)
+        released = noise.apply(pre[senders], values, senders, self._k, z)  # add_noise
         if noise.lattice:
-            released = noise.apply(pre[senders], values, senders, self._k, z)
             pre = noise.apply(pre, values, jnp.arange(flat.shape[0]), self._k, jnp.zeros_like(pre))
-        else:
-            released = pre[senders] + scaled
         self.released[label], self.draws[label] = released, {last: z}
         self._record(channel, route, flat)
         return (self._clean(PRODUCTS[product], pre, diag, edge, keep)

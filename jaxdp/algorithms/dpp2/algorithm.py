@@ -145,7 +145,7 @@ class DPP2(Algorithm):
         """``v`` plus Laplace noise of ``scale`` (``(N, 1)``) from the standard draws ``z``: the
         float ``v + scale·z`` or the lattice release; where ``scale`` is 0, ``v`` itself."""
         if self.sampler == "float":
-            return v + scale * z
+            return add_noise(v, scale, z, law="laplace", sampler="float")  # v + scale·z
         positive = scale > 0
         safe = jnp.where(positive, scale, jnp.ones_like(scale))
         return jnp.where(positive, add_noise(v, safe, z, law="laplace"), v)

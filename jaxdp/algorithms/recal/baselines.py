@@ -517,7 +517,7 @@ class DPMRADMM(_Synchronous):
 
     def step(self, state, noise, problem, network, params, k):
         x, p = state.x, state.p
-        rho = penalty(params, k)
+        rho = penalty(params, k, x.dtype)
         deg = per_agent(network.degrees, x)
         anchor = rho * (deg * x + network.apply_A(x))  # ρ Σ_j (x_i + x_j)
         odd = k % 2 == 0  # the paper's odd iterations 1, 3, ... are engine steps 0, 2, ...
@@ -602,10 +602,10 @@ def mradmm_sensitivity(network, params, releases: int) -> np.ndarray:
     return float(params.c) / (float(params.rho) * float(params.theta) ** t * deg)
 
 
-def penalty(params, k) -> Array:
-    """ρ_k = ρ θ^{⌊k/2⌋}: constant over an odd/even pair ([16]'s increasing penalty)."""
-    return params.rho * jnp.power(params.theta, (jnp.asarray(k) // 2).astype(jnp.result_type(
-        float)))
+def penalty(params, k, dtype) -> Array:
+    """ρ_k = ρ θ^{⌊k/2⌋} in ``dtype`` (the state's): constant over an odd/even pair ([16]'s
+    increasing penalty)."""
+    return params.rho * jnp.power(params.theta, (jnp.asarray(k) // 2).astype(dtype))
 
 
 __all__ = [

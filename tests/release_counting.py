@@ -10,7 +10,11 @@
   channel.
 
 Every exact ε here is computed from the transcript itself (rows whose sender is agent 0), never
-from the accounting code.
+from the accounting code. Positive controls: the old count (network 0's degrees on a time-varying
+network, the live degree on a masked one) is caught below the transcript's exact ε.
+
+The tests are collected in tests/test_privacy_soundness.py, the gate of issue 22 (this module is
+not collected on its own, so they run once).
 """
 import dataclasses
 
