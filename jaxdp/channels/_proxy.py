@@ -237,7 +237,8 @@ class ChannelNetwork(ProductPaths):
             t = channel.transforms[i]
             lost = lost | t.lost(self._values(t), jax.random.fold_in(key, i),
                                  self._links[route].get(i), self._net)
-        return (~lost).astype(self._net.w_edge.dtype), jnp.sum(lost, dtype=jnp.int32)
+        dropped = jnp.sum(lost, dtype=jnp.int32)
+        return (~lost).astype(self._net.w_edge.dtype), dropped
 
     def _values(self, t: Transform) -> dict:
         return {f: self._params[f] for f in t.fields}
