@@ -79,6 +79,8 @@ class Transform:
     """Whether it loses messages (acts on the directed edges, not on the rows)."""
     undirected: ClassVar[bool] = False
     """Whether its fields are per undirected edge (then scalars, never per agent)."""
+    raises_norm: ClassVar[str] = "it may raise the norm"
+    """How it may raise a norm (its :attr:`norm_note` without error feedback)."""
 
     def option(self, name: str, default=None):
         """A static option's value."""
@@ -125,7 +127,7 @@ class Transform:
         """Why it may raise a norm (the report's reason when it sits between clip and noise)."""
         if self.role is None:
             return "declares no privacy role"
-        return "error feedback" if self.error_feedback else "it may raise the norm"
+        return "error feedback" if self.error_feedback else self.raises_norm
 
     @property
     def sums_exactly(self) -> bool:
@@ -141,7 +143,8 @@ class Transform:
     @property
     def random(self) -> bool:
         """Whether it draws per released row: rows from this transform on are per directed
-        message unless the channel broadcasts."""
+        message unless the channel broadcasts (a subclass may say ``random: ClassVar[bool] =
+        True``)."""
         return False
 
     @property

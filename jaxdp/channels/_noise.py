@@ -35,6 +35,7 @@ class Noise(Transform):
     """
 
     role: ClassVar[str] = "noise"
+    random: ClassVar[bool] = True
     sensitivity_norm: ClassVar[int] = 2
 
     @property
@@ -45,10 +46,6 @@ class Noise(Transform):
     @property
     def lattice(self) -> bool:
         return self.sampler == "lattice"
-
-    @property
-    def random(self) -> bool:
-        return True
 
     @property
     def scale_field(self) -> str:
@@ -144,10 +141,7 @@ def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
     Raises:
       ValueError: ``sigma <= 0``, ``decay <= 0`` or an unknown sampler.
     """
-    positive("gaussian sigma", sigma)
-    positive("gaussian decay", decay)
-    return Gaussian(name, ((f"{name}_sigma", float(sigma)), (f"{name}_decay", float(decay))),
-                    options=(("sampler", check_sampler(sampler)),))
+    return _noise(Gaussian, "sigma", sigma, decay, name, sampler)
 
 
 def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
@@ -160,7 +154,13 @@ def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
     Raises:
       ValueError: ``b <= 0``, ``decay <= 0`` or an unknown sampler.
     """
-    positive("laplace b", b)
-    positive("laplace decay", decay)
-    return Laplace(name, ((f"{name}_b", float(b)), (f"{name}_decay", float(decay))),
-                   options=(("sampler", check_sampler(sampler)),))
+    return _noise(Laplace, "b", b, decay, name, sampler)
+
+
+def _noise(cls: type[Noise], label: str, scale, decay, name: str, sampler: str) -> Noise:
+    """A ``cls`` with fields ``f"{name}_{label}"`` (the scale) and ``f"{name}_decay"``, both
+    checked > 0, and its sampler checked."""
+    positive(f"{cls.kind} {label}", scale)
+    positive(f"{cls.kind} decay", decay)
+    return cls(name, ((f"{name}_{label}", float(scale)), (f"{name}_decay", float(decay))),
+               options=(("sampler", check_sampler(sampler)),))

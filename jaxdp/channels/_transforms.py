@@ -116,18 +116,12 @@ class RandomK(Transform):
     (:func:`random_k`)."""
 
     kind: ClassVar[str] = "random_k"
+    raises_norm: ClassVar[str] = "D/k scaling"
+    random: ClassVar[bool] = True
 
     @property
     def role(self) -> str:
         return "post" if self.error_feedback or self.option("unbiased") else "contraction"
-
-    @property
-    def norm_note(self) -> str:
-        return "error feedback" if self.error_feedback else "D/k scaling"
-
-    @property
-    def random(self) -> bool:
-        return True
 
     def apply(self, v, p: dict, who, k, z=None):
         k_, d = self.option("k"), v.shape[-1]
@@ -159,10 +153,7 @@ class Quantize(Transform):
 
     kind: ClassVar[str] = "quantize"
     role: ClassVar[str] = "post"
-
-    @property
-    def norm_note(self) -> str:
-        return "error feedback" if self.error_feedback else "rounding that can raise the norm"
+    raises_norm: ClassVar[str] = "rounding that can raise the norm"
 
     @property
     def random(self) -> bool:
