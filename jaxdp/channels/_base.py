@@ -12,7 +12,8 @@ one kind of stage, and the channel, the proxy network and the privacy report onl
 * its bits per message: :meth:`Transform.message_bits`;
 * its privacy role, :attr:`Transform.role`, read by the report (:mod:`jaxdp.channels._privacy`):
 
-  - ``"clip"``: bounds the norm of every row it outputs (:meth:`Transform.bound`);
+  - ``"clip"``: bounds the norm of every row it outputs (as :meth:`jaxdp.channels.Clip.bound`
+    says);
   - ``"noise"``: the mechanism (:class:`jaxdp.channels._noise.Noise`: its law, sampler,
     scale and privacy events);
   - ``"contraction"``: ``‖T(v)‖ ≤ ‖v‖`` in every ℓp norm whatever its draws and memory;

@@ -24,6 +24,11 @@ Losses: a lost message is replaced by the receiver's own row (``M_ij X_i``), i.e
 with the lost edge's weight moved to the receiver's diagonal. State: a channel without memory or
 losses leaves the inner state unchanged; otherwise the state is a :class:`ChannelState` carrying
 the error-feedback memories, the link chains and the message counts (:meth:`WithChannel.counters`).
+
+Layers (each imports only those before it): the transform contract (``_base``), the transforms
+(``_transforms``, ``_noise``, ``_losses``), the stack (``_chain``), the spec strings (``_spec``),
+the privacy stage (``_privacy``), the product paths (``_products``), the proxy network
+(``_proxy``), and this module, the only one that imports the algorithm contract.
 """
 from __future__ import annotations
 
