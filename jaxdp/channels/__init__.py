@@ -10,24 +10,33 @@ Example::
 
 Compression (``top_k``, ``random_k``, ``quantize``, each with optional error feedback), losses
 (``drop``, ``gilbert_elliott``) and link processes (``link_failures``, ``activation``) are
-transforms of the same stack; see :mod:`jaxdp.channels._transforms`.
+transforms of the same stack. Each transform is one small object (a :class:`Transform`
+subclass) that owns how it acts on rows, what it draws, its state, its bits per message and its
+privacy role; a new one is one class (see :mod:`jaxdp.channels._base`).
 """
+from jaxdp.channels._base import ROLES, Transform
+from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
+from jaxdp.channels._losses import (
+    Activation,
+    Drop,
+    GilbertElliott,
+    LinkFailures,
+    Loss,
+    activation,
+    drop,
+    gilbert_elliott,
+    link_failures,
+)
+from jaxdp.channels._noise import Gaussian, Laplace, Noise, gaussian, laplace
 from jaxdp.channels._privacy import channel_report, private_stage
 from jaxdp.channels._spec import parse_channel, parse_channels
 from jaxdp.channels._transforms import (
     NORMS,
-    STEP_CALL,
-    TRANSFORMS,
-    Channel,
-    Transform,
-    activation,
-    chain,
+    Clip,
+    Quantize,
+    RandomK,
+    TopK,
     clip,
-    drop,
-    gaussian,
-    gilbert_elliott,
-    laplace,
-    link_failures,
     quantize,
     random_k,
     top_k,
@@ -43,9 +52,10 @@ from jaxdp.channels._wrap import (
 )
 
 __all__ = [
-    "CHANNEL_STREAM", "NORMS", "STEP_CALL", "TRANSFORMS", "Channel", "ChannelNetwork",
-    "ChannelState", "PrivateVariant", "Transform", "WithChannel", "activation", "chain", "channel_report", "clip",
-    "drop", "gaussian", "gilbert_elliott", "laplace", "link_failures", "merged_params_type",
-    "private_stage", "quantize", "random_k", "top_k", "with_channel",
+    "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
+    "ChannelNetwork", "ChannelState", "Clip", "Drop", "Gaussian", "GilbertElliott", "Laplace",
+    "LinkFailures", "Loss", "Noise", "PrivateVariant", "Quantize", "RandomK", "TopK", "Transform",
+    "WithChannel", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
+    "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "parse_channel",
+    "parse_channels", "private_stage", "quantize", "random_k", "top_k", "with_channel",
 ]
-__all__ += ["parse_channel", "parse_channels"]

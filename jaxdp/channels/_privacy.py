@@ -17,14 +17,17 @@ network whose links were masked with ``with_link_mask``; each of those copies is
 ``m`` Gaussian releases of sensitivity ``Δ`` and scale ``σ`` compose exactly as one of scale
 ``σ/√m`` (μ-GDP composes as ``√(Σ μ²)``, Dong, Roth & Su 2022, Cor. 2), which is how they are
 declared; Laplace releases are declared as ``m`` streams.
+
+The stage is found from the transforms' declared privacy roles (:attr:`Transform.role
+<jaxdp.channels.Transform.role>`), and the events are declared by the noise transform itself
+(:meth:`~jaxdp.channels._noise.Noise.events`): nothing here depends on which transforms exist.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from jaxdp.channels._wrap import _L1_BOUND, _L2_BOUND
-from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport, lattice_sensitivity
-from jaxdp.privacy._events import concat
+from jaxdp.channels._base import ROLES
+from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport, concat
 
 THROUGH_PRODUCTS = Assumption(
     "the algorithm exchanges information only through the network's products (mix, apply_P, "
@@ -36,39 +39,42 @@ THROUGH_PRODUCTS = Assumption(
 
 def private_stage(channel):
     """``(clip, noise)``: the last clip before the first noise, with only norm-non-increasing
-    transforms between them (top-k, random-k without the ``D/k`` scaling, losses; none with error
-    feedback), or ``None`` (:func:`stage_problem` says why).
+    transforms between them (roles ``"clip"``, ``"contraction"``, ``"loss"``: top-k, random-k
+    without the ``D/k`` scaling, losses; none with error feedback), or ``None``
+    (:func:`stage_problem` says why).
 
     Transforms before the clip are bounded by it; those after the noise, error-feedback memories
     included, only depend on released values and earlier memory: post-processing. A lost message
-    releases nothing; counting it as released is conservative.
+    releases nothing; counting it as released is conservative. A transform that declares no
+    role is trusted nowhere.
     """
     return None if stage_problem(channel) else _stage(channel)
 
 
 def _stage(channel):
     ts = channel.transforms
-    first = next(i for i, t in enumerate(ts) if t.additive)
-    last_clip = max(i for i in range(first) if ts[i].kind == "clip")
+    first = next(i for i, t in enumerate(ts) if t.role == "noise")
+    last_clip = max(i for i in range(first) if ts[i].role == "clip")
     return ts[last_clip], ts[first]
 
 
 def stage_problem(channel) -> str:
     """Why ``channel`` has no private stage (``""`` when it has one)."""
     ts = channel.transforms
-    first = next((i for i, t in enumerate(ts) if t.additive), None)
+    undeclared = [t for t in ts if t.role not in ROLES]
+    if undeclared:
+        return (f"has {undeclared[0].kind}, which declares no privacy role (Transform.role), so "
+                "the report cannot tell what it releases")
+    first = next((i for i, t in enumerate(ts) if t.role == "noise"), None)
     if first is None:
         return "has no noise"
-    clips = [i for i in range(first) if ts[i].kind == "clip"]
+    clips = [i for i in range(first) if ts[i].role == "clip"]
     if not clips:
         return f"has no clip before its first noise ({ts[first].kind})"
     between = [t for t in ts[clips[-1] + 1:first] if not t.norm_non_increasing]
     if between:
-        t = between[0]
-        what = ("error feedback" if t.error_feedback else "D/k scaling" if t.kind == "random_k"
-                else "rounding that can raise the norm")
-        return (f"has {t.kind} ({what}) between its clip and its noise, so the clip no longer "
-                "bounds the released norm")
+        return (f"has {between[0].kind} ({between[0].norm_note}) between its clip and its noise, "
+                "so the clip no longer bounds the released norm")
     return ""
 
 
@@ -105,7 +111,7 @@ def _clip_assumption(channel) -> Assumption:
     return Assumption(f"every released row has {clip.norm} norm ≤ C before the {noise.kind} "
                       "noise (the transforms between the clip and the noise do not increase "
                       "norms), so any two local data sets give Δ ≤ 2C",
-                      enforced=True, how=f"clip at C ({clip.fields[0]})")
+                      enforced=True, how=f"clip at C ({clip.bound_field})")
 
 
 def _events(alg, channel, network, params, steps, calls, dtype) -> PrivacyEvents:
@@ -113,28 +119,14 @@ def _events(alg, channel, network, params, steps, calls, dtype) -> PrivacyEvents
     independent copies of each sender's row the call draws)``, as the proxy recorded them."""
     clip, noise = _stage(channel)
     n, values = network.n_agents, alg.split(params)[1]
-    sizes = [d for d, _ in calls]
+    d = max(d for d, _ in calls)
     releases = np.sum([np.asarray(c, np.int64) for _, c in calls], axis=0)  # (N,) per step
-    bound = (_L2_BOUND if noise.kind == "gaussian" else _L1_BOUND)[clip.norm](max(sizes))
-    c = np.broadcast_to(np.asarray(values[clip.fields[0]], np.float64), (n,))
-    scale, decay = (np.broadcast_to(np.asarray(values[f], np.float64), (n,)) for f in noise.fields)
-    log_scale = np.log(scale)[:, None] + np.arange(steps)[None, :] * np.log(decay)[:, None]
-    sens = (2.0 * c * bound)[:, None]
-    if noise.lattice:  # the rounding to the lattice γ_k ℤ^D, γ_k = scale_k / R (per step)
-        sens = lattice_sensitivity(sens, max(sizes), np.exp(np.minimum(log_scale, 700.0)),
-                                   dtype, law=noise.kind)
+    c = np.broadcast_to(np.asarray(values[clip.bound_field], np.float64), (n,))
+    log_scale = noise.log_scales(values, n, steps)
+    sens = noise.sensitivity((2.0 * c * clip.bound(d, noise.sensitivity_norm))[:, None], d,
+                             log_scale, dtype)
     what = f"T(x_j) = clip(x_j, C) + {noise.kind} noise ({'lattice' if noise.lattice else 'float'})"
-    if noise.kind == "gaussian":
-        return PrivacyEvents.from_schedule(
-            "gaussian", sens, None, n, steps, log_scale=log_scale - 0.5 * np.log(releases)[:, None],
-            description=f"{what}, {releases.max()} release(s) per step (as one of σ/√m)",
-            lattice=noise.lattice)
-    streams = [PrivacyEvents.from_schedule(
-        "laplace", sens, None, n, steps,
-        log_scale=np.where((releases > t)[:, None], log_scale, np.inf), description=what,
-        lattice=noise.lattice)
-        for t in range(int(releases.max()))]
-    return concat(streams)
+    return noise.events(sens, n, steps, log_scale, releases, what)
 
 
 def _without_stage(alg, problem, network, params, steps, delta, missing):

@@ -28,7 +28,7 @@ import inspect
 import re
 import typing
 
-from jaxdp.channels._transforms import TRANSFORMS, Channel, chain
+from jaxdp.channels._chain import TRANSFORMS, Channel, chain
 
 MODES = {"broadcast": ("broadcast", True), "aggregate": ("aggregate", True),
          "self": ("self_term", "released"), "/bcast": ("broadcast", True),

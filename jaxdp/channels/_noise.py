@@ -1,0 +1,166 @@
+"""Noise transforms: the mechanism of a channel (role ``"noise"``).
+
+* :func:`gaussian`: ``v + σ_k z``, ``z ~ N(0, I)``, ``σ_k = σ r^k`` (absolute scale, geometric
+  schedule with decay ``r``; ``r = 1`` is constant).
+* :func:`laplace`: ``v + b_k z``, ``z`` standard Laplace (density ``exp(−|z|)/2``), ``b_k = b r^k``.
+
+Each draws with its ``sampler`` option (``"lattice"``, the default, or ``"float"``:
+:func:`jaxdp.privacy.noise_draws`) and declares its own privacy events
+(:meth:`Noise.events`): a new noise law is one subclass here.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import ClassVar
+
+import numpy as np
+
+from jaxdp.channels._base import Transform, per_row, positive
+from jaxdp.privacy import (
+    PrivacyEvents,
+    add_noise,
+    check_sampler,
+    concat,
+    lattice_sensitivity,
+    noise_draws,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Noise(Transform):
+    """An additive noise ``v + s_k z`` with ``s_k = s r^k`` (fields: the scale, then its decay).
+
+    Class attributes:
+      sensitivity_norm: the norm (2 or 1) its mechanism needs the sensitivity in.
+    """
+
+    role: ClassVar[str] = "noise"
+    random: ClassVar[bool] = True
+    sensitivity_norm: ClassVar[int] = 2
+
+    @property
+    def sampler(self) -> str:
+        """``"lattice"`` or ``"float"``."""
+        return self.option("sampler", "lattice")
+
+    @property
+    def lattice(self) -> bool:
+        return self.sampler == "lattice"
+
+    @property
+    def scale_field(self) -> str:
+        return self.fields[0]
+
+    @property
+    def spec_name(self) -> str:
+        return self.kind + ("" if self.lattice else ":sampler=float")
+
+    def with_sampler(self, sampler: str) -> Noise:
+        options = tuple((k, v) for k, v in self.options if k != "sampler")
+        return dataclasses.replace(self, options=options + (("sampler", check_sampler(sampler)),))
+
+    def draw(self, key, shape, dtype):
+        return noise_draws(key, shape, dtype, law=self.kind, sampler=self.sampler)
+
+    def apply(self, v, p: dict, who, k, z=None):
+        return add_noise(v, self.scale(p, who, v, k), z, law=self.kind, sampler=self.sampler)
+
+    def scale(self, p: dict, who, like, k):
+        """Its scale at step ``k``, ``s r^k`` (a scalar or ``(R, 1)``)."""
+        return per_row(p[self.fields[0]], who, like) * per_row(p[self.fields[1]], who, like) ** k
+
+    def message_bits(self, d: int, float_bits: int, bits_in: int) -> int:
+        """A noisy message is dense: ``d`` floats."""
+        return d * float_bits
+
+    # -- accounting -------------------------------------------------------------------------------
+    def log_scales(self, values: dict, n: int, steps: int):
+        """``(N, steps)`` float64: ``log(s r^k)`` of each sender at steps ``0..steps−1``."""
+        scale, decay = (np.broadcast_to(np.asarray(values[f], np.float64), (n,))
+                        for f in self.fields)
+        return np.log(scale)[:, None] + np.arange(steps)[None, :] * np.log(decay)[:, None]
+
+    def sensitivity(self, sens, d: int, log_scale, dtype):
+        """The sensitivity the report declares for real-valued ``sens`` (``(N, 1)``) on messages
+        of ``d`` coordinates: on the lattice ``γ_k ℤ^d``, ``γ_k = scale_k / R``, the rounding's
+        (:func:`jaxdp.privacy.lattice_sensitivity`)."""
+        if not self.lattice:
+            return sens
+        return lattice_sensitivity(sens, d, np.exp(np.minimum(log_scale, 700.0)), dtype,
+                                   law=self.kind)
+
+    def events(self, sens, n: int, steps: int, log_scale, releases, what: str) -> PrivacyEvents:
+        """The privacy events of ``releases`` ``(N,)`` independent copies per step of each
+        sender's row, with sensitivity ``sens`` and ``log_scale`` ``(N, steps)``."""
+        raise NotImplementedError
+
+
+@dataclasses.dataclass(frozen=True)
+class Gaussian(Noise):
+    """``v + σ r^k z``, ``z ~ N(0, I)`` (:func:`gaussian`)."""
+
+    kind: ClassVar[str] = "gaussian"
+
+    @property
+    def sums_exactly(self) -> bool:
+        return not self.lattice
+
+    def events(self, sens, n, steps, log_scale, releases, what) -> PrivacyEvents:
+        """``m`` Gaussian releases of scale ``σ`` compose exactly as one of scale ``σ/√m``
+        (μ-GDP composes as ``√(Σ μ²)``, Dong, Roth & Su 2022, Cor. 2)."""
+        return PrivacyEvents.from_schedule(
+            "gaussian", sens, None, n, steps, log_scale=log_scale - 0.5 * np.log(releases)[:, None],
+            description=f"{what}, {releases.max()} release(s) per step (as one of σ/√m)",
+            lattice=self.lattice)
+
+
+@dataclasses.dataclass(frozen=True)
+class Laplace(Noise):
+    """``v + b r^k z``, ``z`` standard Laplace (:func:`laplace`)."""
+
+    kind: ClassVar[str] = "laplace"
+    sensitivity_norm: ClassVar[int] = 1
+
+    def events(self, sens, n, steps, log_scale, releases, what) -> PrivacyEvents:
+        """``m`` Laplace releases: ``m`` streams."""
+        return concat([PrivacyEvents.from_schedule(
+            "laplace", sens, None, n, steps,
+            log_scale=np.where((releases > t)[:, None], log_scale, np.inf), description=what,
+            lattice=self.lattice)
+            for t in range(int(releases.max()))])
+
+
+def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
+             sampler: str = "lattice") -> Gaussian:
+    """Add ``σ r^k z``, ``z ~ N(0, I)`` (fields ``f"{name}_sigma"`` > 0, ``f"{name}_decay"`` > 0).
+
+    ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K`` discrete Gaussian,
+    ``γ = σr^k/4096``: private as floats (:func:`jaxdp.privacy.lattice_release`);
+    ``sampler="float"`` adds float draws (faster, aggregatable; the report's guarantee is ``inf``).
+
+    Raises:
+      ValueError: ``sigma <= 0``, ``decay <= 0`` or an unknown sampler.
+    """
+    return _noise(Gaussian, "sigma", sigma, decay, name, sampler)
+
+
+def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
+            sampler: str = "lattice") -> Laplace:
+    """Add ``b r^k z``, ``z`` standard Laplace (fields ``f"{name}_b"``, ``f"{name}_decay"``, > 0).
+
+    ``sampler="lattice"`` (default): the discrete Laplace on ``γℤ``, ``γ = br^k/65536``, private
+    as floats; ``sampler="float"``: float draws (the report's guarantee is ``inf``).
+
+    Raises:
+      ValueError: ``b <= 0``, ``decay <= 0`` or an unknown sampler.
+    """
+    return _noise(Laplace, "b", b, decay, name, sampler)
+
+
+def _noise(cls: type[Noise], label: str, scale, decay, name: str, sampler: str) -> Noise:
+    """A ``cls`` with fields ``f"{name}_{label}"`` (the scale) and ``f"{name}_decay"``, both
+    checked > 0, and its sampler checked."""
+    positive(f"{cls.kind} {label}", scale)
+    positive(f"{cls.kind} decay", decay)
+    return cls(name, ((f"{name}_{label}", float(scale)), (f"{name}_decay", float(decay))),
+               options=(("sampler", check_sampler(sampler)),))

@@ -1,0 +1,274 @@
+"""The proxy network an inner ``step`` runs on: its products send rows through the channels.
+
+The proxy routes each product call to its channel, draws the per-step loss states, refuses a
+product traced outside the step's trace and records every call (:class:`Call`); the paths a
+call's rows take through a channel are :class:`~jaxdp.channels._products.ProductPaths`.
+"""
+from __future__ import annotations
+
+import dataclasses
+import zlib
+from typing import Any
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxdp.channels._base import Transform
+from jaxdp.channels._chain import STEP_CALL, Channel
+from jaxdp.channels._products import ProductPaths
+
+try:  # jax >= 0.5: the public home of the trace state
+    from jax.extend.core import get_opaque_trace_state as _get_trace_state
+except ImportError:  # pragma: no cover
+    from jax.core import get_opaque_trace_state as _get_trace_state
+
+
+@dataclasses.dataclass(frozen=True)
+class Call:
+    """The record of one product call.
+
+    Attributes:
+      route: the route taken (``"*"`` or a message name).
+      size: the flattened message size ``D``.
+      float_bits: the width of one float of the message.
+      sent: messages sent (``2E``, or ``N`` when broadcast).
+      bits: bits sent.
+      copies: the sender of every independent noisy copy the call draws (``(N,)`` broadcast,
+        else ``(2E,)``: one per directed edge of the proxy's network, links down included).
+      dropped: traced count of the lost directed messages (``None`` without losses).
+    """
+
+    route: str
+    size: int
+    float_bits: int
+    sent: int
+    bits: int
+    copies: Any
+    dropped: Any = None
+
+
+class ChannelNetwork(ProductPaths):
+    """The network an inner ``step`` sees: products send neighbours' rows through the channel.
+
+    ``channels`` is one :class:`Channel` for every message, or ``{message: Channel}`` routing
+    each product call by the ``message=`` name the step gives it (``"*"``: every other message).
+    Every product call counts (``calls``) and records what it released in ``released``, under
+    the message's name (``"{message}{c}"`` when a step sends the same name twice) or
+    ``"{product}{c}"`` for an unnamed call: ``(2E, ...)`` per directed edge, or ``(N, ...)`` per
+    sender when broadcast (product calls record nothing with ``aggregate``); a lost message is
+    recorded as sent. Dense matrices (``W``, ``P``, ``L``) are refused: a product on them would
+    bypass the channel. Other attributes are the wrapped network's.
+
+    Products are numbered at trace time, and each call's noise is keyed by its number, so a
+    product must be traced exactly once per time it runs: one called inside a ``lax.scan``,
+    ``fori_loop``, ``while_loop``, ``lax.cond``, ``vmap`` or inner ``jit`` of ``step`` (any trace
+    other than the one the proxy was built in) would draw the same noise in every round and be
+    counted once, so it is refused with a ``ValueError`` at the first trace (before anything runs;
+    :meth:`WithChannel.validate` traces one step). Python loops are fine: each call is traced.
+
+    Nesting: when the wrapped network is itself a ``ChannelNetwork`` (an algorithm that already
+    sends its messages through a channel, wrapped again), a broadcast channel without losses
+    releases its rows and hands them to the outer network's product under the same name: every
+    neighbour receives ``T_outer(T_inner(X_j))``.
+
+    ``memory`` (the channel state's, or ``None`` for zeros) is read and the new memory is left in
+    :attr:`memory`: error-feedback memories under ``"{label}{c}/t{i}"``, the per-step link or
+    Gilbert–Elliott state of transform ``i`` under ``"t{i}"`` (``"{message}:t{i}"`` on a named
+    route). Each call is recorded as one :class:`Call` in :attr:`log` (its route, message size
+    ``D``, float width, messages and bits sent, the sender of every independent copy it draws
+    and the traced count of lost directed messages); ``calls``, ``routes``, ``sizes``,
+    ``float_bits``, ``sent``, ``bits``, ``copies`` and ``dropped`` read it.
+    """
+
+
+    def __init__(self, network, channels, params, k, key, memory: dict | None = None,
+                 owner: str | None = None):
+        self._net, self._params, self._k, self._key = network, params, k, key
+        self._owner = owner or "the algorithm"
+        self._trace = _trace_state()
+        self._routes = {"*": channels} if isinstance(channels, Channel) else dict(channels)
+        self.log: list[Call] = []
+        self.draws: dict = {}  # released key → {transform index: standard draw}
+        self.released: dict = {}
+        self.memory: dict = dict(memory or {})
+        self._links = {route: self._step_states(route, ch) for route, ch in self._routes.items()}
+
+    @property
+    def calls(self) -> int:
+        """The product calls so far (the next call's number)."""
+        return len(self.log)
+
+    routes = property(lambda self: [c.route for c in self.log], doc="Each call's route.")
+    sizes = property(lambda self: [c.size for c in self.log], doc="Each call's message size.")
+    float_bits = property(lambda self: [c.float_bits for c in self.log],
+                          doc="Each call's float width.")
+    sent = property(lambda self: [c.sent for c in self.log], doc="Each call's messages sent.")
+    bits = property(lambda self: [c.bits for c in self.log], doc="Each call's bits sent.")
+    copies = property(lambda self: [c.copies for c in self.log],
+                      doc="Each call's copy senders (:attr:`Call.copies`).")
+    dropped = property(lambda self: [c.dropped for c in self.log if c.dropped is not None],
+                       doc="The lost counts of the calls through a lossy channel.")
+
+    def __getattr__(self, name):
+        if name in ("W", "P", "L", "dense_matrices"):
+            raise AttributeError(
+                f"a channel-wrapped algorithm cannot read network.{name}: products on it would "
+                "bypass the channel; use mix / apply_P / apply_L / apply_A / gather")
+        return getattr(self._net, name)
+
+    def mix(self, X, *, message: str | None = None):
+        """``W X`` with neighbours' rows through the channel."""
+        return self._product("mix", X, message)
+
+    def apply_P(self, X, *, message: str | None = None):
+        """``P X`` with neighbours' rows through the channel."""
+        return self._product("apply_P", X, message)
+
+    def apply_L(self, X, *, message: str | None = None):
+        """``L X`` with neighbours' rows through the channel."""
+        return self._product("apply_L", X, message)
+
+    def apply_A(self, X, *, message: str | None = None):
+        """``A X`` with neighbours' rows through the channel."""
+        return self._product("apply_A", X, message)
+
+    def gather(self, X, *, message: str | None = None):
+        """Each directed edge's received ``T(X_{senders[e]})``: ``(N, ...)`` → ``(2E, ...)``; the
+        receiver's own row where the message is lost."""
+        X, flat, route, channel = self._begin("gather", X, message)
+        if self._nested:
+            self._check_nestable(channel)
+            rows = self._release(channel, "gather", message, flat)
+            self._record(channel, route, flat)
+            return self._net.gather(rows.reshape(X.shape), message=message)
+        keep, dropped = self._keep(channel, route)
+        rows = self._gathered(channel, message, flat, keep)
+        self._record(channel, route, flat, dropped)
+        return rows.reshape((rows.shape[0],) + X.shape[1:])
+
+    def _product(self, product: str, X, message):
+        X, flat, route, channel = self._begin(product, X, message)
+        if self._nested:
+            out = self._nested_product(channel, product, message, flat)
+            self._record(channel, route, flat)
+            return out.reshape(X.shape)
+        keep, dropped = self._keep(channel, route)
+        out = self._combine(channel, product, message, flat, keep)
+        self._record(channel, route, flat, dropped)
+        return out.reshape(X.shape)
+
+    def _begin(self, product: str, X, message):
+        """``(X, X as (N, D) rows, route, Channel)`` of a call, after its checks."""
+        self._check_trace(product, message)
+        X = jnp.asarray(X)
+        flat = X.reshape(X.shape[0], -1)
+        route, channel = self._route(message)
+        channel.check_sizes([flat.shape[1]])
+        return X, flat, route, channel
+
+    def _check_trace(self, product: str, message) -> None:
+        """Refuse a product traced in another trace than the step's (see the class docstring).
+
+        Raises:
+          ValueError: naming the algorithm, the product and the message.
+        """
+        if _trace_state() == self._trace:
+            return
+        what = f"{product}(message={message!r})" if message is not None else product
+        raise ValueError(
+            f"{self._owner} calls network.{what} inside a lax.scan, fori_loop, while_loop, "
+            "lax.cond, vmap or jit within its step; a channel numbers product calls when the "
+            "step is traced and keys each call's noise by that number, so every round of the loop "
+            "(every vmapped row) would get the same noise and be accounted as one release. Call "
+            "the product in a Python loop (one traced call per round) instead")
+
+    # -- routes -----------------------------------------------------------------------------------
+    def _route(self, message):
+        """``(route name, Channel)`` of a product call sending ``message``.
+
+        Raises:
+          ValueError: no route for the message and no ``"*"`` route.
+        """
+        if message in self._routes:
+            return message, self._routes[message]
+        if "*" in self._routes:
+            return "*", self._routes["*"]
+        raise ValueError(f"no channel for message {message!r}: the channels are for "
+                         f"{sorted(self._routes)}; add a '*' entry for every other message")
+
+    @property
+    def _nested(self) -> bool:
+        return isinstance(self._net, ChannelNetwork)
+
+    # -- losses -----------------------------------------------------------------------------------
+    # -- losses -----------------------------------------------------------------------------------
+    def _step_states(self, route: str, channel: Channel) -> dict:
+        """``{i: state}`` of a route's per-step loss transforms (drawn once, shared by every
+        call)."""
+        states = {}
+        step_key = jax.random.fold_in(self._route_key(route), STEP_CALL)
+        for i in channel.losses:
+            t = channel.transforms[i]
+            if not t.per_step:
+                continue
+            name = link_key(route, i)
+            previous = self.memory.get(name)
+            if previous is None and t.stateful:
+                previous = jnp.zeros((t.state_size(self._net),), bool)
+            states[i] = t.link_state(self._values(t), jax.random.fold_in(step_key, i), previous,
+                                     self._net, self._k)
+            if t.stateful:
+                self.memory[name] = states[i]
+        return states
+
+    def _route_key(self, route: str):
+        """The key of a route's per-step draws (the channel key for ``"*"``)."""
+        return route_key(self._key, route)
+
+    def _keep(self, channel: Channel, route: str):
+        """``((2E,) 1/0 float, lost count)``: the directed messages of this call that arrive and
+        how many are lost (``(None, None)`` without losses)."""
+        if not channel.losses:
+            return None, None
+        key = jax.random.fold_in(self._key, self.calls)
+        lost = jnp.zeros((2 * self._net.n_edges,), bool)
+        for i in channel.losses:
+            t = channel.transforms[i]
+            lost = lost | t.lost(self._values(t), jax.random.fold_in(key, i),
+                                 self._links[route].get(i), self._net)
+        dropped = jnp.sum(lost, dtype=jnp.int32)
+        return (~lost).astype(self._net.w_edge.dtype), dropped
+
+    def _values(self, t: Transform) -> dict:
+        return {f: self._params[f] for f in t.fields}
+
+    def _record(self, channel: Channel, route: str, flat, dropped=None) -> None:
+        """Record one call: its route, message size, float width, messages and bits sent, copies
+        and lost count."""
+        d, width = int(flat.shape[1]), 8 * jnp.dtype(flat.dtype).itemsize
+        sent = flat.shape[0] if channel.broadcast else 2 * self._net.n_edges
+        # one independent copy per sender (broadcast) or per directed edge of the proxy's network
+        # (a time-varying network's union of edge sets, links that are down included: the proxy
+        # draws and records a copy on each)
+        copies = np.arange(flat.shape[0]) if channel.broadcast else self._net.senders
+        self.log.append(Call(route, d, width, sent, sent * channel.message_bits(d, width),
+                             copies, dropped))
+
+
+def _trace_state():
+    """The current JAX trace, comparable with ``==`` (a product must run in its step's)."""
+    return _get_trace_state()
+
+
+def link_key(route: str, i: int) -> str:
+    """The memory key of transform ``i``'s link state on ``route``."""
+    return f"t{i}" if route == "*" else f"{route}:t{i}"
+
+
+def route_key(key, route: str):
+    """The key of a route's per-step draws from the channel key (itself for ``"*"``; else folded
+    with a stable 31-bit hash of the route name)."""
+    if route == "*":
+        return key
+    return jax.random.fold_in(key, zlib.crc32(route.encode()) & 0x7FFFFFFE)
