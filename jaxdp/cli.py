@@ -349,16 +349,38 @@ def _setting(args) -> dict:
 def _private_params(alg, setting, params, args):
     """``(params, report)``: calibrated to ``--epsilon`` when given; ``report`` is ``None`` for
     a non-private algorithm. Everything is checked before the run starts."""
-    from jaxdp.privacy import calibrate_params
-
     problem, net = setting["problem"], setting["network"]
     alg.validate(params, problem, net)
     if args.epsilon is not None:
         if not _is_private(type(alg)):
             raise ValueError(f"{alg.name} does not support --epsilon: it is not private")
-        params = calibrate_params(alg, problem, net, params, args.steps, epsilon=args.epsilon,
-                                  delta=args.delta)
+        given = _assignments(getattr(args, "param", []), "--param")
+        if alg.noise_field in given:
+            raise ValueError(f"--param {alg.noise_field}={given[alg.noise_field]:g} conflicts "
+                             f"with --epsilon {args.epsilon:g}: --epsilon sets {alg.noise_field} "
+                             "by calibration; give one of them")
+        params = _calibrate(alg, problem, net, params, args)
     return params, _report(alg, problem, net, params, args.steps, args.delta)
+
+
+def _calibrate(alg, problem, net, params, args):
+    """``params`` with the noise field calibrated to ``--epsilon``: one stderr line per report
+    probed (unless ``--no-progress``) and one with the value chosen."""
+    from jaxdp.privacy import calibrate_params
+
+    field, probes, t0 = alg.noise_field, [], time.perf_counter()
+
+    def on_probe(value, eps):
+        probes.append(value)
+        if not args.no_progress:
+            _stage(f"jaxdp: calibrating {field} to ε = {args.epsilon:g}: report {len(probes)}, "
+                   f"{field} = {value:.6g} -> ε = {eps:.6g}")
+
+    params = calibrate_params(alg, problem, net, params, args.steps, epsilon=args.epsilon,
+                              delta=args.delta, on_probe=on_probe)
+    _stage(f"jaxdp: --epsilon {args.epsilon:g} -> {field} = {_show(params[field])} "
+           f"({len(probes)} reports, {time.perf_counter() - t0:.1f} s)")
+    return params
 
 
 def _report(alg, problem, net, params, steps, delta):
