@@ -268,12 +268,27 @@ def _cmd_run(args) -> int:
     print(trace.summary_table())
     if report is not None:
         print(report.summary())
-    if files.get("plot") is None:
-        print(f"jaxdp: all {trace.n_seeds} seeds of {alg.name} diverged (NaN/inf); no plot "
-              "written: lower the step size", file=sys.stderr)
     print(json.dumps({**files, "compile_seconds": round(trace.meta["compile_seconds"], 3),
                       "run_seconds": round(trace.meta["run_seconds"], 3)}))
-    return 1 if files.get("plot") is None else 0
+    return _divergence_status(trace, alg.name)
+
+
+def _divergence_status(trace, name: str) -> int:
+    """The exit status of a run: 1, with a line on stderr, when any seed diverged (NaN/inf) or
+    blew up (``jaxdp.engine.BLOWUP_FACTOR``); the files are written either way."""
+    from jaxdp.engine import BLOWUP_FACTOR
+
+    n_div, n_blown = int(trace.diverged.sum()), int(trace.blown_up().sum())
+    if n_div == 0:
+        return 0
+    if n_div == trace.n_seeds:
+        _stage(f"jaxdp: all {trace.n_seeds} seeds of {name} diverged ({n_blown} blew up, the "
+               "others NaN/inf); no plot written: lower the step size")
+    else:
+        _stage(f"jaxdp: {n_div} of {trace.n_seeds} seeds of {name} diverged ({n_blown} blew up: "
+               f"objective > {BLOWUP_FACTOR:.0e}x its start; the others NaN/inf); they are left "
+               "out of the means: lower the step size")
+    return 1
 
 
 def _cmd_compare(args) -> int:

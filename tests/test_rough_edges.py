@@ -53,3 +53,29 @@ def test_explicit_noise_param_with_epsilon_is_refused(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "--param gauss_sigma=3 conflicts with --epsilon 2" in err
     assert not (tmp_path / "o").exists()
+
+
+# -- blow-ups are flagged -----------------------------------------------------------------------
+def test_run_flags_a_blow_up_in_the_table_and_the_exit_status(tmp_path, capsys):
+    """DGD at α = 1 on least squares: 0.2 -> 7e10 in 30 steps, finite: was "0/2" and exit 0."""
+    code = main(["run", "dgd", "--problem", "least_squares", "--network", "ring", "--agents", "6",
+                 "--seeds", "2", "--steps", "30", "--param", "alpha=1", "--no-progress",
+                 "--out", str(tmp_path)])
+    captured = capsys.readouterr()
+    assert code == 1
+    assert "2 blew up" in captured.err
+    objective = next(r for r in captured.out.splitlines() if r.startswith("objective"))
+    assert objective.rstrip().endswith("2/2")
+    assert "blew up" in captured.out
+
+
+def test_sweep_flags_the_blown_up_grid_point(small):
+    from jaxdp.engine import grid, sweep
+
+    prob, net = small
+    dgd = algorithms.DGD()
+    trace = sweep(dgd, prob, net, grid(dgd.default_params(), alpha=[0.05, 1.0]), steps=30,
+                  seeds=2, progress=False)
+    assert trace.diverged.tolist() == [[False, True], [False, True]]
+    assert trace.blown_up().tolist() == [[False, True], [False, True]]
+    assert "2 of them blew up" in trace.summary_table(["objective"])
