@@ -87,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("--steps", type=int, default=300, help="iterations K")
     s.add_argument("--epsilon", type=float, default=10.0, help="per-agent privacy target")
     s.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _force_argument(s)
     s.set_defaults(func=_cmd_demo)
 
     s = sub.add_parser("run", formatter_class=_Help,
@@ -161,6 +162,13 @@ def _setting_arguments(s, *, out: str) -> None:
                         "iterations or a cost counted per step")
     s.add_argument("--x64", action="store_true", help="run in float64")
     s.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    _force_argument(s)
+
+
+def _force_argument(s) -> None:
+    s.add_argument("--force", action="store_true",
+                   help="overwrite the files of an earlier run in --out (without it, a run "
+                        "refuses to write over them)")
 
 
 def _parse(parser, argv):
@@ -241,7 +249,8 @@ def _cmd_info(args) -> int:
 def _cmd_demo(args) -> int:
     from jaxdp.experiments import demo
 
-    _check_out(args.out)
+    _check_fresh(_check_out(args.out), ["privacy.json", "demo.png", "final_metrics.csv"],
+                 args.force)
     report = demo(args.out, seeds=args.seeds, steps=args.steps, epsilon=args.epsilon,
                   progress=not args.no_progress)
     print(report.to_text())
@@ -258,13 +267,16 @@ def _cmd_run(args) -> int:
     out = _check_out(args.out)
     setting = _setting(args)
     alg = _with_channel(algorithms.get(args.algorithm), args.channel)
+    stem = _stem(alg.name)
+    _check_fresh(out, [f"trace_{stem}.npz", f"trace_{stem}.csv", f"{stem}_{args.metric}.png"]
+                 + (["privacy.json"] if _is_private(type(alg)) else []), args.force)
     params = _override(alg.default_params(), args.param)
     params, report = _private_params(alg, setting, params, args)
     trace = run(alg, setting["problem"], setting["network"], params, steps=args.steps,
                 seeds=args.seeds, record_every=args.record_every,
                 progress=not args.no_progress)
     out.mkdir(parents=True, exist_ok=True)
-    files = _write_run(out, _stem(alg.name), trace, report, args)
+    files = _write_run(out, stem, trace, report, args)
     print(trace.summary_table())
     if report is not None:
         print(report.summary())
@@ -298,11 +310,13 @@ def _cmd_compare(args) -> int:
         raise ValueError("compare needs at least one ALGORITHM (or `algorithms = [...]` in "
                          "--config)")
     out = _check_out(args.out)
+    _check_fresh(out, ["compare.md", "compare.csv", "compare.png"], args.force)
     setting = _setting(args)
     result = compare(args.algorithms, setting["problem"], setting["network"], steps=args.steps,
                      seeds=args.seeds, epsilon=args.epsilon, delta=args.delta,
                      record_every=args.record_every, metrics=args.metric or ["grad_norm_sq"],
-                     out_dir=out, progress=not args.no_progress, title=_title(args),
+                     out_dir=out, progress=not args.no_progress,
+                     title=lambda epsilon: _title(args, epsilon, private=epsilon is not None),
                      channel=args.channel, x=args.x or ["step"])
     _write_config(out, args)
     print(result.markdown)
@@ -341,9 +355,11 @@ def _setting(args) -> dict:
     """The problem and network of ``run``/``compare``, after checking the counts."""
     from jaxdp import network, problems
 
-    for flag in ("agents", "seeds", "steps", "record_every"):
-        value = getattr(args, flag)
-        if value is not None and value < 1:
+    for flag in ("agents", "seeds", "steps", "record_every", "graph_seed", "data_seed"):
+        value = getattr(args, flag)  # --config values skip argparse's type=int
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"--{flag.replace('_', '-')} must be an integer; got {value!r}")
+        if value is not None and value < 1 and not flag.endswith("_seed"):
             raise ValueError(f"--{flag.replace('_', '-')} must be >= 1; got {value}")
     if isinstance(args.x, str):  # x = "bits" in a --config file
         args.x = [args.x]
@@ -412,6 +428,8 @@ def _write_run(out: Path, name: str, trace, report, args) -> dict:
     """Trace (npz), final metrics (CSV), ε (privacy.json), TOML copy and the plot."""
     from jaxdp.experiments._plotting import finish, save
 
+    if report is not None:
+        trace.meta["privacy"] = report.to_dict()  # the ε travels with the trace
     files = {"trace": str(trace.save(out / f"trace_{name}.npz")),
              "csv": str(trace.write_csv(out / f"trace_{name}.csv"))}
     if report is not None:
@@ -424,7 +442,7 @@ def _write_run(out: Path, name: str, trace, report, args) -> dict:
         return files
     fig, axes = trace.plot_against(args.metric, xs=args.x or ["step"], label=name)
     eps = None if report is None else report.epsilon_max
-    finish(fig, axes, _title(args, eps))
+    finish(fig, axes, _title(args, eps, private=report is not None))
     files["plot"] = save(fig, out / f"{name}_{args.metric}.png")
     return files
 
@@ -443,11 +461,14 @@ def _stem(name: str) -> str:
     return name.replace("/", "_")
 
 
-def _title(args, epsilon=None) -> str:
+def _title(args, epsilon=None, private: bool = True) -> str:
+    """The figure's title: the setting, and ε (the report's, else ``--epsilon``) when the run is
+    private."""
     from jaxdp.experiments._plotting import setting_title
 
+    shown = epsilon if epsilon is not None else args.epsilon
     return setting_title(args.problem, args.network, args.agents, args.seeds,
-                         epsilon if epsilon is not None else args.epsilon)
+                         shown if private else None)
 
 
 def _write_config(out: Path, args) -> None:
@@ -474,6 +495,15 @@ def _check_out(path) -> Path:
     except OSError as e:
         raise ValueError(f"--out {str(out)!r} cannot be written: {e.strerror or e}") from None
     return out
+
+
+def _check_fresh(out: Path, names, force: bool) -> None:
+    """Refuse, before any work, to write over files an earlier run left in ``out`` (its ε in
+    ``privacy.json`` included) unless ``--force``."""
+    found = [name for name in names if (out / name).exists()]
+    if found and not force:
+        raise ValueError(f"--out {str(out)!r} already holds {', '.join(found)} from an earlier "
+                         "run: choose another --out, or pass --force to overwrite them")
 
 
 def _stage(line: str) -> None:

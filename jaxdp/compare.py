@@ -47,7 +47,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
       metrics: metric keys to plot (one panel each) and tabulate.
       params: optional name → Params overriding an algorithm's defaults before calibration.
       out_dir: output folder (created).
-      title: figure title (default: the setting).
+      title: figure title, or ``fn(epsilon) -> title`` called with ``epsilon`` (``None`` when
+        no algorithm compared is private); default: the setting.
       channel: send every algorithm's messages through this channel (a
         :class:`~jaxdp.channels.Channel`, ``{message: Channel}``, or spec(s) for
         :func:`~jaxdp.channels.parse_channels`, ``"clip:1.0+gaussian:0.5"``); ``epsilon`` then
@@ -169,9 +170,11 @@ def _write(out, rows, traces, plans, metrics, title, problem, network, seeds, ep
         writer.writeheader()
         writer.writerows(rows)
     for name, trace in traces.items():
+        report = plans[name][2]
+        if report is not None:
+            trace.meta["privacy"] = report.to_dict()  # the ε travels with the trace
         files[f"trace_{name}"] = str(trace.save(out / f"trace_{name}.npz"))
         files[f"csv_{name}"] = str(trace.write_csv(out / f"trace_{name}.csv"))
-        report = plans[name][2]
         if report is not None:
             path = out / f"privacy_{name}.json"
             path.write_text(json.dumps(report.to_dict(), indent=2))
@@ -185,6 +188,10 @@ def _write(out, rows, traces, plans, metrics, title, problem, network, seeds, ep
         for row in shown:  # one scale per panel, chosen from every line on it
             traces[row["algorithm"]].plot(m, ax=ax, logy=logy, x=x,
                                           label=_label(row, plans[row["algorithm"]][0].name))
+    if not any(plan[2] is not None for plan in plans.values()):
+        epsilon = None  # no private algorithm: no ε in the title
+    if callable(title):
+        title = title(epsilon)
     title = title or setting_title(problem.name, type(network).__name__, network.n_agents,
                                    seeds, epsilon)
     finish(fig, axes, title)

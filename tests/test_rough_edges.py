@@ -79,3 +79,139 @@ def test_sweep_flags_the_blown_up_grid_point(small):
     assert trace.diverged.tolist() == [[False, True], [False, True]]
     assert trace.blown_up().tolist() == [[False, True], [False, True]]
     assert "2 of them blew up" in trace.summary_table(["objective"])
+
+
+# -- ε lost or mislabelled ----------------------------------------------------------------------
+def test_a_second_run_into_the_same_out_is_refused(tmp_path, capsys):
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "2") == 0
+    before = (tmp_path / "privacy.json").read_text()
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "5") == 2
+    err = capsys.readouterr().err
+    assert "already holds trace_dp_dgd.npz" in err and "--force" in err
+    assert (tmp_path / "privacy.json").read_text() == before
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "5", "--force") == 0
+    assert json.loads((tmp_path / "privacy.json").read_text())["epsilon_max"] <= 5
+
+
+def test_the_trace_stores_the_privacy_report(tmp_path, capsys):
+    from jaxdp.engine import Trace
+
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "2") == 0
+    trace = Trace.load(tmp_path / "trace_dp_dgd.npz")
+    stored = json.loads((tmp_path / "privacy.json").read_text())
+    assert trace.meta["privacy"]["epsilon_max"] == stored["epsilon_max"]
+
+
+def test_compare_title_has_no_epsilon_without_a_private_algorithm(tmp_path, capsys, monkeypatch):
+    from jaxdp.experiments import _plotting
+
+    titles = []
+    finish = _plotting.finish
+    monkeypatch.setattr(_plotting, "finish", lambda f, a, t: titles.append(t) or finish(f, a, t))
+    assert main(["compare", "dgd", "extra", "--epsilon", "1", "--problem", "least_squares",
+                 "--network", "ring", "--agents", "6", "--seeds", "2", "--steps", "10",
+                 "--no-progress", "--out", str(tmp_path)]) == 0
+    assert titles and "ε" not in titles[0]
+
+
+def test_demo_label_and_trace_carry_the_reported_epsilon(tmp_path, capsys):
+    from jaxdp.engine import Trace
+    from jaxdp.experiments import demo
+
+    demo(tmp_path, seeds=2, steps=10, n_agents=6, progress=False)
+    eps = json.loads((tmp_path / "privacy.json").read_text())["epsilon_max"]
+    assert f"DP-DGD (ε={eps:.3g}," in (tmp_path / "final_metrics.md").read_text()
+    trace = Trace.load(tmp_path / "trace_dp_dgd.npz")
+    assert trace.meta["privacy"]["epsilon_max"] == eps
+
+
+# -- API mistakes: clear errors before anything runs --------------------------------------------
+def test_privacy_and_calibration_refuse_a_network_of_another_size(small):
+    from jaxdp.privacy import calibrate_params
+
+    prob, _ = small
+    net = network.make_network("ring", 5)
+    alg = algorithms.get("dp_dgd")
+    with pytest.raises(ValueError, match="network has 5 agents but the problem has data for 6"):
+        alg.privacy(prob, net, alg.default_params(), 10, delta=1e-5)
+    with pytest.raises(ValueError, match="network has 5 agents but the problem has data for 6"):
+        calibrate_params(alg, prob, net, alg.default_params(), 10, epsilon=1.0, delta=1e-5)
+
+
+def test_a_per_agent_value_the_algorithm_cannot_use_is_named(small):
+    import jax.numpy as jnp
+
+    from jaxdp.engine import run
+
+    prob, net = small
+    admm = algorithms.get("admm")
+    params = admm.default_params().replace(rho=jnp.full((6,), 1.0))
+    with pytest.raises(ValueError, match=r"ADMMParams\.rho hold\(s\) one value per agent"):
+        run(admm, prob, net, params, steps=2, progress=False)
+
+
+def test_float64_enabled_after_building_the_problem_is_said():
+    import jax
+
+    from jaxdp.engine import run
+
+    with jax.enable_x64(False):
+        prob = problems.make_problem("least_squares", n_agents=4, m=5, d=3, seed=0)
+        net = network.make_network("ring", 4)
+    with pytest.raises(ValueError, match=r"problem's arrays are \['float32'\] but JAX runs in "
+                                         "float64"):
+        run(algorithms.DGD(), prob, net, steps=2, progress=False)
+
+
+def test_grid_and_seeds_name_the_value_that_is_not_a_list(small):
+    from jaxdp.engine import grid, run
+
+    prob, net = small
+    with pytest.raises(ValueError, match=r"grid: alpha=0\.1 must be a list of values"):
+        grid(algorithms.DGD().default_params(), alpha=0.1)
+    with pytest.raises(ValueError, match=r"seeds must be a count .* got float 2\.5"):
+        run(algorithms.DGD(), prob, net, steps=2, seeds=2.5, progress=False)
+
+
+def test_toml_seeds_that_are_not_an_integer_are_named(tmp_path, capsys):
+    config = tmp_path / "c.toml"
+    config.write_text('algorithm = "dgd"\nseeds = 2.5\n')
+    assert main(["run", "--config", str(config), "--out", str(tmp_path / "o")]) == 2
+    assert "--seeds must be an integer; got 2.5" in capsys.readouterr().err
+
+
+def test_grad_through_run_points_to_final_metrics(small):
+    import jax
+
+    from jaxdp.engine import run
+
+    prob, net = small
+    dgd = algorithms.DGD()
+
+    def loss(alpha):
+        params = dgd.default_params().replace(alpha=alpha)
+        return run(dgd, prob, net, params, steps=2, progress=False).final("objective").mean()
+
+    with pytest.raises(TypeError, match="differentiate jaxdp.engine.final_metrics"):
+        jax.grad(loss)(0.1)
+
+
+def test_resume_dir_recomputes_when_the_metric_function_changes(small, tmp_path):
+    from jaxdp.engine import run
+
+    prob, net = small
+    dgd = algorithms.DGD()
+
+    def metric(problem, models):
+        return {"m": models.sum()}
+
+    first = run(dgd, prob, net, steps=2, seeds=2, metrics=metric, resume_dir=tmp_path,
+                progress=False)
+
+    def metric(problem, models):  # noqa: F811 — same name, new body
+        return {"m": models.sum() + 1.0}
+
+    second = run(dgd, prob, net, steps=2, seeds=2, metrics=metric, resume_dir=tmp_path,
+                 progress=False)
+    assert second.meta["blocks_loaded"] == 0
+    assert second.final("m") == pytest.approx(first.final("m") + 1.0)

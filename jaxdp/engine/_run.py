@@ -143,6 +143,10 @@ def grid(params, **axes):
     if unknown:
         raise ValueError(f"grid: {sorted(unknown)} are not fields of {type(params).__name__} "
                          f"(fields: {sorted(params.keys())})")
+    for name, values in axes.items():
+        if isinstance(values, (str, bytes)) or not np.iterable(values):
+            raise ValueError(f"grid: {name}={values!r} must be a list of values (one grid point "
+                             f"each), e.g. {name}=[{values!r}]")
     names = list(axes)
     combos = list(itertools.product(*(list(axes[n]) for n in names)))
     if not combos:
@@ -219,7 +223,7 @@ def _fingerprint(algorithm, problem, network, params, kw) -> str:
         "algorithm": algorithm.config(),
         "params": {k: np.asarray(v).tolist() for k, v in params.items()},
         "steps": kw["steps"], "record_every": kw["record_every"], "observe": kw["observe"],
-        "metrics": None if metric is None else getattr(metric, "__qualname__", repr(metric)),
+        "metrics": None if metric is None else function_key(metric),
         "jax_x64": bool(jax.config.jax_enable_x64),
     }, sort_keys=True, default=str).encode())
     for leaf in jax.tree.leaves((problem, network)):
@@ -227,7 +231,48 @@ def _fingerprint(algorithm, problem, network, params, kw) -> str:
     return h.hexdigest()[:20]
 
 
+def function_key(fn) -> str:
+    """A key that changes when a function's behaviour can: its qualified name and a hash of its
+    bytecode, constants (nested functions included), defaults and closure values. Globals it
+    reads are not keyed. A callable object without code is keyed by its type and attributes."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return f"{type(fn).__qualname__}:{_value_key(getattr(fn, '__dict__', repr(fn)))}"
+    h = hashlib.sha256(_code_bytes(code))
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    for extra in (fn.__defaults__, fn.__kwdefaults__, cells):
+        h.update(_value_key(extra).encode())
+    return f"{fn.__qualname__}:{h.hexdigest()[:16]}"
+
+
+def _code_bytes(code) -> bytes:
+    parts = [code.co_code, repr(code.co_names).encode()]
+    for const in code.co_consts:
+        parts.append(_code_bytes(const) if hasattr(const, "co_code") else repr(const).encode())
+    return b"".join(parts)
+
+
+def _value_key(value) -> str:
+    """A stable text for a default or closure value: functions by :func:`function_key`, arrays
+    by their bytes, containers item by item, others by ``repr`` without memory addresses."""
+    import re
+
+    if callable(value) and hasattr(value, "__code__"):
+        return function_key(value)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        arr = np.asarray(value)
+        return hashlib.sha256(arr.tobytes() + str((arr.shape, arr.dtype)).encode()).hexdigest()
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_value_key(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{" + ",".join(f"{k!r}:{_value_key(v)}" for k, v in sorted(value.items(),
+                                                                        key=lambda kv: repr(kv[0]))) + "}"
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+
+
 def _validate(algorithm, problem, network, params_points) -> None:
+    _check_not_traced(params_points)
+    _check_dtypes(problem, network)
     validate_problem = getattr(problem, "validate", None)
     if validate_problem is not None:
         validate_problem()
@@ -238,7 +283,35 @@ def _validate(algorithm, problem, network, params_points) -> None:
         )
     for p in params_points:
         _check_numeric(algorithm, p)
-        algorithm.validate(p, problem, network)
+        try:
+            algorithm.validate(p, problem, network)
+        except TypeError as e:
+            _raise_if_per_agent(algorithm, p, None, e)
+            raise
+
+
+def _check_not_traced(params_points) -> None:
+    """``run``/``sweep`` are host drivers: under ``jax.grad``/``jit``/``vmap`` say what to use."""
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(params_points)):
+        raise TypeError(
+            "run() and sweep() are host-side drivers (they validate, compile and copy results to "
+            "numpy) and cannot be traced by jax.grad, jit or vmap: differentiate "
+            "jaxdp.engine.final_metrics(algorithm, problem, network, params, key, steps=...) "
+            "instead (one replicate, pure; vmap it over keys)")
+
+
+def _check_dtypes(problem, network) -> None:
+    """The floating arrays of the problem and the network must match the precision JAX runs in
+    (float64 enabled after the problem was built makes ``scan`` fail on mixed carries)."""
+    want = jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
+    for what, tree in (("problem", problem), ("network", network)):
+        found = {np.asarray(leaf).dtype for leaf in jax.tree.leaves(tree)
+                 if np.issubdtype(np.asarray(leaf).dtype, np.floating)} - {np.dtype(want)}
+        if found:
+            raise ValueError(
+                f"the {what}'s arrays are {sorted(map(str, found))} but JAX runs in {want} "
+                f"(jax_enable_x64 is {bool(jax.config.jax_enable_x64)}): build the {what} after "
+                "setting the precision (enable float64 before building anything)")
 
 
 def _check_numeric(algorithm, params) -> None:
@@ -265,6 +338,11 @@ def _seed_list(seeds) -> list[int]:
         if seeds < 1:
             raise ValueError(f"seeds must be >= 1; got {seeds}")
         return list(range(int(seeds)))
+    if isinstance(seeds, (str, bytes)) or not np.iterable(seeds):
+        raise ValueError(f"seeds must be a count (an int >= 1) or a list of integer seeds; got "
+                         f"{type(seeds).__name__} {seeds!r}")
+    if any(isinstance(s, bool) or int(s) != s for s in seeds):
+        raise ValueError(f"seeds must be integers; got {list(seeds)[:10]}")
     seeds = [int(s) for s in seeds]
     if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct non-negative integers; got {seeds[:10]}")
@@ -322,7 +400,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     batch = len(seed_list) + (-len(seed_list)) % len(devices)
     while True:  # shrink until one chunk's program fits the budget
         plan = _chunk_plan(records, n_chunks)
-        compiled = program.compile(batch, sorted(set(plan)))
+        compiled = _compile(program, batch, sorted(set(plan)))
         need = max(_program_bytes(c) for c in compiled.values())
         if need <= budget:
             break
@@ -363,6 +441,33 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
                 memory_per_device_mib=need / 2**20, memory_budget_mib=budget / 2**20)
     return Trace(metrics=metrics_np, steps=np.arange(0, steps + 1, record_every),
                  diverged=diverged, final_models=models, observed=observed_np, meta=meta)
+
+
+def _compile(program, batch, lengths) -> dict:
+    """``program.compile``, with a shape error that per-agent Params values explain named."""
+    try:
+        return program.compile(batch, lengths)
+    except (TypeError, ValueError) as e:  # broadcasting: TypeError, or ValueError under rank
+        #                                   promotion "raise"
+        _raise_if_per_agent(program.algorithm, program.params, program.grid_size, e)
+        raise
+
+
+def _raise_if_per_agent(algorithm, params, grid_size, error) -> None:
+    """Raise a ``ValueError`` naming the per-agent Params fields when there are any: the likely
+    cause of ``error``, a shape error inside the algorithm (a scalar field given per agent)."""
+    per_agent = _per_agent_fields(params, grid_size)
+    if per_agent:
+        raise ValueError(
+            f"{algorithm.name}: {type(params).__name__}.{', '.join(per_agent)} hold(s) one value "
+            f"per agent, which {algorithm.name} cannot use ({type(error).__name__}: "
+            f"{str(error).splitlines()[0]}); give one scalar for every agent") from error
+
+
+def _per_agent_fields(params, grid_size) -> list[str]:
+    """The Params fields given one value per agent (an axis beyond the grid's)."""
+    extra = 0 if grid_size is None else 1
+    return [f for f, v in params.items() if np.ndim(v) > extra]
 
 
 def _costs_per_step(algorithm, problem, network, params, grid_size) -> dict[str, float]:
