@@ -34,7 +34,8 @@ class Comparison:
 def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: float | None = None,
             delta: float = 1e-5, record_every: int | None = None, metrics=("grad_norm_sq",),
             params: dict | None = None, out_dir="compare_out", progress: bool = True,
-            title: str | None = None, channel=None, x=("step",)) -> Comparison:
+            title: str | None = None, channel=None, x=("step",), resume_dir=None,
+            seeds_per_block: int | None = None) -> Comparison:
     """Run ``names`` on one setting at one ε; write a figure and a table into ``out_dir``.
 
     Args:
@@ -55,6 +56,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         calibrates the channel's noise.
       x: the figure's x axes (one panel per metric and x): ``"step"`` or a cost of
         :meth:`~jaxdp.engine.Trace.cost` (``"rounds"``, ``"bits"``, ``"grad_calls"``, ...).
+      resume_dir, seeds_per_block: make each algorithm's run resumable (see
+        :func:`jaxdp.engine.run`): its blocks go to ``resume_dir/NAME``.
 
     Raises:
       ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
@@ -81,7 +84,10 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta)
         plans[name] = (alg, p, _privacy(alg, problem, network, p, steps, delta)
                        if _takes_delta(alg) else None)
-    traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress)
+    resume = {"seeds_per_block": seeds_per_block}
+    traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress,
+                         resume_dir=None if resume_dir is None
+                         else Path(resume_dir) / name.replace("/", "_"), **resume)
               for name, (alg, p, _) in plans.items()}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -122,11 +128,11 @@ def _privacy(alg, problem, network, params, steps, delta):
         return alg.privacy(problem, network, params, steps, delta=delta)
 
 
-def _run(alg, problem, network, params, steps, seeds, record_every, progress):
+def _run(alg, problem, network, params, steps, seeds, record_every, progress, **resume):
     from jaxdp.engine import run
 
     return run(alg, problem, network, params, steps=steps, seeds=seeds,
-               record_every=record_every, progress=progress)
+               record_every=record_every, progress=progress, **resume)
 
 
 def _row(name, plan, trace, metrics) -> dict:

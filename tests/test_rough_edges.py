@@ -215,3 +215,108 @@ def test_resume_dir_recomputes_when_the_metric_function_changes(small, tmp_path)
                  progress=False)
     assert second.meta["blocks_loaded"] == 0
     assert second.final("m") == pytest.approx(first.final("m") + 1.0)
+
+
+def test_ctrl_c_says_how_to_resume_and_resume_loads_the_finished_blocks(tmp_path, capsys,
+                                                                         monkeypatch):
+    from jaxdp import cli
+    from jaxdp.engine import Trace
+    from jaxdp.engine import _run as engine_run
+
+    monkeypatch.setattr(cli, "_seeds_per_block", lambda seeds: 1)
+    execute, calls = engine_run._execute, []
+
+    def interrupted_after_one_block(*a, **kw):
+        calls.append(1)
+        if len(calls) > 1:
+            raise KeyboardInterrupt
+        return execute(*a, **kw)
+
+    monkeypatch.setattr(engine_run, "_execute", interrupted_after_one_block)
+    assert _run(tmp_path, "dgd") == 130
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "Traceback" not in err
+    assert err.startswith("jaxdp: interrupted; resume with: jaxdp run dgd ")
+    assert err.split(" (finished")[0].endswith("--resume")
+    monkeypatch.setattr(engine_run, "_execute", execute)
+    assert _run(tmp_path, "dgd", "--resume") == 0
+    trace = Trace.load(tmp_path / "trace_dgd.npz")
+    assert trace.meta["blocks_loaded"] == 1 and trace.n_seeds == 2
+    assert not (tmp_path / cli.RESUME_DIR).exists()
+
+
+
+# -- defaults without meaning -------------------------------------------------------------------
+@pytest.mark.parametrize("epsilon, warned", [(7.8e4, True), (1.8e13, True), (100.0, False),
+                                             (8.0, False), (float("inf"), False)])
+def test_an_epsilon_beyond_meaning_is_warned(epsilon, warned):
+    from jaxdp import cli
+
+    line = cli._meaningless(epsilon, "dpp2", "sigma")
+    assert (line is not None) == warned
+    if warned:
+        assert "beyond any meaningful guarantee (> 100" in line and "--epsilon" in line
+
+
+def test_tradeoff_is_one_command(tmp_path, capsys):
+    from jaxdp.engine import Trace
+
+    code = main(["tradeoff", "dp_dgd", "--epsilons", "1,4", "--problem", "least_squares",
+                 "--network", "ring", "--agents", "6", "--seeds", "2", "--steps", "10",
+                 "--no-progress", "--out", str(tmp_path)])
+    assert code == 0
+    files = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    rows = (tmp_path / "tradeoff.csv").read_text().splitlines()
+    assert rows[0].startswith("target_epsilon,epsilon,sigma,grad_norm_sq,") and len(rows) == 3
+    assert (tmp_path / "tradeoff.png").stat().st_size > 1000
+    assert Trace.load(files["trace_eps4"]).meta["privacy"]["epsilon_max"] <= 4
+
+
+def test_tradeoff_refuses_a_non_private_algorithm(tmp_path, capsys):
+    assert main(["tradeoff", "dgd", "--out", str(tmp_path / "o")]) == 2
+    assert "dgd has no noise to calibrate" in capsys.readouterr().err
+
+
+# -- problem size from the command line and TOML; run ALG --help --------------------------------
+def test_problem_size_from_flags_and_toml(tmp_path, capsys):
+    from jaxdp.engine import Trace
+
+    assert _run(tmp_path / "a", "dgd", "--dim", "4", "--samples", "7", "--noise", "0.5",
+                "--reg", "0.1") == 0
+    meta = Trace.load(tmp_path / "a" / "trace_dgd.npz").meta["problem"]
+    assert (meta["dim"], meta["n_samples"]) == (4, 7)
+    assert meta["reg"]["ridge"] == pytest.approx(0.1)
+    config = tmp_path / "c.toml"
+    config.write_text('algorithm = "dgd"\ndim = 2\n[problem_params]\ntest_fraction = 0.2\n')
+    assert main(["run", "--config", str(config), "--problem", "least_squares", "--network",
+                 "ring", "--agents", "6", "--seeds", "2", "--steps", "10", "--no-progress",
+                 "--out", str(tmp_path / "b")]) == 0
+    assert Trace.load(tmp_path / "b" / "trace_dgd.npz").meta["problem"]["dim"] == 2
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--problem", "logistic", "--noise", "0.5"], "--noise: logistic has no noise or "
+                                                  "label_noise argument"),
+    (["--problem-param", "foo=1"], "--problem-param foo: not an argument of nonconvex_logistic"),
+])
+def test_problem_flags_a_problem_lacks_are_named(tmp_path, capsys, argv, message):
+    assert main(["run", "dgd", *argv, "--out", str(tmp_path / "o")]) == 2
+    assert message in capsys.readouterr().err
+
+
+def test_run_algorithm_help_lists_its_params_and_metrics(capsys):
+    with pytest.raises(SystemExit) as done:
+        main(["run", "dp_dgd", "--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "parameters of dp_dgd (DPDGDParams" in out
+    assert "  sigma        default 1" in out
+    assert "metrics of nonconvex_logistic (--metric): " in out and "grad_norm_sq" in out
+
+
+# -- the site: jaxdp list without markup; a command-line page -----------------------------------
+def test_list_prints_plain_text(capsys):
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    for markup in ("``", ":class:", ":func:", ":meth:", "**["):
+        assert markup not in out

@@ -176,9 +176,11 @@ def _dispatch(algorithm, problem, network, params, grid_size, resume_dir, seeds_
     blocks = [seed_list[i:i + block] for i in range(0, len(seed_list), block)]
     paths = [folder / f"seeds_{b[0]}-{b[-1]}_{len(b)}.npz" for b in blocks]
     loaded = sum(path.exists() for path in paths)
+    programs = {}  # blocks of one size share their compiled programs
     for b, path in list(zip(blocks, paths))[jax.process_index()::jax.process_count()]:
         if not path.exists():  # with several processes, each computes every P-th block
-            _execute(algorithm, problem, network, params, grid_size, seeds=b, **kw).save(path)
+            _execute(algorithm, problem, network, params, grid_size, seeds=b, programs=programs,
+                     **kw).save(path)
     if jax.process_count() > 1:  # wait for the other processes' blocks (shared filesystem)
         from jax.experimental import multihost_utils
 
@@ -377,7 +379,8 @@ def _chunk_plan(records: int, chunks: int) -> list[int]:
 
 
 def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, record_every,
-             metrics, observe, progress, chunks, devices, memory_budget=None) -> Trace:
+             metrics, observe, progress, chunks, devices, memory_budget=None,
+             programs=None) -> Trace:
     _check_int("steps", steps)
     _check_int("record_every", record_every, allow_none=True)
     _check_int("chunks", chunks, allow_none=True)
@@ -391,8 +394,12 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     if budget <= 0:
         raise ValueError(f"memory_budget must be a positive number of bytes; got {memory_budget}")
     costs = _costs_per_step(algorithm, problem, network, params, grid_size)
-    program = _Program(algorithm, problem, network, params, grid_size, record_every, metrics,
-                       observe, Mesh(np.array(devices), (SEED_AXIS,)))
+    programs = {} if programs is None else programs
+    program = programs.get(tuple(devices))
+    if program is None:
+        program = programs[tuple(devices)] = _Program(
+            algorithm, problem, network, params, grid_size, record_every, metrics, observe,
+            Mesh(np.array(devices), (SEED_AXIS,)))
 
     t0 = time.perf_counter()
     records = steps // record_every
@@ -498,6 +505,7 @@ class _Program:
         self.params, self.grid_size, self.record_every = params, grid_size, record_every
         self.metrics, self.observe = metrics, observe
         self.sharding = NamedSharding(mesh, PartitionSpec(SEED_AXIS))
+        self._compiled = {}  # (batch, chunk lengths) -> programs: reused by resumable blocks
 
     def _over_batch(self, fn):
         """Map ``fn(params, key, carry, problem, network)`` over seeds (axis 0) and the grid
@@ -522,6 +530,12 @@ class _Program:
                               self.sharding)
 
     def compile(self, batch: int, lengths) -> dict:
+        key = (batch, tuple(lengths))
+        if key not in self._compiled:
+            self._compiled[key] = self._compile(batch, lengths)
+        return self._compiled[key]
+
+    def _compile(self, batch: int, lengths) -> dict:
         keys = self.keys(list(range(batch)))
         dummy = jnp.zeros((batch,) + ((self.grid_size,) if self.grid_size else ()))
         start_fn = jax.jit(self._over_batch(self._start), out_shardings=self.sharding)
