@@ -266,6 +266,30 @@ def _force_argument(s, resume: bool = True) -> None:
                             "are loaded, not recomputed; implies --force")
 
 
+def reference_markdown(width: int = 100) -> str:
+    """The command-line reference as Markdown: each command's ``--help``, verbatim (the site's
+    command-line page is generated from it, so it cannot drift from the parser)."""
+    previous = os.environ.get("COLUMNS")
+    os.environ["COLUMNS"] = str(width)  # argparse wraps help to the terminal's width
+    try:
+        parser = _parser()
+        sub = parser._subparsers._group_actions[0]  # noqa: SLF001
+        helps = {a.dest: a.help for a in sub._choices_actions}  # noqa: SLF001
+        parts = ["# Command line", "",
+                 "Generated from the `jaxdp` command's own parser: each section is the output of "
+                 "`jaxdp COMMAND --help`. `jaxdp run ALG --help` also lists ALG's parameters and "
+                 "the problem's metrics.", "", "```text", parser.format_help().rstrip(), "```"]
+        for name, command in sub.choices.items():
+            parts += ["", f"## jaxdp {name}", "", helps.get(name, ""), "", "```text",
+                      command.format_help().rstrip(), "```"]
+        return "\n".join(parts) + "\n"
+    finally:
+        if previous is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = previous
+
+
 def _parse(parser, argv):
     """Parse ``argv``; with ``--config``, the TOML file's values become the defaults first."""
     args = parser.parse_args(argv)

@@ -320,3 +320,25 @@ def test_list_prints_plain_text(capsys):
     out = capsys.readouterr().out
     for markup in ("``", ":class:", ":func:", ":meth:", "**["):
         assert markup not in out
+
+
+def test_the_command_line_page_is_generated_from_the_parser(tmp_path):
+    import importlib.util
+    from pathlib import Path
+
+    from jaxdp.cli import _parser
+
+    root = Path(__file__).resolve().parents[1]
+    spec = importlib.util.spec_from_file_location("cli_reference",
+                                                  root / "docs" / "_ext" / "cli_reference.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = module.write_cli_page(tmp_path).read_text()
+    sub = _parser()._subparsers._group_actions[0]
+    for name, command in sub.choices.items():
+        assert f"## jaxdp {name}" in text
+        for action in command._actions:
+            for flag in action.option_strings:
+                assert flag in text, (name, flag)
+    assert "cli_reference" in (root / "docs" / "conf.py").read_text()
+    assert "\ncli\n" in (root / "docs" / "index.md").read_text()
