@@ -134,13 +134,14 @@ def _refine(eps_at, lo: float, hi: float, epsilon: float, rtol: float):
 
 
 def _bracket(eps_at, start: float, epsilon: float, name, field, delta, steps):
-    """``(lo, hi, eps(hi))`` with ``eps(lo) > epsilon >= eps(hi)``: decades out from ``start``
-    within ``[1e-6, 1e8]``; a clear error when ε is unreachable or does not decrease."""
+    """``(lo, hi, eps(hi))`` with ``eps(lo) > epsilon >= eps(hi)``: out from ``start`` within
+    ``[1e-6, 1e8]`` by decades, or by :func:`_stride`'s guess where ε is finite; a clear error
+    when ε is unreachable or does not decrease."""
     start = min(max(start, _LOW), _HIGH) if np.isfinite(start) and start > 0 else 1.0
     eps_start = eps_at(start)
     value, eps_value, step = start, eps_start, 10.0 if eps_start > epsilon else 0.1
     while (eps_value > epsilon) == (step > 1):  # walk until the target is crossed
-        nxt = min(max(value * step, _LOW), _HIGH)
+        nxt = min(max(value * _stride(step, eps_value, epsilon), _LOW), _HIGH)
         if nxt == value:
             _unreachable(eps_at, epsilon, name, field, delta, steps)
         previous, value, eps_value = value, nxt, eps_at(nxt)
@@ -155,6 +156,16 @@ def _bracket(eps_at, start: float, epsilon: float, name, field, delta, steps):
     if not eps_hi <= epsilon < eps_lo:
         _unreachable(eps_at, epsilon, name, field, delta, steps)
     return lo, hi, eps_hi
+
+
+def _stride(step: float, eps_value: float, epsilon: float) -> float:
+    """The factor to the next value of the bracket walk: a decade (``step``) where ε is
+    infinite; else the guess ``ε ∝ 1/value`` (Gaussian and Laplace noise at small ε), overshot by
+    25 % so that it crosses the target, kept between 1.25x and a decade."""
+    if not 0 < eps_value < math.inf:
+        return step
+    guess = min(max((eps_value / epsilon) ** (1 if step > 1 else -1) * 1.25, 1.25), 10.0)
+    return guess if step > 1 else 1 / guess
 
 
 def _unreachable(eps_at, epsilon, name, field, delta, steps):
