@@ -393,7 +393,6 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     budget = _memory_budget(devices) if memory_budget is None else float(memory_budget)
     if budget <= 0:
         raise ValueError(f"memory_budget must be a positive number of bytes; got {memory_budget}")
-    costs = _costs_per_step(algorithm, problem, network, params, grid_size)
     programs = {} if programs is None else programs
     program = programs.get(tuple(devices))
     if program is None:
@@ -422,6 +421,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
                 f"memory_budget = {budget / 2**20:.1f} MiB: raise the budget, record less often "
                 "(record_every) or run without observe")
     compile_seconds = time.perf_counter() - t0
+    costs = _costs_per_step(algorithm, problem, network, params, grid_size)  # once it compiled
 
     batches = [seed_list[i:i + batch] for i in range(0, len(seed_list), batch)]
     bar = _progress_bar(steps * len(batches), progress, algorithm.name)
