@@ -267,14 +267,13 @@ def _value_key(value) -> str:
     if isinstance(value, (list, tuple)):
         return "[" + ",".join(_value_key(v) for v in value) + "]"
     if isinstance(value, dict):
-        return "{" + ",".join(f"{k!r}:{_value_key(v)}" for k, v in sorted(value.items(),
-                                                                        key=lambda kv: repr(kv[0]))) + "}"
+        items = sorted(value.items(), key=lambda kv: repr(kv[0]))
+        return "{" + ",".join(f"{k!r}:{_value_key(v)}" for k, v in items) + "}"
     return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
 
 
 def _validate(algorithm, problem, network, params_points) -> None:
     _check_not_traced(params_points)
-    _check_dtypes(problem, network)
     validate_problem = getattr(problem, "validate", None)
     if validate_problem is not None:
         validate_problem()
@@ -302,18 +301,21 @@ def _check_not_traced(params_points) -> None:
             "instead (one replicate, pure; vmap it over keys)")
 
 
-def _check_dtypes(problem, network) -> None:
-    """The floating arrays of the problem and the network must match the precision JAX runs in
-    (float64 enabled after the problem was built makes ``scan`` fail on mixed carries)."""
-    want = jnp.zeros(()).dtype  # float64 under jax_enable_x64, else float32
+def _raise_if_dtype_mismatch(problem, network, error) -> None:
+    """Raise a ``ValueError`` naming the precision mismatch when the problem's or network's
+    floating arrays are not the dtype JAX runs in: the likely cause of ``error`` (float64
+    enabled after the problem was built makes ``scan`` fail on mixed carries)."""
+    want = np.dtype(jnp.zeros(()).dtype)  # float64 under jax_enable_x64, else float32
     for what, tree in (("problem", problem), ("network", network)):
-        found = {np.asarray(leaf).dtype for leaf in jax.tree.leaves(tree)
-                 if np.issubdtype(np.asarray(leaf).dtype, np.floating)} - {np.dtype(want)}
+        dtypes = {np.dtype(getattr(leaf, "dtype", type(leaf))) for leaf in jax.tree.leaves(tree)}
+        found = {d for d in dtypes if np.issubdtype(d, np.floating)} - {want}
         if found:
             raise ValueError(
                 f"the {what}'s arrays are {sorted(map(str, found))} but JAX runs in {want} "
-                f"(jax_enable_x64 is {bool(jax.config.jax_enable_x64)}): build the {what} after "
-                "setting the precision (enable float64 before building anything)")
+                f"(jax_enable_x64 is {bool(jax.config.jax_enable_x64)}), and the program failed "
+                f"on it ({type(error).__name__}: {str(error).splitlines()[0]}): build the {what} "
+                "after setting the precision (enable float64 before building anything)"
+            ) from error
 
 
 def _check_numeric(algorithm, params) -> None:
@@ -451,11 +453,13 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
 
 
 def _compile(program, batch, lengths) -> dict:
-    """``program.compile``, with a shape error that per-agent Params values explain named."""
+    """``program.compile``, with a failure that a precision mismatch or per-agent Params values
+    explain said so."""
     try:
         return program.compile(batch, lengths)
     except (TypeError, ValueError) as e:  # broadcasting: TypeError, or ValueError under rank
-        #                                   promotion "raise"
+        #                                   promotion "raise"; scan: mixed carry dtypes
+        _raise_if_dtype_mismatch(program.problem, program.network, e)
         _raise_if_per_agent(program.algorithm, program.params, program.grid_size, e)
         raise
 
