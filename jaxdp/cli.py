@@ -456,7 +456,8 @@ def _cmd_compare(args) -> int:
                      out_dir=out, progress=not args.no_progress,
                      title=lambda epsilon: _title(args, epsilon, private=epsilon is not None),
                      channel=args.channel, x=args.x or ["step"], resume_dir=out / RESUME_DIR,
-                     seeds_per_block=_seeds_per_block(args.seeds))
+                     seeds_per_block=_seeds_per_block(args.seeds),
+                     on_probe=lambda alg: _probe_printer(alg.noise_field, args.epsilon, args, []))
     _write_config(out, args)
     _done(out)
     print(result.markdown)

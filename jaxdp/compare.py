@@ -35,7 +35,7 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             delta: float = 1e-5, record_every: int | None = None, metrics=("grad_norm_sq",),
             params: dict | None = None, out_dir="compare_out", progress: bool = True,
             title: str | None = None, channel=None, x=("step",), resume_dir=None,
-            seeds_per_block: int | None = None) -> Comparison:
+            seeds_per_block: int | None = None, on_probe=None) -> Comparison:
     """Run ``names`` on one setting at one ε; write a figure and a table into ``out_dir``.
 
     Args:
@@ -58,6 +58,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         :meth:`~jaxdp.engine.Trace.cost` (``"rounds"``, ``"bits"``, ``"grad_calls"``, ...).
       resume_dir, seeds_per_block: make each algorithm's run resumable (see
         :func:`jaxdp.engine.run`): its blocks go to ``resume_dir/NAME``.
+      on_probe: ``None`` or ``fn(algorithm)`` returning the ``on_probe`` callback given to
+        :func:`~jaxdp.privacy.calibrate_params` for that algorithm (calibration progress).
 
     Raises:
       ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
@@ -81,7 +83,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         p = (params or {}).get(name) or alg.default_params()
         alg.validate(p, problem, network)
         if epsilon is not None and _is_private(alg):  # raises where it cannot be calibrated
-            p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta)
+            p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta,
+                                 on_probe=on_probe(alg) if on_probe else None)
         plans[name] = (alg, p, _privacy(alg, problem, network, p, steps, delta)
                        if _takes_delta(alg) else None)
     resume = {"seeds_per_block": seeds_per_block}

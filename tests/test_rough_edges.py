@@ -357,3 +357,10 @@ def test_the_command_line_page_is_generated_from_the_parser(tmp_path):
                 assert flag in text, (name, flag)
     assert "cli_reference" in (root / "docs" / "conf.py").read_text()
     assert "\ncli\n" in (root / "docs" / "index.md").read_text()
+
+
+def test_compare_prints_the_calibration_progress(tmp_path, capsys):
+    assert main(["compare", "dgd", "dp_dgd", "--epsilon", "2", "--problem", "least_squares",
+                 "--network", "ring", "--agents", "6", "--seeds", "2", "--steps", "10",
+                 "--out", str(tmp_path)]) == 0
+    assert "jaxdp: calibrating sigma to ε = 2: report 1, sigma = " in capsys.readouterr().err
