@@ -3,11 +3,12 @@
 The guarantee of a private algorithm (:meth:`jaxdp.algorithms.Algorithm.privacy`, its
 ``epsilon_max``) decreases as the noise grows. :func:`calibrate_params` finds the value of the
 algorithm's :attr:`~jaxdp.algorithms.Algorithm.noise_field` at which ``epsilon_max`` equals the
-target and returns the Params with it set: a bracket found by decades from the field's value, then
-regula falsi (the Illinois variant) on ``log ε`` against ``log field`` — ε of a noise scale is close
-to a power law, so a handful of probes reach ``rtol`` (the README's channel example: 7 reports
-instead of 26) — with a bisection step whenever the bracket fails to halve. Each probe is one
-whole report; ``on_probe`` sees every one (the command line prints them).
+target and returns the Params with it set: a bracket walked out from the field's value (by decades
+where ε is infinite, by the guess ε ∝ 1/value where it is finite), then regula falsi (the Illinois
+variant) on ``log ε`` against ``log field`` — ε of a noise scale is close to a power law, so a
+handful of probes reach ``rtol`` (the README's channel example: 9 reports instead of the 26 of a
+bisection) — with a bisection step whenever the bracket fails to halve. Each probe is one whole
+report; ``on_probe`` sees every one (the command line prints them).
 """
 from __future__ import annotations
 
