@@ -410,7 +410,8 @@ def _cmd_run(args) -> int:
     trace = run(alg, setting["problem"], setting["network"], params, steps=args.steps,
                 seeds=args.seeds, record_every=args.record_every,
                 progress=not args.no_progress, resume_dir=out / RESUME_DIR,
-                seeds_per_block=_seeds_per_block(args.seeds))
+                seeds_per_block=_seeds_per_block(args.seeds), chunks=10)  # Ctrl-C: within a
+    #                                                                     tenth of a block
     out.mkdir(parents=True, exist_ok=True)
     files = _write_run(out, stem, trace, report, args)
     _done(out)
