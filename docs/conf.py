@@ -21,6 +21,7 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "catalogue",  # docs/_ext/catalogue.py: writes catalogue/*.md from the registry
+    "cli_reference",  # docs/_ext/cli_reference.py: writes cli.md from the command's parser
 ]
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
 html_theme = "furo"

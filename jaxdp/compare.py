@@ -34,7 +34,8 @@ class Comparison:
 def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: float | None = None,
             delta: float = 1e-5, record_every: int | None = None, metrics=("grad_norm_sq",),
             params: dict | None = None, out_dir="compare_out", progress: bool = True,
-            title: str | None = None, channel=None, x=("step",)) -> Comparison:
+            title: str | None = None, channel=None, x=("step",), resume_dir=None,
+            seeds_per_block: int | None = None, on_probe=None) -> Comparison:
     """Run ``names`` on one setting at one ε; write a figure and a table into ``out_dir``.
 
     Args:
@@ -47,13 +48,18 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
       metrics: metric keys to plot (one panel each) and tabulate.
       params: optional name → Params overriding an algorithm's defaults before calibration.
       out_dir: output folder (created).
-      title: figure title (default: the setting).
+      title: figure title, or ``fn(epsilon) -> title`` called with ``epsilon`` (``None`` when
+        no algorithm compared is private); default: the setting.
       channel: send every algorithm's messages through this channel (a
         :class:`~jaxdp.channels.Channel`, ``{message: Channel}``, or spec(s) for
         :func:`~jaxdp.channels.parse_channels`, ``"clip:1.0+gaussian:0.5"``); ``epsilon`` then
         calibrates the channel's noise.
       x: the figure's x axes (one panel per metric and x): ``"step"`` or a cost of
         :meth:`~jaxdp.engine.Trace.cost` (``"rounds"``, ``"bits"``, ``"grad_calls"``, ...).
+      resume_dir, seeds_per_block: make each algorithm's run resumable (see
+        :func:`jaxdp.engine.run`): its blocks go to ``resume_dir/NAME``.
+      on_probe: ``None`` or ``fn(algorithm)`` returning the ``on_probe`` callback given to
+        :func:`~jaxdp.privacy.calibrate_params` for that algorithm (calibration progress).
 
     Raises:
       ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
@@ -77,10 +83,14 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         p = (params or {}).get(name) or alg.default_params()
         alg.validate(p, problem, network)
         if epsilon is not None and _is_private(alg):  # raises where it cannot be calibrated
-            p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta)
+            p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta,
+                                 on_probe=on_probe(alg) if on_probe else None)
         plans[name] = (alg, p, _privacy(alg, problem, network, p, steps, delta)
                        if _takes_delta(alg) else None)
-    traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress)
+    resume = {"seeds_per_block": seeds_per_block}
+    traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress,
+                         resume_dir=None if resume_dir is None
+                         else Path(resume_dir) / name.replace("/", "_"), **resume)
               for name, (alg, p, _) in plans.items()}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
@@ -121,11 +131,11 @@ def _privacy(alg, problem, network, params, steps, delta):
         return alg.privacy(problem, network, params, steps, delta=delta)
 
 
-def _run(alg, problem, network, params, steps, seeds, record_every, progress):
+def _run(alg, problem, network, params, steps, seeds, record_every, progress, **resume):
     from jaxdp.engine import run
 
     return run(alg, problem, network, params, steps=steps, seeds=seeds,
-               record_every=record_every, progress=progress)
+               record_every=record_every, progress=progress, **resume)
 
 
 def _row(name, plan, trace, metrics) -> dict:
@@ -169,9 +179,11 @@ def _write(out, rows, traces, plans, metrics, title, problem, network, seeds, ep
         writer.writeheader()
         writer.writerows(rows)
     for name, trace in traces.items():
+        report = plans[name][2]
+        if report is not None:
+            trace.meta["privacy"] = report.to_dict()  # the ε travels with the trace
         files[f"trace_{name}"] = str(trace.save(out / f"trace_{name}.npz"))
         files[f"csv_{name}"] = str(trace.write_csv(out / f"trace_{name}.csv"))
-        report = plans[name][2]
         if report is not None:
             path = out / f"privacy_{name}.json"
             path.write_text(json.dumps(report.to_dict(), indent=2))
@@ -185,6 +197,10 @@ def _write(out, rows, traces, plans, metrics, title, problem, network, seeds, ep
         for row in shown:  # one scale per panel, chosen from every line on it
             traces[row["algorithm"]].plot(m, ax=ax, logy=logy, x=x,
                                           label=_label(row, plans[row["algorithm"]][0].name))
+    if not any(plan[2] is not None for plan in plans.values()):
+        epsilon = None  # no private algorithm: no ε in the title
+    if callable(title):
+        title = title(epsilon)
     title = title or setting_title(problem.name, type(network).__name__, network.n_agents,
                                    seeds, epsilon)
     finish(fig, axes, title)

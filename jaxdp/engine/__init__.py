@@ -2,7 +2,7 @@
 from jaxdp.engine._devices import use_cpu_cores
 from jaxdp.engine._run import grid, run, sweep
 from jaxdp.engine._simulate import Carry, final_metrics, simulate, step_keys
-from jaxdp.engine._trace import Trace, stack_traces
+from jaxdp.engine._trace import BLOWUP_FACTOR, Trace, blown_up, stack_traces
 
-__all__ = ["Carry", "Trace", "final_metrics", "grid", "run", "simulate", "stack_traces",
-           "step_keys", "sweep", "use_cpu_cores"]
+__all__ = ["BLOWUP_FACTOR", "Carry", "Trace", "blown_up", "final_metrics", "grid", "run", "simulate",
+           "stack_traces", "step_keys", "sweep", "use_cpu_cores"]

@@ -23,7 +23,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxdp.engine._simulate import evaluate_metrics, init_carry, simulate
-from jaxdp.engine._trace import Trace, stack_traces
+from jaxdp.engine._trace import Trace, blown_up, stack_traces
 
 SEED_AXIS = "seeds"
 
@@ -143,6 +143,10 @@ def grid(params, **axes):
     if unknown:
         raise ValueError(f"grid: {sorted(unknown)} are not fields of {type(params).__name__} "
                          f"(fields: {sorted(params.keys())})")
+    for name, values in axes.items():
+        if isinstance(values, (str, bytes)) or not np.iterable(values):
+            raise ValueError(f"grid: {name}={values!r} must be a list of values (one grid point "
+                             f"each), e.g. {name}=[{values!r}]")
     names = list(axes)
     combos = list(itertools.product(*(list(axes[n]) for n in names)))
     if not combos:
@@ -172,9 +176,11 @@ def _dispatch(algorithm, problem, network, params, grid_size, resume_dir, seeds_
     blocks = [seed_list[i:i + block] for i in range(0, len(seed_list), block)]
     paths = [folder / f"seeds_{b[0]}-{b[-1]}_{len(b)}.npz" for b in blocks]
     loaded = sum(path.exists() for path in paths)
+    programs = {}  # blocks of one size share their compiled programs
     for b, path in list(zip(blocks, paths))[jax.process_index()::jax.process_count()]:
         if not path.exists():  # with several processes, each computes every P-th block
-            _execute(algorithm, problem, network, params, grid_size, seeds=b, **kw).save(path)
+            _execute(algorithm, problem, network, params, grid_size, seeds=b, programs=programs,
+                     **kw).save(path)
     if jax.process_count() > 1:  # wait for the other processes' blocks (shared filesystem)
         from jax.experimental import multihost_utils
 
@@ -219,7 +225,7 @@ def _fingerprint(algorithm, problem, network, params, kw) -> str:
         "algorithm": algorithm.config(),
         "params": {k: np.asarray(v).tolist() for k, v in params.items()},
         "steps": kw["steps"], "record_every": kw["record_every"], "observe": kw["observe"],
-        "metrics": None if metric is None else getattr(metric, "__qualname__", repr(metric)),
+        "metrics": None if metric is None else function_key(metric),
         "jax_x64": bool(jax.config.jax_enable_x64),
     }, sort_keys=True, default=str).encode())
     for leaf in jax.tree.leaves((problem, network)):
@@ -227,7 +233,47 @@ def _fingerprint(algorithm, problem, network, params, kw) -> str:
     return h.hexdigest()[:20]
 
 
+def function_key(fn) -> str:
+    """A key that changes when a function's behaviour can: its qualified name and a hash of its
+    bytecode, constants (nested functions included), defaults and closure values. Globals it
+    reads are not keyed. A callable object without code is keyed by its type and attributes."""
+    code = getattr(fn, "__code__", None)
+    if code is None:
+        return f"{type(fn).__qualname__}:{_value_key(getattr(fn, '__dict__', repr(fn)))}"
+    h = hashlib.sha256(_code_bytes(code))
+    cells = [c.cell_contents for c in (fn.__closure__ or ())]
+    for extra in (fn.__defaults__, fn.__kwdefaults__, cells):
+        h.update(_value_key(extra).encode())
+    return f"{fn.__qualname__}:{h.hexdigest()[:16]}"
+
+
+def _code_bytes(code) -> bytes:
+    parts = [code.co_code, repr(code.co_names).encode()]
+    for const in code.co_consts:
+        parts.append(_code_bytes(const) if hasattr(const, "co_code") else repr(const).encode())
+    return b"".join(parts)
+
+
+def _value_key(value) -> str:
+    """A stable text for a default or closure value: functions by :func:`function_key`, arrays
+    by their bytes, containers item by item, others by ``repr`` without memory addresses."""
+    import re
+
+    if callable(value) and hasattr(value, "__code__"):
+        return function_key(value)
+    if hasattr(value, "shape") and hasattr(value, "dtype"):
+        arr = np.asarray(value)
+        return hashlib.sha256(arr.tobytes() + str((arr.shape, arr.dtype)).encode()).hexdigest()
+    if isinstance(value, (list, tuple)):
+        return "[" + ",".join(_value_key(v) for v in value) + "]"
+    if isinstance(value, dict):
+        items = sorted(value.items(), key=lambda kv: repr(kv[0]))
+        return "{" + ",".join(f"{k!r}:{_value_key(v)}" for k, v in items) + "}"
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+
+
 def _validate(algorithm, problem, network, params_points) -> None:
+    _check_not_traced(params_points)
     validate_problem = getattr(problem, "validate", None)
     if validate_problem is not None:
         validate_problem()
@@ -238,7 +284,38 @@ def _validate(algorithm, problem, network, params_points) -> None:
         )
     for p in params_points:
         _check_numeric(algorithm, p)
-        algorithm.validate(p, problem, network)
+        try:
+            algorithm.validate(p, problem, network)
+        except TypeError as e:
+            _raise_if_per_agent(algorithm, p, None, e)
+            raise
+
+
+def _check_not_traced(params_points) -> None:
+    """``run``/``sweep`` are host drivers: under ``jax.grad``/``jit``/``vmap`` say what to use."""
+    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(params_points)):
+        raise TypeError(
+            "run() and sweep() are host-side drivers (they validate, compile and copy results to "
+            "numpy) and cannot be traced by jax.grad, jit or vmap: differentiate "
+            "jaxdp.engine.final_metrics(algorithm, problem, network, params, key, steps=...) "
+            "instead (one replicate, pure; vmap it over keys)")
+
+
+def _raise_if_dtype_mismatch(problem, network, error) -> None:
+    """Raise a ``ValueError`` naming the precision mismatch when the problem's or network's
+    floating arrays are not the dtype JAX runs in: the likely cause of ``error`` (float64
+    enabled after the problem was built makes ``scan`` fail on mixed carries)."""
+    want = np.dtype(jnp.zeros(()).dtype)  # float64 under jax_enable_x64, else float32
+    for what, tree in (("problem", problem), ("network", network)):
+        dtypes = {np.dtype(getattr(leaf, "dtype", type(leaf))) for leaf in jax.tree.leaves(tree)}
+        found = {d for d in dtypes if np.issubdtype(d, np.floating)} - {want}
+        if found:
+            raise ValueError(
+                f"the {what}'s arrays are {sorted(map(str, found))} but JAX runs in {want} "
+                f"(jax_enable_x64 is {bool(jax.config.jax_enable_x64)}), and the program failed "
+                f"on it ({type(error).__name__}: {str(error).splitlines()[0]}): build the {what} "
+                "after setting the precision (enable float64 before building anything)"
+            ) from error
 
 
 def _check_numeric(algorithm, params) -> None:
@@ -265,6 +342,11 @@ def _seed_list(seeds) -> list[int]:
         if seeds < 1:
             raise ValueError(f"seeds must be >= 1; got {seeds}")
         return list(range(int(seeds)))
+    if isinstance(seeds, (str, bytes)) or not np.iterable(seeds):
+        raise ValueError(f"seeds must be a count (an int >= 1) or a list of integer seeds; got "
+                         f"{type(seeds).__name__} {seeds!r}")
+    if any(isinstance(s, bool) or int(s) != s for s in seeds):
+        raise ValueError(f"seeds must be integers; got {list(seeds)[:10]}")
     seeds = [int(s) for s in seeds]
     if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
         raise ValueError(f"seeds must be distinct non-negative integers; got {seeds[:10]}")
@@ -299,7 +381,8 @@ def _chunk_plan(records: int, chunks: int) -> list[int]:
 
 
 def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, record_every,
-             metrics, observe, progress, chunks, devices, memory_budget=None) -> Trace:
+             metrics, observe, progress, chunks, devices, memory_budget=None,
+             programs=None) -> Trace:
     _check_int("steps", steps)
     _check_int("record_every", record_every, allow_none=True)
     _check_int("chunks", chunks, allow_none=True)
@@ -312,9 +395,12 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     budget = _memory_budget(devices) if memory_budget is None else float(memory_budget)
     if budget <= 0:
         raise ValueError(f"memory_budget must be a positive number of bytes; got {memory_budget}")
-    costs = _costs_per_step(algorithm, problem, network, params, grid_size)
-    program = _Program(algorithm, problem, network, params, grid_size, record_every, metrics,
-                       observe, Mesh(np.array(devices), (SEED_AXIS,)))
+    programs = {} if programs is None else programs
+    program = programs.get(tuple(devices))
+    if program is None:
+        program = programs[tuple(devices)] = _Program(
+            algorithm, problem, network, params, grid_size, record_every, metrics, observe,
+            Mesh(np.array(devices), (SEED_AXIS,)))
 
     t0 = time.perf_counter()
     records = steps // record_every
@@ -322,7 +408,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     batch = len(seed_list) + (-len(seed_list)) % len(devices)
     while True:  # shrink until one chunk's program fits the budget
         plan = _chunk_plan(records, n_chunks)
-        compiled = program.compile(batch, sorted(set(plan)))
+        compiled = _compile(program, batch, sorted(set(plan)))
         need = max(_program_bytes(c) for c in compiled.values())
         if need <= budget:
             break
@@ -337,6 +423,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
                 f"memory_budget = {budget / 2**20:.1f} MiB: raise the budget, record less often "
                 "(record_every) or run without observe")
     compile_seconds = time.perf_counter() - t0
+    costs = _costs_per_step(algorithm, problem, network, params, grid_size)  # once it compiled
 
     batches = [seed_list[i:i + batch] for i in range(0, len(seed_list), batch)]
     bar = _progress_bar(steps * len(batches), progress, algorithm.name)
@@ -355,6 +442,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     diverged = ~np.all(np.isfinite(models), axis=(-2, -1))
     for v in metrics_np.values():
         diverged |= ~np.all(np.isfinite(v), axis=-1)
+    diverged |= blown_up(metrics_np)
 
     meta = _metadata(algorithm, problem, network, params, grid_size, seed_list, steps,
                      record_every, devices, compile_seconds, run_seconds, diverged)
@@ -362,6 +450,35 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
                 memory_per_device_mib=need / 2**20, memory_budget_mib=budget / 2**20)
     return Trace(metrics=metrics_np, steps=np.arange(0, steps + 1, record_every),
                  diverged=diverged, final_models=models, observed=observed_np, meta=meta)
+
+
+def _compile(program, batch, lengths) -> dict:
+    """``program.compile``, with a failure that a precision mismatch or per-agent Params values
+    explain said so."""
+    try:
+        return program.compile(batch, lengths)
+    except (TypeError, ValueError) as e:  # broadcasting: TypeError, or ValueError under rank
+        #                                   promotion "raise"; scan: mixed carry dtypes
+        _raise_if_dtype_mismatch(program.problem, program.network, e)
+        _raise_if_per_agent(program.algorithm, program.params, program.grid_size, e)
+        raise
+
+
+def _raise_if_per_agent(algorithm, params, grid_size, error) -> None:
+    """Raise a ``ValueError`` naming the per-agent Params fields when there are any: the likely
+    cause of ``error``, a shape error inside the algorithm (a scalar field given per agent)."""
+    per_agent = _per_agent_fields(params, grid_size)
+    if per_agent:
+        raise ValueError(
+            f"{algorithm.name}: {type(params).__name__}.{', '.join(per_agent)} hold(s) one value "
+            f"per agent, which {algorithm.name} cannot use ({type(error).__name__}: "
+            f"{str(error).splitlines()[0]}); give one scalar for every agent") from error
+
+
+def _per_agent_fields(params, grid_size) -> list[str]:
+    """The Params fields given one value per agent (an axis beyond the grid's)."""
+    extra = 0 if grid_size is None else 1
+    return [f for f, v in params.items() if np.ndim(v) > extra]
 
 
 def _costs_per_step(algorithm, problem, network, params, grid_size) -> dict[str, float]:
@@ -392,6 +509,7 @@ class _Program:
         self.params, self.grid_size, self.record_every = params, grid_size, record_every
         self.metrics, self.observe = metrics, observe
         self.sharding = NamedSharding(mesh, PartitionSpec(SEED_AXIS))
+        self._compiled = {}  # (batch, chunk lengths) -> programs: reused by resumable blocks
 
     def _over_batch(self, fn):
         """Map ``fn(params, key, carry, problem, network)`` over seeds (axis 0) and the grid
@@ -416,6 +534,12 @@ class _Program:
                               self.sharding)
 
     def compile(self, batch: int, lengths) -> dict:
+        key = (batch, tuple(lengths))
+        if key not in self._compiled:
+            self._compiled[key] = self._compile(batch, lengths)
+        return self._compiled[key]
+
+    def _compile(self, batch: int, lengths) -> dict:
         keys = self.keys(list(range(batch)))
         dummy = jnp.zeros((batch,) + ((self.grid_size,) if self.grid_size else ()))
         start_fn = jax.jit(self._over_batch(self._start), out_shardings=self.sharding)
