@@ -12,6 +12,10 @@ import pytest  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
 jax.config.update("jax_numpy_rank_promotion", "raise")
+# Start the backend now, so its 8 devices are fixed for the whole session: a test that calls
+# ``jaxdp.cli.main`` in-process would otherwise set JAX to the machine's core count
+# (``use_cpu_cores``) when it happens to be the first to touch JAX in a worker.
+assert len(jax.devices()) == 8, jax.devices()
 
 
 def pytest_addoption(parser):
