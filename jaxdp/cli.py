@@ -362,12 +362,7 @@ def _private_params(alg, setting, params, args):
 
 
 def _report(alg, problem, net, params, steps, delta):
-    """The privacy report under the contract, or ``None`` (not private, or an algorithm whose
-    ``privacy`` does not take ``delta`` yet: its ε is not printed)."""
-    import inspect
-
-    if "delta" not in inspect.signature(alg.privacy).parameters:
-        return None
+    """The privacy report under the contract, or ``None`` (not private)."""
     return alg.privacy(problem, net, params, steps, delta=delta)
 
 
@@ -475,16 +470,10 @@ def _citation(module_doc: str, class_name: str) -> str:
 
 
 def _field_comments(params_type) -> dict:
-    """``{field: meaning}`` from the ``# comment`` after each field of a Params class."""
-    import inspect
-    import re
+    """``{field: meaning [domain; shape; unit]}`` from each Params field's declared metadata."""
+    from jaxdp.algorithms import param_specs
 
-    try:
-        source = inspect.getsource(params_type)
-    except (OSError, TypeError):
-        return {}
-    found = re.findall(r"^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$", source, flags=re.M)
-    return {name: meaning.strip() for name, meaning in found}
+    return {name: spec.summary for name, spec in param_specs(params_type).items()}
 
 
 def _show(value) -> str:
@@ -510,7 +499,7 @@ def _default_privacy(alg) -> str:
     except Exception as e:  # noqa: BLE001 — a catalogue line, not a run
         return f"(not computed on the default setting: {str(e).splitlines()[0]})"
     if report is None:
-        return "(its privacy() does not yet take delta: no report under the privacy contract)"
+        return "(privacy() returns no report)"
     return (f"per {report.unit} ({report.relation}: {report.relation_text}); default Params, "
             f"10 agents on a ring, 100 steps: " + report.summary().splitlines()[0])
 

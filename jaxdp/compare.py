@@ -110,9 +110,7 @@ def _is_private(alg) -> bool:
 
 def _takes_delta(alg) -> bool:
     """Private under the privacy contract (``privacy(..., delta=...)`` returns a report)."""
-    import inspect
-
-    return _is_private(alg) and "delta" in inspect.signature(alg.privacy).parameters
+    return _is_private(alg)
 
 
 def _privacy(alg, problem, network, params, steps, delta):

@@ -30,7 +30,6 @@ class DiffusionState:
 @dataclasses.dataclass(frozen=True)
 class _Diffusion(Algorithm):
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params

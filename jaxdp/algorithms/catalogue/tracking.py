@@ -35,7 +35,6 @@ class _ATCTracking(Algorithm):
     """Shared init (y⁰ = ∇F(x⁰)) and the adapt-then-combine state update ``x⁺ = W(x − α y)``."""
 
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -85,7 +84,6 @@ class WangElia(Algorithm):
 
     name = "wang_elia"
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue.classic import StepParams
 from jaxdp.algorithms.catalogue._common import check_count, step
 from jaxdp.algorithms.ltadmm.algorithm import check_minibatch, draw_batches, per_sample_grads, sample_counts
@@ -32,8 +33,9 @@ from jaxdp.algorithms.ltadmm.algorithm import check_minibatch, draw_batches, per
 
 @chex.dataclass(frozen=True)
 class GTVRParams:
-    alpha: float = 0.05  # α, step size; scalar or (N,)
-    p: float = 0.3  # p, probability that an agent refreshes its snapshot at a step; scalar
+    alpha: float = param(0.05, domain="positive", doc="α, step size")
+    p: float = param(0.3, domain="fraction",
+                     doc="p, probability that an agent refreshes its snapshot at a step")
 
 
 @chex.dataclass(frozen=True)
@@ -99,7 +101,6 @@ class GTSAGA(_Minibatch):
 
     name = "gt_saga"
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -136,7 +137,6 @@ class GTSARAH(_Minibatch):
 
     name = "gt_sarah"
     params_type = StepParams
-    positive = ("alpha",)
     inner_steps: int = 5  # q, SARAH steps between two full local gradients (static)
 
     def __post_init__(self):
@@ -169,8 +169,6 @@ class GTVR(_Minibatch):
 
     name = "gt_vr"
     params_type = GTVRParams
-    positive = ("alpha", "p")
-    unit_interval = ("p",)
 
     def init(self, key, problem, network, params):
         del key, params

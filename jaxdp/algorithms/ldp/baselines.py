@@ -64,6 +64,7 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.ldp.algorithm import (
     LDPDGDParams,
     _ADMMFamily,
@@ -89,23 +90,28 @@ JACOBIAN = 2.8  # c in [43]'s "Jacobian constant" J = c/(D B_i) (App. E), [RECON
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class PenaltyADMMParams:
-    D: float = 10.0  # D = |N_i|ρ_i + Γ_i with Γ_i = D/2, ρ_i = D/(2|N_i|) ([42], [48]); scalar/(N,)
-    zeta: float = 0.5  # ζ, dual step (the paper's setting); scalar
-    beta: float = 1.0  # β_0: Laplace rate β_k = β_0·r^k; scalar
-    beta_growth: float = 1.02  # r; scalar
-    sens: float = 0.01  # B_∞; scalar
-    x0_scale: float = 1.0  # x_i^0 ~ N(0, x0_scale² I); scalar
+    D: float = param(10.0, domain="positive",
+                     doc="D = |N_i|ρ_i + Γ_i with Γ_i = D/2, ρ_i = D/(2|N_i|) ([42], [48])")
+    zeta: float = param(0.5, domain="positive", per_agent=False,
+                        doc="ζ, dual step (the paper's setting)")
+    beta: float = param(1.0, domain="positive", per_agent=False,
+                        doc="β_0: Laplace rate β_k = β_0·r^k")
+    beta_growth: float = param(1.02, domain="positive", per_agent=False, doc="r")
+    sens: float = param(0.01, domain="nonnegative", doc="B_∞")
+    x0_scale: float = param(1.0, domain="nonnegative", per_agent=False,
+                            doc="x_i^0 ~ N(0, x0_scale² I)")
 
 
 @chex.dataclass(frozen=True)
 class IncreasingPenaltyADMMParams:
-    eta: float = 0.5  # η^0: ρ_i^k = η^k, Γ_i^k = η^k|N_i| ([43] as set in App. E); scalar
-    eta_growth: float = 1.02  # η^k = η^0·g^k; scalar
-    zeta: float = 0.5  # ζ, dual step; scalar
-    beta: float = 1.0  # β_0; scalar
-    beta_growth: float = 1.02  # r; scalar
-    sens: float = 0.01  # B_∞; scalar
-    x0_scale: float = 1.0  # scalar
+    eta: float = param(0.5, domain="positive",
+                       doc="η^0: ρ_i^k = η^k, Γ_i^k = η^k|N_i| ([43] as set in App. E)")
+    eta_growth: float = param(1.02, domain="positive", doc="η^k = η^0·g^k")
+    zeta: float = param(0.5, domain="positive", per_agent=False, doc="ζ, dual step")
+    beta: float = param(1.0, domain="positive", per_agent=False, doc="β_0")
+    beta_growth: float = param(1.02, domain="positive", per_agent=False, doc="r")
+    sens: float = param(0.01, domain="nonnegative", doc="B_∞")
+    x0_scale: float = param(1.0, domain="nonnegative", doc="x_i^0 ~ N(0, x0_scale² I)")
 
 
 # -- ADMM baselines -----------------------------------------------------------------------------
@@ -196,7 +202,6 @@ class IncreasingPenaltyADMM(_PenaltyADMM):
 
     name = "ldp_pp_admm"
     params_type = IncreasingPenaltyADMMParams
-    positive = ("eta", "eta_growth", "zeta", "beta", "beta_growth")
     perturb = "dual"
 
     def _penalty(self, params, network, k, like):
