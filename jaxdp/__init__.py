@@ -18,5 +18,6 @@ from jaxdp.engine import (  # noqa: E402
 
 __all__ = [
     "Algorithm", "Trace", "algorithms", "final_metrics", "grid", "network", "param", "per_agent",
-    "privacy", "problems", "register", "run", "simulate", "sweep", "unregister", "use_cpu_cores", "__version__",
+    "privacy", "problems", "register", "run", "simulate", "sweep", "unregister", "use_cpu_cores",
+    "__version__",
 ]

@@ -215,17 +215,14 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_info(args) -> int:
-    import inspect
-
     from jaxdp import algorithms
 
     alg = algorithms.get(args.algorithm)
     cls = type(alg)
     print(f"{alg.name}: {cls.__name__} ({'private' if _is_private(cls) else 'non-private'})")
     print(f"  {_first_line(cls.__doc__)}")
-    citation = _citation(inspect.getmodule(cls).__doc__ or "", cls.__name__)
-    if citation:
-        print(f"citation: {citation}")
+    if cls.cites:
+        print(f"citation: {'; '.join(cls.cites)}")
     print(f"parameters ({cls.params_type.__name__}; set with --param NAME=VALUE):")
     defaults = alg.default_params()
     meanings = _field_comments(cls.params_type)
@@ -454,19 +451,6 @@ def _first_line(doc) -> str:
             break
         first.append(line)
     return " ".join(first)
-
-
-def _citation(module_doc: str, class_name: str) -> str:
-    """The bullet of the module docstring that names the class in bold (``* **DP-DGD** — ...``,
-    punctuation and case ignored), else the module docstring's first paragraph."""
-    import re
-
-    norm = lambda text: re.sub(r"[^a-z0-9]", "", text.lower())  # noqa: E731
-    for bullet in re.split(r"\n\s*[*-] ", "\n" + module_doc):
-        bold = re.findall(r"\*\*(.+?)\*\*", bullet.strip().split("—")[0])
-        if any(norm(b) == norm(class_name) for b in bold):
-            return " ".join(bullet.split())
-    return _first_line(module_doc)
 
 
 def _field_comments(params_type) -> dict:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxdp.algorithms import REGISTRY
+from jaxdp.algorithms import PROVENANCES, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -83,6 +83,13 @@ def test_params_tables_come_from_the_declared_metadata(catalogue, pages):
     (f,) = catalogue.params_fields(P)
     assert (f.default, f.meaning, f.domain, f.shape, f.unit) == \
         ("0.5", "ρ, a rate", "in [0, 1]", "scalar", "1/s")
+
+
+def test_each_page_shows_the_declared_citations(pages):
+    for name, cls in REGISTRY.items():
+        assert cls.cites, f"{name} declares no cites"
+        assert cls.provenance in PROVENANCES, f"{name} declares no provenance"
+        assert f"**Cites:** {'; '.join(cls.cites)}" in pages[name].replace("\\|", "|")
 
 
 def test_escape_bars_leaves_literals_and_tables_alone(catalogue):

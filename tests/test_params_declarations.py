@@ -1,10 +1,10 @@
 """Every Params field of every registered algorithm has its facts declared once, as metadata.
 
 Each field is declared with :func:`jaxdp.param` (domain, scalar or per agent, meaning, unit) on the
-Params dataclass; ``Algorithm.validate`` enforces the domain and the shape. A field may instead be checked by the algorithm's own ``validate`` (then a negative value must be
-refused), or be a real number of any sign by its meaning (listed in :data:`UNBOUNDED` with why).
-A field whose name says it is a step size, penalty, noise scale, probability or rate must never be
-left unchecked.
+Params dataclass; ``Algorithm.validate`` enforces the domain and the shape. A field may instead be
+checked by the algorithm's own ``validate`` (then a negative value must be refused), or be a real
+number of any sign by its meaning (listed in :data:`UNBOUNDED` with why). A field whose name says it
+is a step size, penalty, noise scale, probability or rate must never be left unchecked.
 """
 import dataclasses
 import re

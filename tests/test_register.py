@@ -1,6 +1,6 @@
 """A user's algorithm is first-class: ``jaxdp.register`` makes it known by name to ``get``, the
-command line (``run``/``info``/``list``/``compare``) and the audit's registry scan; an entry point of
-the ``jaxdp.algorithms`` group does the same for an installed package. Every test unregisters
+command line (``run``/``info``/``list``/``compare``) and the audit's registry scan; an entry point
+of the ``jaxdp.algorithms`` group does the same for an installed package. Every test unregisters
 what it registered (no leak into the registry-wide tests)."""
 import dataclasses
 import json
@@ -144,3 +144,19 @@ def test_entry_points_are_read_on_first_use(monkeypatch):
     assert seen == ["jaxdp.algorithms"] and registry["toy_dpgd"] is ToyDPGD
     assert any("'broken'" in str(w.message) and "skipped" in str(w.message) for w in caught)
     assert len(registry) == 2 and seen == ["jaxdp.algorithms"]  # read once
+
+
+def test_the_report_constructor_requires_the_relation_and_the_assumptions():
+    from jaxdp import network, problems
+
+    prob = problems.least_squares(n_agents=4, m=6, d=3, seed=0)
+    net = network.make_network("ring", 4)
+    events = privacy.PrivacyEvents.from_schedule("gaussian", 2.0, 4.0, n_agents=4, steps=3)
+    alg, params = ToyDPGD(sampler="float"), ToyParams()
+    with pytest.raises(TypeError, match="relation"):
+        alg.report(events, prob, net, params, 3, delta=1e-5, assumptions=())
+    with pytest.raises(TypeError, match="assumptions"):
+        alg.report(events, prob, net, params, 3, delta=1e-5, relation="replace_agent")
+    report = alg.report(events, prob, net, params, 3, delta=1e-5, relation="replace_record",
+                        assumptions=(), released="x")
+    assert (report.relation, report.assumptions, report.released) == ("replace_record", (), "x")

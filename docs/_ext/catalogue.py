@@ -47,7 +47,6 @@ ORIGINALS = {
     "PORTER": ("bib-li-chi", "Li & Chi 2025"),
     "PriSMA": ("bib-huang-zhang-ling", "Huang, Zhang & Ling 2025"),
 }
-RECONSTRUCTED = re.compile(r"\[RECONSTRUCTED\]|reconstruct", re.IGNORECASE)
 _LITERAL = re.compile(r"(``.+?``)")
 _BARS = re.compile(r"(?<![\\|])\|(?=[^|\s])([^|\n]*?[^|\s\\])\|(?![|_])")
 
@@ -126,18 +125,19 @@ def params_fields(params_type: type) -> tuple[Field, ...]:
     return tuple(out)
 
 
+STATUS = {
+    "reconstruction": "reconstruction (see the docstring below)",
+    "baseline": "baseline of a paper's comparison; parts are reconstructed (see its module)",
+    "standard": "a standard method, as in the work it cites",
+    "paper": "the paper's algorithm, as published",
+    None: "not declared (the class sets no provenance)",
+}
+"""The page's status line for each declared ``Algorithm.provenance``."""
+
+
 def status_of(cls: type) -> str:
-    """``"reconstruction"`` where the class (or its baselines module) says so, else the paper's."""
-    doc = inspect.getdoc(cls) or ""
-    module = inspect.getmodule(cls)
-    module_doc = inspect.getdoc(module) or ""
-    if RECONSTRUCTED.search(doc):
-        return "reconstruction (see the docstring below)"
-    if module.__name__.endswith(".baselines") and RECONSTRUCTED.search(module_doc):
-        return f"baseline; its module ``{module.__name__}`` flags reconstructed parts"
-    if FAMILIES.get(family_of(cls), ("",))[0] == "":  # not one of the five papers
-        return "a standard method, as in the work its docstring cites"
-    return "the paper's algorithm, as published"
+    """The status the class declares (its ``provenance``)."""
+    return STATUS[cls.provenance]
 
 
 def tiny_runs():
@@ -255,7 +255,7 @@ def citation(entry: Entry) -> str:
     if anchor:
         role = "compared in" if entry.cls.__module__.endswith(".baselines") else "as in"
         parts.append(f"{role} [{short}](../bibliography.md#{anchor}) ({what})")
-    return "; ".join(parts) or ("the work named in the docstring below (see the "
+    return "; ".join(parts) or ("the work its `cites` names (see the "
                                 "[bibliography](../bibliography.md))")
 
 
@@ -264,6 +264,7 @@ def page(entry: Entry) -> str:
     cls = entry.cls
     lines = [f"({entry.name})=", f"# `{entry.name}` — {cls.__name__}", "",
              f"**Citation:** {citation(entry)}  ",
+             f"**Cites:** {'; '.join(cls.cites) or '(none declared)'}  ",
              f"**Class:** {{class}}`{cls.__module__}.{cls.__name__}` · "
              f"**Params:** {{class}}`{cls.params_type.__module__}.{cls.params_type.__name__}`  ",
              f"**Status:** {entry.status}  "]
@@ -310,7 +311,8 @@ def short_status(status: str) -> str:
     """The status in a few words, for the index table."""
     for start, short in (("reconstruction", "reconstruction"),
                          ("baseline", "baseline, partly reconstructed"),
-                         ("a standard method", "standard method")):
+                         ("a standard method", "standard method"),
+                         ("not declared", "not declared")):
         if status.startswith(start):
             return short
     return "paper's algorithm"
@@ -328,10 +330,11 @@ def index(all_entries: tuple[Entry, ...]) -> str:
     return "\n".join(["# Algorithm catalogue", "",
                       f"{len(all_entries)} algorithms, generated from "
                       "`jaxdp.algorithms.REGISTRY` when the site is built. Each page gives the "
-                      "citation, the equations (the class docstring), the Params with default and "
-                      "meaning, whether `privacy()` returns a report and that report's relation "
-                      "and headline accountant, whether it is the paper's algorithm or a "
-                      "reconstruction, and the per-node reference test.", ""]
+                      "citation, the equations (the class docstring), the Params with default, "
+                      "meaning, domain and shape (their `jaxdp.param` declarations), whether "
+                      "`privacy()` returns a report and that report's relation and headline "
+                      "accountant, whether it is the paper's algorithm or a reconstruction, and "
+                      "the per-node reference test.", ""]
                      + rows + [""] + toc) + "\n"
 
 

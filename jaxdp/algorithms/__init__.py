@@ -10,7 +10,7 @@ public here: :class:`Algorithm`, :func:`param` (a Params field with its facts), 
 :func:`standard_draws` and :func:`zeros_like_models`.
 """
 from jaxdp._types import per_agent
-from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
+from jaxdp.algorithms._base import PROVENANCES, Algorithm, standard_draws, zeros_like_models
 from jaxdp.algorithms._params import (
     DOMAINS, Domain, ParamSpec, check_params, param, param_specs, undeclared_fields,
 )
@@ -115,8 +115,8 @@ def unregister(name: str) -> type:
     return REGISTRY.unregister(name)
 
 
-__all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "ParamSpec", "REGISTRY",
-           "check_params", "get", "param", "param_specs", "per_agent", "register",
+__all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "PROVENANCES", "ParamSpec",
+           "REGISTRY", "check_params", "get", "param", "param_specs", "per_agent", "register",
            "standard_draws", "undeclared_fields", "unregister", "zeros_like_models"] + [
     c.__name__ for c in _CLASSES] + [
     "ADMMParams", "DGDParams", "DPDGDParams", "StepParams", "TwoStepParams",

@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, PRNGKey
-from jaxdp.algorithms._params import check_params, check_per_agent_value  # noqa: F401
+from jaxdp.algorithms._params import check_params, check_per_agent_value  # noqa: F401 (channels)
 from jaxdp.privacy._lattice import lattice_sensitivity
 from jaxdp.privacy._mechanisms import check_sampler
 
@@ -39,6 +39,8 @@ Params = Any  # a chex dataclass of floats / (N,) arrays
 State = Any  # a pytree; per-agent leaves have a leading axis N
 Noise = Any  # a pytree of every draw of one step ({} for deterministic algorithms)
 Messages = dict  # what crosses the network at one step, e.g. {"x": (N, d)}
+PROVENANCES = ("paper", "standard", "baseline", "reconstruction")
+"""The values of :attr:`Algorithm.provenance`."""
 LEGACY_DECLARATIONS = ("positive", "nonnegative", "unit_interval", "scalar")
 """Class tuples that declared Params ranges before :func:`~jaxdp.algorithms.param` (refused)."""
 
@@ -52,9 +54,15 @@ class Algorithm:
 
     Class attributes:
       name: registry key, lower case (``"dgd"``).
-      params_type: the ``Params`` dataclass; ``params_type()`` gives the paper's defaults.
-      params_type: its fields declared with :func:`~jaxdp.algorithms.param` (range, scalar or
-        per agent, meaning, unit): :meth:`validate`, ``jaxdp info`` and the docs read them.
+      cites: the works the class implements, as short references with the equation or algorithm
+        (``("Nedić & Ozdaglar, IEEE TAC 2009, eq. (2)",)``); ``jaxdp info`` and the docs show them.
+      provenance: what the code is of the cited work (:data:`PROVENANCES`): ``"paper"`` (a
+        paper's algorithm as published), ``"standard"`` (a standard method as its work gives it),
+        ``"baseline"`` (a paper's comparison method, parts reconstructed) or ``"reconstruction"``
+        (rebuilt where the source gives no equations); ``None``: not declared.
+      params_type: the ``Params`` dataclass; ``params_type()`` gives the paper's defaults. Its
+        fields are declared with :func:`~jaxdp.algorithms.param` (domain, scalar or per agent,
+        meaning, unit): :meth:`validate`, ``jaxdp info`` and the docs read them.
       models_covered: the final models are a post-processing of the releases :meth:`account`
         accounts for (``release="messages+models"`` then has the same ε); ``False`` makes that
         report ``inf`` with :attr:`models_note` as the reason. ``False`` unless shown.
@@ -64,6 +72,8 @@ class Algorithm:
     """
 
     name: ClassVar[str] = "algorithm"
+    cites: ClassVar[tuple[str, ...]] = ()
+    provenance: ClassVar[str | None] = None
     params_type: ClassVar[type] = type(None)
     noise_field: ClassVar[str | None] = None
     models_covered: ClassVar[bool] = False
@@ -79,6 +89,9 @@ class Algorithm:
                 "reads: declare each Params field with jaxdp.param(default, domain='positive' | "
                 "'nonnegative' | 'probability' | 'fraction', per_agent=False for a scalar field, "
                 "doc='its meaning')")
+        if cls.provenance not in (None, *PROVENANCES):
+            raise TypeError(f"{cls.__name__}.provenance must be one of {PROVENANCES} or None; got "
+                            f"{cls.provenance!r}")
         if "privacy" in vars(cls):
             raise TypeError(f"{cls.__name__} overrides privacy(): override account(self, problem, "
                             "network, params, steps, *, delta) instead (privacy() checks the "

@@ -112,6 +112,8 @@ class DGD(Algorithm):
     """Decentralized gradient descent: ``X⁺ = W X − α_k ∇F(X)`` (Nedić & Ozdaglar 2009, eq. (2))."""
 
     name = "dgd"
+    cites = ("Nedić & Ozdaglar, IEEE TAC 2009, eq. (2)",)
+    provenance = "standard"
     params_type = DGDParams
 
     def init(self, key, problem, network, params):
@@ -140,6 +142,11 @@ class DPDGD(DGD):
     """
 
     name = "dp_dgd"
+    cites = (
+        "Nedić & Ozdaglar, IEEE TAC 2009 (DGD)",
+        "Abadi et al. 2016 (gradient clipping with Gaussian noise)",
+    )
+    provenance = "standard"
     params_type = DPDGDParams
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
@@ -203,6 +210,11 @@ class EXTRA(_TwoStep):
     """
 
     name = "extra"
+    cites = (
+        "Shi, Ling, Wu & Yin, SIAM J. Optim. 2015, eq. (3.1)–(3.2)",
+        "PG-EXTRA: Shi, Ling, Wu & Yin, IEEE TSP 2015, eq. (4)",
+    )
+    provenance = "standard"
 
     def init(self, key, problem, network, params):
         start = super().init(key, problem, network, params)
@@ -230,6 +242,8 @@ class NIDS(_TwoStep):
     """
 
     name = "nids"
+    cites = ("Li, Shi & Yan, IEEE TSP 2019, eq. (9)",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise
@@ -257,6 +271,8 @@ class DIGing(Algorithm):
     """
 
     name = "diging"
+    cites = ("Nedić, Olshevsky & Shi, SIAM J. Optim. 2017",)
+    provenance = "standard"
     params_type = StepParams
 
     def init(self, key, problem, network, params):
@@ -284,6 +300,8 @@ class ADMM(Algorithm):
     """
 
     name = "admm"
+    cites = ("Bastianello, Carli, Schenato & Todescato, IEEE TCNS 2021, eq. (12)",)
+    provenance = "standard"
     params_type = ADMMParams
     local_steps: int = 10
 

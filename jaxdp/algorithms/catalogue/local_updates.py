@@ -34,7 +34,8 @@ class ProxSkipParams:
     alpha: float = param(0.05, domain="positive", doc="α (γ), gradient step")
     beta: float = param(0.5, domain="positive",
                         doc="β, control-variate step (the paper takes β = p)")
-    p: float = param(0.5, domain="fraction", doc="p, probability of communicating at a step")
+    p: float = param(0.5, domain="fraction", per_agent=False,
+                     doc="p, probability of communicating at a step")
     chi: float = param(1.0, domain="positive", per_agent=False,
                        doc="χ ≥ 1, gossip damping of W_a = I − (I − W)/(2χ)")
 
@@ -69,6 +70,8 @@ class KGT(_Local):
     """
 
     name = "k_gt"
+    cites = ("Liu, Lin, Koloskova & Stich, Optim. Methods Softw. 2024, Algorithm 1",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
@@ -89,6 +92,8 @@ class LED(_Local):
     """
 
     name = "led"
+    cites = ("Alghunaim, IEEE TAC 2024, Algorithm 1",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
@@ -107,6 +112,8 @@ class ProxSkip(Algorithm):
     """
 
     name = "prox_skip"
+    cites = ("Mishchenko, Malinovsky, Stich & Richtárik, ICML 2022 (decentralized ProxSkip)",)
+    provenance = "standard"
     params_type = ProxSkipParams
 
     def validate(self, params, problem, network) -> None:

@@ -82,6 +82,8 @@ class DLM(Algorithm):
     """
 
     name = "dlm"
+    cites = ("Ling, Shi, Wu & Ribeiro, IEEE TSP 2015",)
+    provenance = "standard"
     params_type = DLMParams
 
     def validate(self, params, problem, network) -> None:
@@ -110,6 +112,8 @@ class ATG(Algorithm):
     """
 
     name = "atg"
+    cites = ("Carnevale, Bastianello, Notarstefano & Carli, IEEE TAC 2025, Algorithm 1",)
+    provenance = "standard"
     params_type = ATGParams
 
     def validate(self, params, problem, network) -> None:
@@ -151,6 +155,8 @@ class YiPrimalDual(Algorithm):
     """
 
     name = "yi_pd"
+    cites = ("Yi, Zhang, Yang, Chai & Johansson, IEEE TAC 2022",)
+    provenance = "standard"
     params_type = YiPDParams
 
     def init(self, key, problem, network, params):

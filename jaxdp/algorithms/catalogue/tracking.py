@@ -56,6 +56,8 @@ class ATCTracking(_ATCTracking):
     """
 
     name = "atc_tracking"
+    cites = ("Di Lorenzo & Scutari, IEEE TSIPN 2016 (NEXT), Algorithm 1",)
+    provenance = "standard"
 
     def _track(self, state, g_new, network):
         return network.mix(state.y, message="y") + g_new - state.g, state.y
@@ -68,6 +70,8 @@ class AugDGM(_ATCTracking):
     """
 
     name = "aug_dgm"
+    cites = ("Xu, Zhu, Soh & Xie, IEEE CDC 2015 (AugDGM)",)
+    provenance = "standard"
 
     def _track(self, state, g_new, network):
         q = state.y + g_new - state.g
@@ -83,6 +87,8 @@ class WangElia(Algorithm):
     """
 
     name = "wang_elia"
+    cites = ("Wang & Elia, Allerton 2010",)
+    provenance = "standard"
     params_type = StepParams
 
     def init(self, key, problem, network, params):

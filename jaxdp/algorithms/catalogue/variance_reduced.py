@@ -100,6 +100,8 @@ class GTSAGA(_Minibatch):
     """
 
     name = "gt_saga"
+    cites = ("Xin, Khan & Kar, IEEE TSP 2020, Algorithm 1 (GT-SAGA)",)
+    provenance = "standard"
     params_type = StepParams
 
     def init(self, key, problem, network, params):
@@ -136,6 +138,8 @@ class GTSARAH(_Minibatch):
     """
 
     name = "gt_sarah"
+    cites = ("Xin, Khan & Kar, SIAM J. Optim. 2022 (GT-SARAH)",)
+    provenance = "standard"
     params_type = StepParams
     inner_steps: int = 5  # q, SARAH steps between two full local gradients (static)
 
@@ -168,6 +172,11 @@ class GTVR(_Minibatch):
     """
 
     name = "gt_vr"
+    cites = (
+        "Kovalev, Horváth & Richtárik, ALT 2020 (loopless SVRG)",
+        "Xin, Khan & Kar 2020 (GT-SVRG)",
+    )
+    provenance = "standard"
     params_type = GTVRParams
 
     def init(self, key, problem, network, params):

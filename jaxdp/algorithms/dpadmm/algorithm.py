@@ -162,6 +162,8 @@ class DPADMM(StarADMM):
     """Algorithm 3: linearized local step at the previous noisy iterate, time-varying σ and η."""
 
     name = "dp_admm"
+    cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 3",)
+    provenance = "paper"
     params_type = DPADMMParams
     private = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)

@@ -69,6 +69,8 @@ class ConsensusADMM(StarADMM):
     """Algorithm 1: non-private consensus ADMM with the exact local solve."""
 
     name = "consensus_admm"
+    cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 1",)
+    provenance = "paper"
     params_type = ConsensusADMMParams
     inner_tol: float = 1e-10  # relative residual of the local solve
     inner_max_steps: int = 200  # Newton or proximal-gradient steps at most
@@ -84,6 +86,8 @@ class NaivePrivateADMM(ConsensusADMM):
     """Algorithm 2: Algorithm 1 plus Gaussian noise of constant σ_i on the shared w_i^{k+1}."""
 
     name = "naive_private_admm"
+    cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 2",)
+    provenance = "paper"
     params_type = NaivePrivateADMMParams
     private = True
     variant: str = "corrected"  # "paper": Δ = 2 S1 N/(m_i λ); "corrected": 2 S1/(m_i (ρ + λ/N))

@@ -103,6 +103,8 @@ class DPP2(Algorithm):
     """
 
     name = "dpp2"
+    cites = ("Ou, Wang, Liu & Lu 2025, arXiv 2511.02283 (DPP², paper 000), Algorithm 1",)
+    provenance = "paper"
     params_type = DPP2Params
     eta_mode: str = "random"
     eta_stream: int = 0

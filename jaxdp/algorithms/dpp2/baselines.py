@@ -160,6 +160,11 @@ class DiaDSP(_DecayingLaplace):
     inner: Algorithm = DIGing()
     routes: tuple = laplace_routes(_DIADSP_STREAMS)
     name = "diadsp"
+    cites = (
+        "Ding, Zhu, He, Chen & Guan, IEEE TAC 2022",
+        "compared in Ou, Wang, Liu & Lu 2025 (paper 000), Fig. 3",
+    )
+    provenance = "baseline"
     params_type = DiaDSPParams
     streams = _DIADSP_STREAMS
     field_map = laplace_fields(_DIADSP_STREAMS)
@@ -180,6 +185,11 @@ class PPDC(_DecayingLaplace):
     inner: Algorithm = YiPrimalDual()
     routes: tuple = laplace_routes(_PPDC_STREAMS)
     name = "ppdc"
+    cites = (
+        "Xie, Yi, Wang, Cao & Ren, Automatica 2025",
+        "compared in Ou, Wang, Liu & Lu 2025 (paper 000), Fig. 3",
+    )
+    provenance = "baseline"
     params_type = PPDCParams
     streams = _PPDC_STREAMS
     field_map = laplace_fields(_PPDC_STREAMS)

@@ -201,6 +201,8 @@ class LDPADMM(_ADMMFamily):
     """
 
     name = "ldp_admm"
+    cites = ("Xiao, Ye & Devadas 2019 (LDP, paper 001), Algorithm 1",)
+    provenance = "paper"
     params_type = LDPADMMParams
     variant: str = "corrected"
     primal: str = "linearized"
@@ -268,6 +270,8 @@ class LDPDGD(_DGDFamily):
     """
 
     name = "ldp_dgd"
+    cites = ("Xiao, Ye & Devadas 2019 (LDP, paper 001), Algorithm 2",)
+    provenance = "paper"
     scope: str = "complete"
     randomize: bool = True
     private: bool = True
@@ -328,6 +332,8 @@ class LDPDGDStar(_DGDFamily):
     """
 
     name = "ldp_dgd_star"
+    cites = ("Xiao, Ye & Devadas 2019 (LDP, paper 001), Algorithm 2*",)
+    provenance = "paper"
     closed: bool = True
     private: bool = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)

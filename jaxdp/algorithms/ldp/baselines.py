@@ -185,6 +185,8 @@ class DualPerturbedADMM(_PenaltyADMM):
     """[42] (reconstruction): fixed penalties, Laplace noise on the dual before the primal step."""
 
     name = "ldp_dvp_admm"
+    cites = ("paper 001's [42], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     perturb = "dual"
 
 
@@ -193,6 +195,8 @@ class OutputPerturbedADMM(_PenaltyADMM):
     """[48] (reconstruction): fixed penalties, Laplace noise on the new iterate (output)."""
 
     name = "ldp_op_admm"
+    cites = ("paper 001's [48], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     perturb = "output"
 
 
@@ -201,6 +205,8 @@ class IncreasingPenaltyADMM(_PenaltyADMM):
     """[43] (reconstruction): penalties η^{k+1}(|N_i|, 1) growing as 0.5·1.02^{k+1}, noise on λ̃."""
 
     name = "ldp_pp_admm"
+    cites = ("paper 001's [43], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     params_type = IncreasingPenaltyADMMParams
     perturb = "dual"
 
@@ -224,6 +230,8 @@ class HuangDGD(_DGDFamily):
     """[45] (reconstruction): X⁺ = WX − η_{k+1}∇F(WX) + E, the noisy states being exchanged."""
 
     name = "ldp_huang_dgd"
+    cites = ("paper 001's [45], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     draws_weights = False  # fixed mixing W
     private: bool = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)

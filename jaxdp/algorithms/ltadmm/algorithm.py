@@ -152,6 +152,10 @@ class LTADMMDP(Algorithm):
     """
 
     name: ClassVar[str] = "lt_admm_dp"
+    cites = (
+        "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (LT-ADMM-DP, paper 004)",
+    )
+    provenance = "paper"
     noise_field: ClassVar[str] = "sigma_e"
     params_type: ClassVar[type] = LTADMMDPParams
     local_steps: int = 4
@@ -284,6 +288,10 @@ class LTADMM(LTADMMDP):
     """
 
     name: ClassVar[str] = "lt_admm"
+    cites = (
+        "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (paper 004), without noise",
+    )
+    provenance = "paper"
     sampler: str = "float"  # not private (σ_e = 0 by default, no report): no lattice
 
     def default_params(self):
@@ -368,6 +376,11 @@ class LTADMMVR(Algorithm):
     """
 
     name: ClassVar[str] = "lt_admm_vr"
+    cites = (
+        "Ren, Bastianello, Johansson & Parisini 2026 (LT-ADMM-VR), reconstructed",
+        "compared in paper 004",
+    )
+    provenance = "reconstruction"
     params_type: ClassVar[type] = LTADMMVRParams
     local_steps: int = 4
     batch_size: int = 8

@@ -176,6 +176,8 @@ class PORTER(_Minibatched):
     """
 
     name: ClassVar[str] = "porter"
+    cites = ("Li & Chi 2025 (PORTER-DP)", "compared in Ren et al. 2026 (paper 004), reconstructed")
+    provenance = "baseline"
     noise_field: ClassVar[str] = "sigma"
     params_type: ClassVar[type] = PORTERParams
     compress_k: int = 0
@@ -229,6 +231,11 @@ class PriSMA(_Minibatched):
     """
 
     name: ClassVar[str] = "prisma"
+    cites = (
+        "Huang, Zhang & Ling 2025 (PriSMA)",
+        "compared in Ren et al. 2026 (paper 004), reconstructed",
+    )
+    provenance = "baseline"
     params_type: ClassVar[type] = PriSMAParams
 
     def init(self, key, problem, network, params):

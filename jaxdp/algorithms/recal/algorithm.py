@@ -207,6 +207,8 @@ class RECAL(TokenAlgorithm):
     """
 
     name = "recal"
+    cites = ("Wang, Guo, Yang & Shi 2024 (DP-RECAL, paper 003), eq. (7)",)
+    provenance = "paper"
     params_type = RECALParams
     variant: str = "paper"
 
@@ -273,6 +275,8 @@ class DPRECAL(RECAL):
     """
 
     name = "dp_recal"
+    cites = ("Wang, Guo, Yang & Shi 2024 (DP-RECAL, paper 003), Algorithm 1",)
+    provenance = "paper"
     params_type = DPRECALParams
     private = True
     sensitivity: str = "paper"

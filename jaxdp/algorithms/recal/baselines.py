@@ -116,11 +116,11 @@ from jaxdp.privacy import PAPER_PRINTED, PrivacyReport, add_noise, noise_draws
 
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
-class DPStepParams:
-    alpha: float = param(0.05, domain="positive", per_agent=False,
-                         doc="α, step size of NIDS / PG-EXTRA")
-    x0: float = param(0.0, doc="x⁰ = x0·1 for every agent")
-    log_sigma1: float = param(0.0, doc="log σ₁ of the noise on each transmission")
+class NoiseScheduleParams:
+    """The Gaussian schedule σ_t = σ₁ R^{−(t−1)/2} every baseline of this module shares (its
+    Params subclass this and list their own fields after these)."""
+
+    log_sigma1: float = param(0.0, doc="log σ₁ (natural log) of the first transmission's noise")
     log_R: float = param(math.log(1.05), domain="nonnegative",
                          doc="log R ≥ 0: σ_t = σ₁ R^{−(t−1)/2}, t the release count")
     c: float = param(1.0, domain="positive", doc="gradient bound (accountant only)")
@@ -129,7 +129,14 @@ class DPStepParams:
 
 
 @chex.dataclass(frozen=True)
-class DPICADMMParams:
+class DPStepParams(NoiseScheduleParams):
+    alpha: float = param(0.05, domain="positive", per_agent=False,
+                         doc="α, step size of NIDS / PG-EXTRA")
+    x0: float = param(0.0, per_agent=False, doc="x⁰ = x0·1 for every agent")
+
+
+@chex.dataclass(frozen=True)
+class DPICADMMParams(NoiseScheduleParams):
     rho: float = param(1.0, domain="positive", per_agent=False,
                        doc="ρ, ADMM penalty (c of IC-ADMM [43])")
     beta: float = param(1.0, domain="positive",
@@ -137,38 +144,23 @@ class DPICADMMParams:
     decay: float = param(1.0, per_agent=False,
                          doc="γ ∈ (0, 1]: step α_k = α₀γ^k, α₀ = 1/(β_i + 2ρd_i); 1 = fixed step")
     x0: float = param(0.0, doc="x⁰ = x0·1")
-    log_sigma1: float = param(0.0, doc="log σ₁")
-    log_R: float = param(math.log(1.05), domain="nonnegative", doc="log R ≥ 0")
-    c: float = param(1.0, domain="positive", doc="gradient bound (accountant only)")
-    delta: float = param(1e-3, domain="probability",
-                         doc="δ the experiments calibrate to; reports take privacy(delta=)")
 
 
 @chex.dataclass(frozen=True)
-class DPRWADMMParams:
+class DPRWADMMParams(NoiseScheduleParams):
     beta: float = param(10.0, domain="positive",
                         doc="β, Walkman penalty; must dominate the local smoothness")
     xi: float = param(300.0, domain="positive", doc="ξ, target PLF (as RECAL)")
     x0: float = param(0.0, doc="z⁰ = y_i⁰ = x0·1")
-    log_sigma1: float = param(0.0, doc="log σ₁")
-    log_R: float = param(math.log(1.05), domain="nonnegative", doc="log R ≥ 0")
-    c: float = param(1.0, domain="positive", doc="gradient bound (accountant only)")
-    delta: float = param(1e-3, domain="probability",
-                         doc="δ the experiments calibrate to; reports take privacy(delta=)")
 
 
 @chex.dataclass(frozen=True)
-class DPMRADMMParams:
+class DPMRADMMParams(NoiseScheduleParams):
     rho: float = param(1.0, domain="positive", per_agent=False, doc="ρ, initial penalty")
     theta: float = param(1.0, domain="positive", per_agent=False,
                          doc="θ ≥ 1, penalty growth per odd/even pair ([16]); 1 = fixed")
     gamma: float = param(0.05, domain="positive", doc="γ, step of the inexact odd-iteration solve")
     x0: float = param(0.0, doc="x⁰ = x0·1")
-    log_sigma1: float = param(0.0, doc="log σ₁")
-    log_R: float = param(math.log(1.05), domain="nonnegative", doc="log R ≥ 0")
-    c: float = param(1.0, domain="positive", doc="gradient bound (accountant only)")
-    delta: float = param(1e-3, domain="probability",
-                         doc="δ the experiments calibrate to; reports take privacy(delta=)")
 
 
 # -- States -------------------------------------------------------------------------------------
@@ -352,6 +344,11 @@ class DPNIDS(_NoisyStep):
 
     inner: Algorithm = NIDS()
     name = "dp_nids"
+    cites = (
+        "Li, Shi & Yan, IEEE TSP 2019 (NIDS)",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     released = "DP-NIDS: ṽ = v + N(0, σ_t² I)"
     released_text = "agent i's ṽ_i^k = v_i^k + σ_k ξ"
     sent_at_first = 0
@@ -367,6 +364,11 @@ class DPEXTRA(_NoisyStep):
 
     inner: Algorithm = EXTRA()
     name = "dp_extra"
+    cites = (
+        "Shi, Ling, Wu & Yin, IEEE TSP 2015 (PG-EXTRA)",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     released = "DP-EXTRA: x̃ = x + N(0, σ_t² I)"
     released_text = "agent i's x̃_i^k = x_i^k + σ_k ξ"
 
@@ -380,6 +382,11 @@ class DPICADMM(_Synchronous):
     """IC-ADMM (Chang, Hong & Wang 2015) + primal perturbation (Zhang & Zhu 2017), reconstructed."""
 
     name = "dp_icadmm"
+    cites = (
+        "Chang, Hong & Wang 2015 (IC-ADMM) with Zhang & Zhu 2017's primal perturbation",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     noise_field = "log_sigma1"
     params_type = DPICADMMParams
 
@@ -437,6 +444,11 @@ class DPRWADMM(TokenAlgorithm):
     """Random-walk (token) ADMM, Walkman's linearized form, noise on the token (reconstructed)."""
 
     name = "dp_rwadmm"
+    cites = (
+        "Mao, Yu, Gao & Yin, IEEE TSP 2020 (Walkman) for Shah & Avrachenkov, arXiv:1810.05067",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     noise_field = "log_sigma1"
     params_type = DPRWADMMParams
     private = True
@@ -505,6 +517,11 @@ class DPMRADMM(_Synchronous):
     """
 
     name = "dp_mradmm"
+    cites = (
+        "Zhang, Khalili & Liu, Allerton 2019 (recycled ADMM)",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "baseline"
     noise_field = "log_sigma1"
     params_type = DPMRADMMParams
     local_steps: int = 20
