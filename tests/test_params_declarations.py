@@ -180,3 +180,10 @@ def test_overriding_privacy_is_refused():
         class Legacy(Algorithm):  # noqa: F841
             def privacy(self, problem, network, params, steps):
                 return None
+
+
+def test_provenance_is_one_of_the_declared_kinds():
+    with pytest.raises(TypeError, match=r"provenance must be one of \('paper', 'standard'"):
+        @dataclasses.dataclass(frozen=True)
+        class Vague(Algorithm):  # noqa: F841
+            provenance = "folklore"
