@@ -11,10 +11,13 @@ Quick start::
 __version__ = "0.1.0"
 
 from jaxdp import algorithms, channels, network, privacy, problems  # noqa: E402
+from jaxdp.algorithms import (  # noqa: E402
+    Algorithm, param, per_agent, register, unregister)
 from jaxdp.engine import (  # noqa: E402
     Trace, final_metrics, grid, run, simulate, sweep, use_cpu_cores)
 
 __all__ = [
-    "Trace", "algorithms", "final_metrics", "grid", "network", "privacy", "problems", "run",
-    "simulate", "sweep", "use_cpu_cores", "__version__",
+    "Algorithm", "Trace", "algorithms", "final_metrics", "grid", "network", "param", "per_agent",
+    "privacy", "problems", "register", "run", "simulate", "sweep", "unregister", "use_cpu_cores",
+    "__version__",
 ]

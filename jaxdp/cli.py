@@ -340,7 +340,7 @@ def _cmd_list(args) -> int:
     print("algorithms:")
     for name in sorted(algorithms.REGISTRY):
         cls = algorithms.REGISTRY[name]
-        print(f"  {name:<24} {'private' if _is_private(cls) else 'non-private':<12} "
+        print(f"  {name:<24} {'private' if cls.is_private() else 'non-private':<12} "
               f"{_first_line(cls.__doc__)}")
     for title, names in (("problems", problems.PROBLEMS), ("networks", network.GRAPHS),
                          ("reproductions", experiments.REPRODUCTIONS)):
@@ -351,21 +351,18 @@ def _cmd_list(args) -> int:
 
 
 def _cmd_info(args) -> int:
-    import inspect
-
     from jaxdp import algorithms
 
     alg = algorithms.get(args.algorithm)
     cls = type(alg)
-    print(f"{alg.name}: {cls.__name__} ({'private' if _is_private(cls) else 'non-private'})")
+    print(f"{alg.name}: {cls.__name__} ({'private' if cls.is_private() else 'non-private'})")
     print(f"  {_first_line(cls.__doc__)}")
-    citation = _citation(inspect.getmodule(cls).__doc__ or "", cls.__name__)
-    if citation:
-        print(f"citation: {citation}")
+    if cls.cites:
+        print(f"citation: {'; '.join(cls.cites)}")
     print("\n".join(_params_lines(alg)))
     print(f"noise_field: {cls.noise_field}"
           + ("  (--epsilon calibrates it)" if cls.noise_field else "  (--epsilon not supported)"))
-    if _is_private(cls):
+    if cls.is_private():
         print("privacy: " + _default_privacy(alg))
     return 0
 
@@ -403,7 +400,7 @@ def _cmd_run(args) -> int:
     alg = _with_channel(algorithms.get(args.algorithm), args.channel)
     stem = _stem(alg.name)
     _check_fresh(out, [f"trace_{stem}.npz", f"trace_{stem}.csv", f"{stem}_{args.metric}.png"]
-                 + (["privacy.json"] if _is_private(type(alg)) else []),
+                 + (["privacy.json"] if alg.is_private() else []),
                  args.force or args.resume)
     params = _override(alg.default_params(), args.param)
     params, report = _private_params(alg, setting, params, args)
@@ -482,7 +479,7 @@ def _cmd_tradeoff(args) -> int:
     _check_fresh(out, ["tradeoff.md", "tradeoff.csv", "tradeoff.png"], args.force)
     setting = _setting(args)
     alg = _with_channel(algorithms.get(args.algorithm), args.channel)
-    if not _is_private(type(alg)) or alg.noise_field is None:
+    if not alg.is_private() or alg.noise_field is None:
         raise ValueError(f"{alg.name} has no noise to calibrate (not private, or no "
                          "noise_field): tradeoff needs a private algorithm or a --channel with "
                          "noise")
@@ -577,7 +574,7 @@ def _private_params(alg, setting, params, args):
     problem, net = setting["problem"], setting["network"]
     alg.validate(params, problem, net)
     if args.epsilon is not None:
-        if not _is_private(type(alg)):
+        if not alg.is_private():
             raise ValueError(f"{alg.name} does not support --epsilon: it is not private")
         _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
         params = _calibrate(alg, problem, net, params, args)
@@ -636,12 +633,7 @@ def _warn_meaningless(epsilon, name: str, field) -> None:
 
 
 def _report(alg, problem, net, params, steps, delta):
-    """The privacy report under the contract, or ``None`` (not private, or an algorithm whose
-    ``privacy`` does not take ``delta`` yet: its ε is not printed)."""
-    import inspect
-
-    if "delta" not in inspect.signature(alg.privacy).parameters:
-        return None
+    """The privacy report under the contract, or ``None`` (not private)."""
     return alg.privacy(problem, net, params, steps, delta=delta)
 
 
@@ -747,13 +739,6 @@ def _stage(line: str) -> None:
 
 
 # -- helpers: catalogue ---------------------------------------------------------------------------
-def _is_private(cls) -> bool:
-    """An algorithm is private when it overrides :meth:`Algorithm.account` (or ``privacy``)."""
-    from jaxdp.algorithms import Algorithm
-
-    return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
-
-
 def _first_line(doc) -> str:
     """The docstring's first paragraph, joined into one line, as plain text."""
     lines = [line.strip() for line in (doc or "").strip().splitlines()]
@@ -783,30 +768,11 @@ def plain(text: str) -> str:
     return re.sub(r"(?<![\w`])`([^`]+)`(?![\w`])", r"\1", text)
 
 
-def _citation(module_doc: str, class_name: str) -> str:
-    """The bullet of the module docstring that names the class in bold (``* **DP-DGD** — ...``,
-    punctuation and case ignored), else the module docstring's first paragraph."""
-    import re
-
-    norm = lambda text: re.sub(r"[^a-z0-9]", "", text.lower())  # noqa: E731
-    for bullet in re.split(r"\n\s*[*-] ", "\n" + module_doc):
-        bold = re.findall(r"\*\*(.+?)\*\*", bullet.strip().split("—")[0])
-        if any(norm(b) == norm(class_name) for b in bold):
-            return plain(" ".join(bullet.split()))
-    return _first_line(module_doc)
-
-
 def _field_comments(params_type) -> dict:
-    """``{field: meaning}`` from the ``# comment`` after each field of a Params class."""
-    import inspect
-    import re
+    """``{field: meaning [domain; shape; unit]}`` from each Params field's declared metadata."""
+    from jaxdp.algorithms import param_specs
 
-    try:
-        source = inspect.getsource(params_type)
-    except (OSError, TypeError):
-        return {}
-    found = re.findall(r"^\s+(\w+)\s*:[^=\n]*=[^#\n]*#\s*(.+)$", source, flags=re.M)
-    return {name: meaning.strip() for name, meaning in found}
+    return {name: spec.summary for name, spec in param_specs(params_type).items()}
 
 
 def _show(value) -> str:
@@ -832,7 +798,7 @@ def _default_privacy(alg) -> str:
     except Exception as e:  # noqa: BLE001 — a catalogue line, not a run
         return f"(not computed on the default setting: {str(e).splitlines()[0]})"
     if report is None:
-        return "(its privacy() does not yet take delta: no report under the privacy contract)"
+        return "(privacy() returns no report)"
     note = _meaningless(report.epsilon_max, alg.name, alg.noise_field)
     return (f"per {report.unit} ({report.relation}: {report.relation_text}); default Params, "
             f"10 agents on a ring, 100 steps: " + report.summary().splitlines()[0]

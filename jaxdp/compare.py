@@ -82,11 +82,11 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             alg = with_channel(alg, channel)
         p = (params or {}).get(name) or alg.default_params()
         alg.validate(p, problem, network)
-        if epsilon is not None and _is_private(alg):  # raises where it cannot be calibrated
+        if epsilon is not None and alg.is_private():  # raises where it cannot be calibrated
             p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta,
                                  on_probe=on_probe(alg) if on_probe else None)
         plans[name] = (alg, p, _privacy(alg, problem, network, p, steps, delta)
-                       if _takes_delta(alg) else None)
+                       if alg.is_private() else None)
     resume = {"seeds_per_block": seeds_per_block}
     traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress,
                          resume_dir=None if resume_dir is None
@@ -108,21 +108,6 @@ def _channel(channel):
     from jaxdp.channels import parse_channels
 
     return parse_channels(channel)
-
-
-def _is_private(alg) -> bool:
-    """The algorithm accounts for its releases (it overrides ``account`` or ``privacy``)."""
-    from jaxdp.algorithms import Algorithm
-
-    cls = type(alg)
-    return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
-
-
-def _takes_delta(alg) -> bool:
-    """Private under the privacy contract (``privacy(..., delta=...)`` returns a report)."""
-    import inspect
-
-    return _is_private(alg) and "delta" in inspect.signature(alg.privacy).parameters
 
 
 def _privacy(alg, problem, network, params, steps, delta):

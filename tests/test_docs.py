@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jaxdp.algorithms import REGISTRY
+from jaxdp.algorithms import PROVENANCES, REGISTRY
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -63,12 +63,33 @@ def test_reconstructions_and_reference_tests_are_read_from_the_code(catalogue):
     assert entries["dgd"].reference == ("dgd",)
 
 
-def test_field_comments_parse_the_params_source(catalogue):
-    from jaxdp.algorithms import DPDGDParams
+def test_params_tables_come_from_the_declared_metadata(catalogue, pages):
+    """The meaning, domain, shape and unit columns are the fields' ``jaxdp.param`` metadata."""
+    import chex
 
-    comments = catalogue.field_comments(DPDGDParams)
-    assert set(comments) == {"alpha", "gamma", "clip", "sigma"}
-    assert comments["clip"].startswith("C, gradient clipping norm")
+    from jaxdp import param
+    from jaxdp.algorithms import DPDGDParams, param_specs
+
+    fields = {f.name: f for f in catalogue.params_fields(DPDGDParams)}
+    spec = param_specs(DPDGDParams)["clip"]
+    assert (fields["clip"].meaning, fields["clip"].domain, fields["clip"].shape) == \
+        (spec.doc, "> 0", "scalar or (N,)")
+    assert f"| `clip` | `1.0` | {spec.doc} | > 0 | scalar or (N,) |  |" in pages["dp_dgd"]
+
+    @chex.dataclass(frozen=True)
+    class P:
+        rate: float = param(0.5, domain="probability", per_agent=False, doc="ρ, a rate", unit="1/s")
+
+    (f,) = catalogue.params_fields(P)
+    assert (f.default, f.meaning, f.domain, f.shape, f.unit) == \
+        ("0.5", "ρ, a rate", "in [0, 1]", "scalar", "1/s")
+
+
+def test_each_page_shows_the_declared_citations(pages):
+    for name, cls in REGISTRY.items():
+        assert cls.cites, f"{name} declares no cites"
+        assert cls.provenance in PROVENANCES, f"{name} declares no provenance"
+        assert f"**Cites:** {'; '.join(cls.cites)}" in pages[name].replace("\\|", "|")
 
 
 def test_escape_bars_leaves_literals_and_tables_alone(catalogue):

@@ -1,7 +1,7 @@
 """The algorithm catalogue, generated from :data:`jaxdp.algorithms.REGISTRY` at build time.
 
-:func:`entries` reads each registered class (docstring, Params fields with their defaults and field
-comments, privacy report on a tiny problem, reference test) into an :class:`Entry`;
+:func:`entries` reads each registered class (docstring, Params fields with their defaults and
+declared metadata, privacy report on a tiny problem, reference test) into an :class:`Entry`;
 :func:`write_catalogue` writes ``catalogue/<name>.md`` and ``catalogue/index.md`` under the docs
 source folder. As a Sphinx extension (``setup``) it does so on ``builder-inited``. Nothing here is
 hand-maintained: a new algorithm in the registry gets its page on the next build.
@@ -12,9 +12,7 @@ import ast
 import dataclasses
 import functools
 import inspect
-import io
 import re
-import tokenize
 import warnings
 from pathlib import Path
 
@@ -49,7 +47,6 @@ ORIGINALS = {
     "PORTER": ("bib-li-chi", "Li & Chi 2025"),
     "PriSMA": ("bib-huang-zhang-ling", "Huang, Zhang & Ling 2025"),
 }
-RECONSTRUCTED = re.compile(r"\[RECONSTRUCTED\]|reconstruct", re.IGNORECASE)
 _LITERAL = re.compile(r"(``.+?``)")
 _BARS = re.compile(r"(?<![\\|])\|(?=[^|\s])([^|\n]*?[^|\s\\])\|(?![|_])")
 
@@ -74,11 +71,15 @@ def rst_docstring(cls: type) -> str:
 
 @dataclasses.dataclass(frozen=True)
 class Field:
-    """One Params field: name, default (as written) and its meaning (the field comment)."""
+    """One Params field: name, default, and what its declaration (``jaxdp.param``) says: meaning,
+    domain, shape (scalar or per agent) and unit."""
 
     name: str
     default: str
     meaning: str
+    domain: str = "any real"
+    shape: str = "scalar or (N,)"
+    unit: str = ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -103,28 +104,13 @@ def family_of(cls: type) -> str:
     return cls.__module__.split(".")[2]
 
 
-def field_comments(params_type: type) -> dict[str, str]:
-    """``{field: comment}`` from the class source's ``name: type = default  # comment`` lines."""
-    try:
-        source = inspect.getsource(params_type)
-    except (OSError, TypeError):
-        return {}
-    comments, pending = {}, None
-    for tok in tokenize.generate_tokens(io.StringIO(source).readline):
-        if tok.type == tokenize.NAME and tok.start[1] == 4 and pending is None:
-            pending = (tok.string, tok.start[0])
-        elif tok.type == tokenize.COMMENT and pending and tok.start[0] == pending[1]:
-            comments[pending[0]] = tok.string.lstrip("#").strip()
-        if tok.type in (tokenize.NEWLINE, tokenize.NL):
-            pending = None
-    return comments
-
-
 def params_fields(params_type: type) -> tuple[Field, ...]:
-    """The Params fields with default and meaning (metadata ``doc``, else the field comment)."""
+    """The Params fields with default and their declared metadata (:func:`jaxdp.param`)."""
+    from jaxdp.algorithms import param_specs
+
     if not dataclasses.is_dataclass(params_type):
         return ()
-    comments = field_comments(params_type)
+    specs = param_specs(params_type)
     out = []
     for f in dataclasses.fields(params_type):
         if f.default is not dataclasses.MISSING:
@@ -133,23 +119,25 @@ def params_fields(params_type: type) -> tuple[Field, ...]:
             default = repr(f.default_factory())
         else:
             default = "(required)"
-        meaning = str(f.metadata.get("doc", "")) or comments.get(f.name, "")
-        out.append(Field(f.name, default, meaning))
+        spec = specs[f.name]
+        out.append(Field(f.name, default, spec.doc, spec.domain.text, spec.shape_text,
+                         spec.unit or ""))
     return tuple(out)
 
 
+STATUS = {
+    "reconstruction": "reconstruction (see the docstring below)",
+    "baseline": "baseline of a paper's comparison; parts are reconstructed (see its module)",
+    "standard": "a standard method, as in the work it cites",
+    "paper": "the paper's algorithm, as published",
+    None: "not declared (the class sets no provenance)",
+}
+"""The page's status line for each declared ``Algorithm.provenance``."""
+
+
 def status_of(cls: type) -> str:
-    """``"reconstruction"`` where the class (or its baselines module) says so, else the paper's."""
-    doc = inspect.getdoc(cls) or ""
-    module = inspect.getmodule(cls)
-    module_doc = inspect.getdoc(module) or ""
-    if RECONSTRUCTED.search(doc):
-        return "reconstruction (see the docstring below)"
-    if module.__name__.endswith(".baselines") and RECONSTRUCTED.search(module_doc):
-        return f"baseline; its module ``{module.__name__}`` flags reconstructed parts"
-    if FAMILIES.get(family_of(cls), ("",))[0] == "":  # not one of the five papers
-        return "a standard method, as in the work its docstring cites"
-    return "the paper's algorithm, as published"
+    """The status the class declares (its ``provenance``)."""
+    return STATUS[cls.provenance]
 
 
 def tiny_runs():
@@ -167,16 +155,6 @@ def tiny_runs():
 SETTING = "4 agents, 10 steps, default Params, δ = 1e-5"
 
 
-def call_privacy(alg, problem, net, params):
-    """``(report, legacy)``: the contract's ``privacy(…, delta=)``, or an older signature."""
-    try:
-        return alg.privacy(problem, net, params, steps=10, delta=1e-5), False
-    except TypeError as e:
-        if "unexpected keyword argument 'delta'" not in str(e):
-            raise
-    return alg.privacy(problem, net, params, steps=10), True
-
-
 def privacy_of(alg) -> tuple[bool | None, dict]:
     """Whether ``alg.privacy`` returns a report on a tiny problem, and that report's headline."""
     errors = []
@@ -184,15 +162,12 @@ def privacy_of(alg) -> tuple[bool | None, dict]:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                report, legacy = call_privacy(alg, problem, net, alg.default_params())
+                report = alg.privacy(problem, net, alg.default_params(), steps=10, delta=1e-5)
         except Exception as e:  # noqa: BLE001 -- shown on the page, never hidden
             errors.append(f"{type(e).__name__}: {e}")
             continue
         if report is None:
             return False, {}
-        if legacy:
-            return True, {"legacy": True, "methods": ", ".join(getattr(report, "methods", ())),
-                          "setting": SETTING}
         return True, {"relation": f"{report.relation} ({report.relation_text})",
                       "unit": report.unit,
                       "headline": report.headline or "none (ε = inf)",
@@ -280,7 +255,7 @@ def citation(entry: Entry) -> str:
     if anchor:
         role = "compared in" if entry.cls.__module__.endswith(".baselines") else "as in"
         parts.append(f"{role} [{short}](../bibliography.md#{anchor}) ({what})")
-    return "; ".join(parts) or ("the work named in the docstring below (see the "
+    return "; ".join(parts) or ("the work its `cites` names (see the "
                                 "[bibliography](../bibliography.md))")
 
 
@@ -289,6 +264,7 @@ def page(entry: Entry) -> str:
     cls = entry.cls
     lines = [f"({entry.name})=", f"# `{entry.name}` — {cls.__name__}", "",
              f"**Citation:** {citation(entry)}  ",
+             f"**Cites:** {'; '.join(cls.cites) or '(none declared)'}  ",
              f"**Class:** {{class}}`{cls.__module__}.{cls.__name__}` · "
              f"**Params:** {{class}}`{cls.params_type.__module__}.{cls.params_type.__name__}`  ",
              f"**Status:** {entry.status}  "]
@@ -302,26 +278,17 @@ def page(entry: Entry) -> str:
     lines += ["", "## Equations and notes", "", "```{eval-rst}", entry.doc, "```", "",
               "## Params", ""]
     if entry.fields:
-        lines += ["| field | default | meaning |", "|---|---|---|"]
-        lines += [f"| `{f.name}` | `{_cell(f.default)}` | {_cell(f.meaning)} |"
-                  for f in entry.fields]
+        lines += ["| field | default | meaning | domain | shape | unit |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| `{f.name}` | `{_cell(f.default)}` | {_cell(f.meaning)} | {f.domain} | "
+                  f"{f.shape} | {_cell(f.unit)} |" for f in entry.fields]
+        lines += ["", "Checked before a run: every field finite, in its domain, and of its shape "
+                  "(declared with `jaxdp.param`)."]
     else:
         lines.append("No Params.")
-    constraints = [(label, getattr(cls, attr)) for attr, label in
-                   (("positive", "> 0"), ("nonnegative", "≥ 0"), ("unit_interval", "in [0, 1]"))
-                   if getattr(cls, attr, ())]
-    if constraints:
-        checked = "; ".join(f"{', '.join(f'`{f}`' for f in fields)} {label}"
-                            for label, fields in constraints)
-        lines += ["", f"Checked before a run: {checked}."]
     if cls.noise_field:
         lines += ["", f"Calibrated to a target ε through `{cls.noise_field}`."]
-    if entry.private and entry.privacy.get("legacy"):
-        lines += ["", "## Privacy", "",
-                  "`privacy()` returns a report with the curves "
-                  f"{entry.privacy['methods']}; this algorithm is not yet on the privacy contract "
-                  "(no relation or guarantee is declared), see the [privacy page](../privacy.md)."]
-    elif entry.private:
+    if entry.private:
         p = entry.privacy
         lines += ["", "## Privacy", "",
                   f"Default report ({p['setting']}):", "",
@@ -344,7 +311,8 @@ def short_status(status: str) -> str:
     """The status in a few words, for the index table."""
     for start, short in (("reconstruction", "reconstruction"),
                          ("baseline", "baseline, partly reconstructed"),
-                         ("a standard method", "standard method")):
+                         ("a standard method", "standard method"),
+                         ("not declared", "not declared")):
         if status.startswith(start):
             return short
     return "paper's algorithm"
@@ -362,10 +330,11 @@ def index(all_entries: tuple[Entry, ...]) -> str:
     return "\n".join(["# Algorithm catalogue", "",
                       f"{len(all_entries)} algorithms, generated from "
                       "`jaxdp.algorithms.REGISTRY` when the site is built. Each page gives the "
-                      "citation, the equations (the class docstring), the Params with default and "
-                      "meaning, whether `privacy()` returns a report and that report's relation "
-                      "and headline accountant, whether it is the paper's algorithm or a "
-                      "reconstruction, and the per-node reference test.", ""]
+                      "citation, the equations (the class docstring), the Params with default, "
+                      "meaning, domain and shape (their `jaxdp.param` declarations), whether "
+                      "`privacy()` returns a report and that report's relation and headline "
+                      "accountant, whether it is the paper's algorithm or a reconstruction, and "
+                      "the per-node reference test.", ""]
                      + rows + [""] + toc) + "\n"
 
 

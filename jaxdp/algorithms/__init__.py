@@ -3,9 +3,18 @@ algorithm, baselines and privacy side by side) and the non-private peer-to-peer 
 (``classic``: DGD, EXTRA, NIDS, DIGing, ADMM, DP-DGD; and one module per small family), with one
 registry.
 
-``REGISTRY`` maps each algorithm's ``name`` to its class; :func:`get` builds one by name.
+``REGISTRY`` maps each algorithm's ``name`` to its class; :func:`get` builds one by name;
+:func:`register` adds a user's algorithm (then ``jaxdp run/info/compare`` and the audit take it by
+name), as does an entry point of the ``jaxdp.algorithms`` group. What a new algorithm needs is
+public here: :class:`Algorithm`, :func:`param` (a Params field with its facts), :func:`per_agent`,
+:func:`standard_draws` and :func:`zeros_like_models`.
 """
-from jaxdp.algorithms._base import Algorithm
+from jaxdp._types import per_agent
+from jaxdp.algorithms._base import PROVENANCES, Algorithm, standard_draws, zeros_like_models
+from jaxdp.algorithms._params import (
+    DOMAINS, Domain, ParamSpec, check_params, param, param_specs, undeclared_fields,
+)
+from jaxdp.algorithms._registry import ENTRY_POINT_GROUP, Registry
 from jaxdp.algorithms.catalogue.classic import (
     ADMM,
     DGD,
@@ -67,7 +76,7 @@ _CLASSES = (DGD, DPDGD, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA,
             ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
             YiPrimalDual, GTSAGA, GTSARAH, GTVR)
-REGISTRY = {cls.name: cls for cls in _CLASSES}
+REGISTRY = Registry(_CLASSES)
 
 
 def get(name: str, **config) -> Algorithm:
@@ -81,7 +90,35 @@ def get(name: str, **config) -> Algorithm:
     return REGISTRY[name](**config)
 
 
-__all__ = ["Algorithm", "REGISTRY", "get"] + [c.__name__ for c in _CLASSES] + [
+def register(cls: type, *, replace: bool = False) -> type:
+    """Register a user's algorithm class under its ``name``, so that :func:`get`, ``jaxdp run/
+    info/compare/list``, the docs catalogue and the audit take it by name; returns ``cls``.
+
+    ``cls`` is a frozen dataclass subclass of :class:`Algorithm` whose ``params_type`` declares
+    its fields with :func:`param`; a private one overrides :meth:`Algorithm.account`. Undo with
+    :func:`unregister`. Installed packages can instead declare an entry point of the group
+    ``jaxdp.algorithms`` (name: the algorithm's ``name``, value: ``"module:Class"``).
+
+    Raises:
+      TypeError: not a dataclass subclass of :class:`Algorithm` with a Params dataclass.
+      ValueError: no ``name``, or a name already taken by another class (unless ``replace``).
+    """
+    return REGISTRY.register(cls, replace=replace)
+
+
+def unregister(name: str) -> type:
+    """Remove the algorithm registered under ``name`` and return its class.
+
+    Raises:
+      KeyError: no algorithm of that name.
+    """
+    return REGISTRY.unregister(name)
+
+
+__all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "PROVENANCES", "ParamSpec",
+           "REGISTRY", "check_params", "get", "param", "param_specs", "per_agent", "register",
+           "standard_draws", "undeclared_fields", "unregister", "zeros_like_models"] + [
+    c.__name__ for c in _CLASSES] + [
     "ADMMParams", "DGDParams", "DPDGDParams", "StepParams", "TwoStepParams",
     "DPP2Params", "DiaDSPParams", "PPDCParams",
     "LDPADMMParams", "LDPDGDParams", "PenaltyADMMParams", "IncreasingPenaltyADMMParams",

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, PRNGKey
+from jaxdp.algorithms._params import check_params, check_per_agent_value  # noqa: F401 (channels)
 from jaxdp.privacy._lattice import lattice_sensitivity
 from jaxdp.privacy._mechanisms import check_sampler
 
@@ -38,6 +39,10 @@ Params = Any  # a chex dataclass of floats / (N,) arrays
 State = Any  # a pytree; per-agent leaves have a leading axis N
 Noise = Any  # a pytree of every draw of one step ({} for deterministic algorithms)
 Messages = dict  # what crosses the network at one step, e.g. {"x": (N, d)}
+PROVENANCES = ("paper", "standard", "baseline", "reconstruction")
+"""The values of :attr:`Algorithm.provenance`."""
+LEGACY_DECLARATIONS = ("positive", "nonnegative", "unit_interval", "scalar")
+"""Class tuples that declared Params ranges before :func:`~jaxdp.algorithms.param` (refused)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -49,13 +54,15 @@ class Algorithm:
 
     Class attributes:
       name: registry key, lower case (``"dgd"``).
-      params_type: the ``Params`` dataclass; ``params_type()`` gives the paper's defaults.
-      positive: Params fields that must be > 0 for every agent.
-      nonnegative: Params fields that must be >= 0 for every agent.
-      unit_interval: Params fields that must lie in [0, 1].
-      scalar: Params fields that must be one number common to all agents (the update uses them
-        along the model axis, so an ``(N,)`` value would multiply the wrong axis); every other
-        field may be a scalar or one value per agent ``(N,)``.
+      cites: the works the class implements, as short references with the equation or algorithm
+        (``("Nedić & Ozdaglar, IEEE TAC 2009, eq. (2)",)``); ``jaxdp info`` and the docs show them.
+      provenance: what the code is of the cited work (:data:`PROVENANCES`): ``"paper"`` (a
+        paper's algorithm as published), ``"standard"`` (a standard method as its work gives it),
+        ``"baseline"`` (a paper's comparison method, parts reconstructed) or ``"reconstruction"``
+        (rebuilt where the source gives no equations); ``None``: not declared.
+      params_type: the ``Params`` dataclass; ``params_type()`` gives the paper's defaults. Its
+        fields are declared with :func:`~jaxdp.algorithms.param` (domain, scalar or per agent,
+        meaning, unit): :meth:`validate`, ``jaxdp info`` and the docs read them.
       models_covered: the final models are a post-processing of the releases :meth:`account`
         accounts for (``release="messages+models"`` then has the same ε); ``False`` makes that
         report ``inf`` with :attr:`models_note` as the reason. ``False`` unless shown.
@@ -65,15 +72,30 @@ class Algorithm:
     """
 
     name: ClassVar[str] = "algorithm"
+    cites: ClassVar[tuple[str, ...]] = ()
+    provenance: ClassVar[str | None] = None
     params_type: ClassVar[type] = type(None)
-    positive: ClassVar[tuple[str, ...]] = ()
-    nonnegative: ClassVar[tuple[str, ...]] = ()
-    unit_interval: ClassVar[tuple[str, ...]] = ()
-    scalar: ClassVar[tuple[str, ...]] = ()
     noise_field: ClassVar[str | None] = None
     models_covered: ClassVar[bool] = False
     models_note: ClassVar[str] = ("the final models are not shown to be a post-processing of the "
                                   "accounted releases")
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        old = [a for a in LEGACY_DECLARATIONS if a in vars(cls)]
+        if old:
+            raise TypeError(
+                f"{cls.__name__} declares {', '.join(old)} as class tuples, which jaxdp no longer "
+                "reads: declare each Params field with jaxdp.param(default, domain='positive' | "
+                "'nonnegative' | 'probability' | 'fraction', per_agent=False for a scalar field, "
+                "doc='its meaning')")
+        if cls.provenance not in (None, *PROVENANCES):
+            raise TypeError(f"{cls.__name__}.provenance must be one of {PROVENANCES} or None; got "
+                            f"{cls.provenance!r}")
+        if "privacy" in vars(cls):
+            raise TypeError(f"{cls.__name__} overrides privacy(): override account(self, problem, "
+                            "network, params, steps, *, delta) instead (privacy() checks the "
+                            "inputs, then calls it)")
 
     # -- contract ---------------------------------------------------------------------------------
     def default_params(self) -> Params:
@@ -95,6 +117,12 @@ class Algorithm:
     def models(self, state: State) -> AgentArray:
         """The agents' current models, shape ``(N, d)``."""
         return state.x
+
+    @classmethod
+    def is_private(cls) -> bool:
+        """Whether the algorithm accounts for its releases (it overrides :meth:`account`, or
+        :meth:`privacy` for the library's own wrappers)."""
+        return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
 
     def privacy(self, problem, network, params: Params, steps: int, *, delta: float = 1e-5,
                 release: str = "messages"):
@@ -143,9 +171,10 @@ class Algorithm:
     def account(self, problem, network, params: Params, steps: int, *, delta: float):
         """The report for the messages (called by :meth:`privacy` with checked arguments).
 
-        Private algorithms override this: build :class:`~jaxdp.privacy.PrivacyEvents` whose
-        sensitivities bound every released vector under the stated relation, and return
-        ``PrivacyReport.from_events(events, delta, relation=..., released=..., assumptions=...)``.
+        The one hook a private algorithm overrides (never ``privacy`` itself): build
+        :class:`~jaxdp.privacy.PrivacyEvents` whose sensitivities bound every released vector
+        under the stated relation, and return ``self.report(events, problem, network, params,
+        steps, delta=delta, relation=..., assumptions=..., released=...)``.
         """
         del problem, network, params, steps, delta
         return None
@@ -196,6 +225,26 @@ class Algorithm:
         return steps * sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(shapes)
                            if jnp.issubdtype(leaf.dtype, jnp.floating))
 
+    def report(self, events, problem, network, params, steps: int, *, delta: float,
+               relation: str, assumptions, released: str | None = None, **options):
+        """The report :meth:`account` returns: the standard curves of ``events`` (every one
+        sound) under the neighbouring ``relation`` and the ``assumptions`` they rest on, both
+        required (``assumptions=()`` states that there are none).
+
+        Args:
+          events: the :class:`~jaxdp.privacy.PrivacyEvents` of every release, whose sensitivities
+            bound what one neighbouring change under ``relation`` moves.
+          relation: a key of :data:`jaxdp.privacy.RELATIONS` (``"replace_agent"``, ...).
+          assumptions: the :class:`~jaxdp.privacy.Assumption` s the sensitivities rest on.
+          released: what the guarantee covers, in words (default: ``events.description``).
+          **options: ``methods``, ``at_steps``, ... of
+            :meth:`PrivacyReport.from_events <jaxdp.privacy.PrivacyReport.from_events>`.
+        """
+        contract = {"relation": relation, "assumptions": tuple(assumptions),
+                    **({} if released is None else {"released": released})}
+        return self.report_from_events(events, problem, network, params, steps, delta=delta,
+                                       **contract, **options)
+
     def report_from_events(self, events, problem, network, params, steps: int, *, delta: float,
                            **contract):
         """:meth:`PrivacyReport.from_events <jaxdp.privacy.PrivacyReport.from_events>` with the
@@ -238,7 +287,8 @@ class Algorithm:
 
         Raises:
           TypeError: ``params`` is not this algorithm's ``params_type``.
-          ValueError: a leaf has the wrong shape, is not finite, or breaks a sign constraint.
+          ValueError: a leaf has the wrong shape, is not finite, or lies outside the domain its
+            field declares (:func:`~jaxdp.algorithms.param`).
         """
         self.sampler_of()
         if not isinstance(params, self.params_type):
@@ -246,41 +296,7 @@ class Algorithm:
                 f"{self.name}: params must be {self.params_type.__name__}; "
                 f"got {type(params).__name__}"
             )
-        n = network.n_agents
-        for field, value in params.items():
-            check_per_agent_value(f"{self.params_type.__name__}.{field}", value, n)
-            if field in self.scalar and np.ndim(value) != 0:
-                raise ValueError(
-                    f"{self.params_type.__name__}.{field} must be a scalar (one value for every "
-                    f"agent) for {self.name}; got shape {np.shape(value)}")
-        checks = (
-            (self.positive, lambda v: v > 0, "> 0"),
-            (self.nonnegative, lambda v: v >= 0, ">= 0"),
-            (self.unit_interval, lambda v: (v >= 0) & (v <= 1), "in [0, 1]"),
-        )
-        for fields, ok, what in checks:
-            for field in fields:
-                value = np.asarray(params[field], dtype=np.float64)
-                bad = ~ok(value)
-                if np.any(bad):
-                    where = f" at agent {int(np.argmax(bad))}" if value.ndim else ""
-                    got = value.flat[int(np.argmax(bad))] if value.ndim else float(value)
-                    raise ValueError(
-                        f"{self.params_type.__name__}.{field} must be {what} for every agent; "
-                        f"got {got:g}{where}"
-                    )
-
-
-def check_per_agent_value(label: str, value, n_agents: int) -> None:
-    """A Params leaf must be a finite scalar or an ``(N,)`` array (host check)."""
-    value = np.asarray(value)
-    if value.ndim > 1 or (value.ndim == 1 and value.shape[0] != n_agents):
-        raise ValueError(
-            f"{label} must be a scalar or have shape ({n_agents},) (one value per agent); "
-            f"got shape {value.shape}"
-        )
-    if not np.all(np.isfinite(value.astype(np.float64))):
-        raise ValueError(f"{label} must be finite; got {value}")
+        check_params(params, network.n_agents)
 
 
 def standard_draws(key: PRNGKey, names: tuple[str, ...], shape, sampler) -> dict[str, Array]:

@@ -77,11 +77,13 @@ def merged_params_type(inner_type: type, defaults: tuple[tuple[str, float], ...]
 
 
 def _copy_default(f: dataclasses.Field):
+    """``f``'s default and its declared metadata (meaning, domain, shape: ``jaxdp.param``)."""
     if f.default is not dataclasses.MISSING:
-        return dataclasses.field(default=f.default)
+        return dataclasses.field(default=f.default, metadata=f.metadata)
     if f.default_factory is not dataclasses.MISSING:
-        return dataclasses.field(default_factory=f.default_factory)
-    return dataclasses.field()
+        return dataclasses.field(default_factory=f.default_factory, metadata=f.metadata)
+    return dataclasses.field(metadata=f.metadata)
+
 
 @chex.dataclass(frozen=True)
 class ChannelState:

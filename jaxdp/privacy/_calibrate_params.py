@@ -13,7 +13,6 @@ report; ``on_probe`` sees every one (the command line prints them).
 from __future__ import annotations
 
 import functools
-import inspect
 import math
 import warnings
 
@@ -60,9 +59,6 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
     if field is None:
         raise ValueError(f"{name} does not support --epsilon: it declares no noise_field (the "
                          "Params field that scales its noise)")
-    if "delta" not in inspect.signature(algorithm.privacy).parameters:
-        raise ValueError(f"{name} does not support --epsilon: its privacy() does not report a "
-                         "guarantee at a given δ yet")
     if field not in params.keys():
         raise ValueError(f"{name}: {field!r} is not a field of {type(params).__name__}; "
                          f"fields: {', '.join(sorted(params.keys()))}")

@@ -229,6 +229,6 @@ def test_static_config_and_params_are_checked():
     with pytest.raises(ValueError, match=r"YiPDParams.gamma must be a scalar"):
         jaxdp.run(algorithms.YiPrimalDual(), prob, net, algorithms.YiPDParams(gamma=jnp.ones(6)),
                   steps=2, progress=False)
-    with pytest.raises(ValueError, match=r"ATGParams.relax must be in \[0, 1\]"):
+    with pytest.raises(ValueError, match=r"ATGParams.relax must be in \(0, 1\]"):
         jaxdp.run(algorithms.ATG(), prob, net, algorithms.ATGParams(relax=1.5), steps=2,
                   progress=False)

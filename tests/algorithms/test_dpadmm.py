@@ -382,7 +382,7 @@ def test_validation_names_the_bad_value():
     dp, naive = algorithms.DPADMM(), algorithms.NaivePrivateADMM
     with pytest.raises(ValueError, match=r"network.W must be 11ᵀ/N.*max \|W − 11ᵀ/N\| = 0.2"):
         jaxdp.run(dp, problem, network.make_network("ring", N), steps=2)
-    with pytest.raises(ValueError, match=r"DPADMMParams.eps must be in \[0, 1\].*got 2"):
+    with pytest.raises(ValueError, match=r"DPADMMParams.eps must be in \(0, 1\].*got 2"):
         jaxdp.run(dp, problem, net, algorithms.DPADMMParams(eps=2.0), steps=2)
     with pytest.raises(ValueError, match=r"DPADMMParams.D_w must be > 0"):
         jaxdp.run(dp, problem, net, algorithms.DPADMMParams(D_w=0.0), steps=2)

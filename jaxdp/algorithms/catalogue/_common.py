@@ -8,13 +8,14 @@ from __future__ import annotations
 import chex
 import numpy as np
 
+from jaxdp.algorithms._params import param
 from jaxdp._types import AgentArray, Array, per_agent
 
 
 @chex.dataclass(frozen=True)
 class LocalStepParams:
-    alpha: float = 0.05  # α (η_c), local gradient step; scalar or (N,)
-    beta: float = 0.05  # β (η_s / dual step), second step size; scalar or (N,)
+    alpha: float = param(0.05, domain="positive", doc="α (η_c), local gradient step")
+    beta: float = param(0.05, domain="positive", doc="β (η_s / dual step), second step size")
 
 
 def half_mix(network, X: AgentArray) -> AgentArray:

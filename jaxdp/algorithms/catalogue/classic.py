@@ -34,40 +34,44 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.privacy import (Assumption, PrivacyEvents, add_noise, clip_by_norm, noise_draws)
 
 
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class DGDParams:
-    alpha: float = 0.05  # α, step size; α_k = α / (k+1)^gamma; scalar or (N,)
-    gamma: float = 0.0  # decay exponent of the step size (0 = constant); scalar
+    alpha: float = param(0.05, domain="positive", doc="α, step size; α_k = α / (k+1)^gamma")
+    gamma: float = param(0.0, domain="nonnegative", per_agent=False,
+                         doc="decay exponent of the step size (0 = constant)")
 
 
 @chex.dataclass(frozen=True)
 class DPDGDParams:
-    alpha: float = 0.05  # α, step size; scalar or (N,)
-    gamma: float = 0.0  # step-size decay exponent; scalar
-    clip: float = 1.0  # C, gradient clipping norm; scalar or (N,)
-    sigma: float = 1.0  # σ, noise multiplier: the noise std is σ·C; scalar or (N,)
+    alpha: float = param(0.05, domain="positive", doc="α, step size")
+    gamma: float = param(0.0, domain="nonnegative", per_agent=False, doc="step-size decay exponent")
+    clip: float = param(1.0, domain="positive", doc="C, gradient clipping norm")
+    sigma: float = param(1.0, domain="positive", doc="σ, noise multiplier: the noise std is σ·C")
 
 
 @chex.dataclass(frozen=True)
 class StepParams:
-    alpha: float = 0.05  # α, step size; scalar or (N,)
+    alpha: float = param(0.05, domain="positive", doc="α, step size")
 
 
 @chex.dataclass(frozen=True)
 class TwoStepParams:
-    alpha: float = 0.05  # α, step size (EXTRA (3.1)–(3.2), NIDS (9): one α); scalar
-    x0: float = 0.0  # x⁰ = x0·1 for every agent; scalar
+    alpha: float = param(0.05, domain="positive", per_agent=False,
+                         doc="α, step size (EXTRA (3.1)–(3.2), NIDS (9): one α)")
+    x0: float = param(0.0, per_agent=False, doc="x⁰ = x0·1 for every agent")
 
 
 @chex.dataclass(frozen=True)
 class ADMMParams:
-    rho: float = 1.0  # ρ, penalty, eq. (12); scalar
-    relax: float = 0.5  # a, relaxation in (0, 1], eq. (12); scalar
-    gamma: float = 0.05  # γ, step of the inexact local solve; scalar or (N,)
+    rho: float = param(1.0, domain="positive", per_agent=False, doc="ρ, penalty, eq. (12)")
+    relax: float = param(0.5, domain="positive", per_agent=False,
+                         doc="a, relaxation in (0, 1], eq. (12)")
+    gamma: float = param(0.05, domain="positive", doc="γ, step of the inexact local solve")
 
 
 # -- States ------------------------------------------------------------------------------------
@@ -108,9 +112,9 @@ class DGD(Algorithm):
     """Decentralized gradient descent: ``X⁺ = W X − α_k ∇F(X)`` (Nedić & Ozdaglar 2009, eq. (2))."""
 
     name = "dgd"
+    cites = ("Nedić & Ozdaglar, IEEE TAC 2009, eq. (2)",)
+    provenance = "standard"
     params_type = DGDParams
-    positive = ("alpha",)
-    nonnegative = ("gamma",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -138,8 +142,12 @@ class DPDGD(DGD):
     """
 
     name = "dp_dgd"
+    cites = (
+        "Nedić & Ozdaglar, IEEE TAC 2009 (DGD)",
+        "Abadi et al. 2016 (gradient clipping with Gaussian noise)",
+    )
+    provenance = "standard"
     params_type = DPDGDParams
-    positive = ("alpha", "clip", "sigma")
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def noise(self, key, state, params, k):
@@ -169,7 +177,7 @@ class DPDGD(DGD):
             "gaussian", sensitivity=(2 * clip)[:, None], scale=(sigma * clip)[:, None],
             n_agents=n, steps=steps, description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K"),
             problem)
-        return self.report_from_events(
+        return self.report(
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"),
             relation="replace_agent",
@@ -184,8 +192,6 @@ class _TwoStep(Algorithm):
     ``x^{k+1} = prox_{αr}(z^{k+1})`` (the identity without a regularizer, where z = x)."""
 
     params_type = TwoStepParams
-    positive = ("alpha",)
-    scalar = ("alpha", "x0")  # EXTRA (3.1)–(3.2) and NIDS (9) use one α for every agent
 
     def init(self, key, problem, network, params):
         del key
@@ -204,6 +210,11 @@ class EXTRA(_TwoStep):
     """
 
     name = "extra"
+    cites = (
+        "Shi, Ling, Wu & Yin, SIAM J. Optim. 2015, eq. (3.1)–(3.2)",
+        "PG-EXTRA: Shi, Ling, Wu & Yin, IEEE TSP 2015, eq. (4)",
+    )
+    provenance = "standard"
 
     def init(self, key, problem, network, params):
         start = super().init(key, problem, network, params)
@@ -231,6 +242,8 @@ class NIDS(_TwoStep):
     """
 
     name = "nids"
+    cites = ("Li, Shi & Yan, IEEE TSP 2019, eq. (9)",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise
@@ -258,8 +271,9 @@ class DIGing(Algorithm):
     """
 
     name = "diging"
+    cites = ("Nedić, Olshevsky & Shi, SIAM J. Optim. 2017",)
+    provenance = "standard"
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -286,8 +300,9 @@ class ADMM(Algorithm):
     """
 
     name = "admm"
+    cites = ("Bastianello, Carli, Schenato & Todescato, IEEE TCNS 2021, eq. (12)",)
+    provenance = "standard"
     params_type = ADMMParams
-    positive = ("rho", "relax", "gamma")
     local_steps: int = 10
 
     def init(self, key, problem, network, params):

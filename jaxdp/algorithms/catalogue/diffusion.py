@@ -30,7 +30,6 @@ class DiffusionState:
 @dataclasses.dataclass(frozen=True)
 class _Diffusion(Algorithm):
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -46,6 +45,8 @@ class ATC(_Diffusion):
     """
 
     name = "atc"
+    cites = ("Sayed, Found. Trends Mach. Learn. 2014",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
@@ -64,6 +65,8 @@ class ED(_Diffusion):
     """
 
     name = "ed"
+    cites = ("Yuan, Ying, Zhao & Sayed, IEEE TSP 2019, Algorithm 1",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
@@ -80,6 +83,10 @@ class SimpleGT(_Diffusion):
     """
 
     name = "simple_gt"
+    cites = (
+        "decent-bench's simple gradient tracking; EXTRA (Shi et al. 2015, eq. (3.2)) with W̃ = I",
+    )
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k

@@ -19,6 +19,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue._common import LocalStepParams, check_count, check_scalars, step
 
 
@@ -30,16 +31,18 @@ class CorrectedState:
 
 @chex.dataclass(frozen=True)
 class ProxSkipParams:
-    alpha: float = 0.05  # α (γ), gradient step; scalar or (N,)
-    beta: float = 0.5  # β, control-variate step (the paper takes β = p); scalar or (N,)
-    p: float = 0.5  # p, probability of communicating at a step; scalar in (0, 1]
-    chi: float = 1.0  # χ ≥ 1, gossip damping of W_a = I − (I − W)/(2χ); scalar
+    alpha: float = param(0.05, domain="positive", doc="α (γ), gradient step")
+    beta: float = param(0.5, domain="positive",
+                        doc="β, control-variate step (the paper takes β = p)")
+    p: float = param(0.5, domain="fraction", per_agent=False,
+                     doc="p, probability of communicating at a step")
+    chi: float = param(1.0, domain="positive", per_agent=False,
+                       doc="χ ≥ 1, gossip damping of W_a = I − (I − W)/(2χ)")
 
 
 @dataclasses.dataclass(frozen=True)
 class _Local(Algorithm):
     params_type = LocalStepParams
-    positive = ("alpha", "beta")
     local_steps: int = 5  # τ / K, local gradient steps per communication round (static)
 
     def __post_init__(self):
@@ -67,6 +70,8 @@ class KGT(_Local):
     """
 
     name = "k_gt"
+    cites = ("Liu, Lin, Koloskova & Stich, Optim. Methods Softw. 2024, Algorithm 1",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
@@ -87,6 +92,8 @@ class LED(_Local):
     """
 
     name = "led"
+    cites = ("Alghunaim, IEEE TAC 2024, Algorithm 1",)
+    provenance = "standard"
 
     def step(self, state, noise, problem, network, params, k):
         del noise, k
@@ -105,9 +112,9 @@ class ProxSkip(Algorithm):
     """
 
     name = "prox_skip"
+    cites = ("Mishchenko, Malinovsky, Stich & Richtárik, ICML 2022 (decentralized ProxSkip)",)
+    provenance = "standard"
     params_type = ProxSkipParams
-    positive = ("alpha", "beta", "p", "chi")
-    unit_interval = ("p",)
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)

@@ -25,14 +25,16 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, EdgeArray
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
 from jaxdp.algorithms.catalogue._common import check_scalars, step
 
 
 @chex.dataclass(frozen=True)
 class DLMParams:
-    alpha: float = 0.05  # μ, linearized primal step; scalar or (N,)
-    rho: float = 0.5  # c, penalty of the augmented Lagrangian; scalar
+    alpha: float = param(0.05, domain="positive", doc="μ, linearized primal step")
+    rho: float = param(0.5, domain="positive", per_agent=False,
+                       doc="c, penalty of the augmented Lagrangian")
 
 
 @chex.dataclass(frozen=True)
@@ -44,10 +46,10 @@ class DLMState:
 
 @chex.dataclass(frozen=True)
 class ATGParams:
-    rho: float = 1.0  # ρ, ADMM penalty; scalar
-    relax: float = 0.5  # a, relaxation in (0, 1); scalar
-    gamma: float = 0.5  # γ, mixing of the state update; scalar or (N,)
-    delta: float = 0.05  # δ, gradient step along the tracked gradient; scalar or (N,)
+    rho: float = param(1.0, domain="positive", per_agent=False, doc="ρ, ADMM penalty")
+    relax: float = param(0.5, domain="fraction", per_agent=False, doc="a, relaxation in (0, 1)")
+    gamma: float = param(0.5, domain="positive", doc="γ, mixing of the state update")
+    delta: float = param(0.05, domain="positive", doc="δ, gradient step along the tracked gradient")
 
 
 @chex.dataclass(frozen=True)
@@ -59,9 +61,11 @@ class ATGState:
 
 @chex.dataclass(frozen=True)
 class YiPDParams:
-    gamma: float = 65.0  # γ, consensus (augmented Lagrangian) weight; scalar
-    omega: float = 5.0  # ω, dual weight; scalar
-    eta: float = 0.01  # η, step size (η γ λ_max(P) < 2); scalar
+    gamma: float = param(65.0, domain="positive", per_agent=False,
+                         doc="γ, consensus (augmented Lagrangian) weight")
+    omega: float = param(5.0, domain="positive", per_agent=False, doc="ω, dual weight")
+    eta: float = param(0.01, domain="positive", per_agent=False,
+                       doc="η, step size (η γ λ_max(P) < 2)")
 
 
 @chex.dataclass(frozen=True)
@@ -78,8 +82,9 @@ class DLM(Algorithm):
     """
 
     name = "dlm"
+    cites = ("Ling, Shi, Wu & Ribeiro, IEEE TSP 2015",)
+    provenance = "standard"
     params_type = DLMParams
-    positive = ("alpha", "rho")
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)
@@ -107,9 +112,9 @@ class ATG(Algorithm):
     """
 
     name = "atg"
+    cites = ("Carnevale, Bastianello, Notarstefano & Carli, IEEE TAC 2025, Algorithm 1",)
+    provenance = "standard"
     params_type = ATGParams
-    positive = ("rho", "relax", "gamma", "delta")
-    unit_interval = ("relax",)
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)
@@ -150,9 +155,9 @@ class YiPrimalDual(Algorithm):
     """
 
     name = "yi_pd"
+    cites = ("Yi, Zhang, Yang, Chai & Johansson, IEEE TAC 2022",)
+    provenance = "standard"
     params_type = YiPDParams
-    positive = ("gamma", "omega", "eta")
-    scalar = ("gamma", "omega", "eta")
 
     def init(self, key, problem, network, params):
         del key, params

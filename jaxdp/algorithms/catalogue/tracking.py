@@ -35,7 +35,6 @@ class _ATCTracking(Algorithm):
     """Shared init (y⁰ = ∇F(x⁰)) and the adapt-then-combine state update ``x⁺ = W(x − α y)``."""
 
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -57,6 +56,8 @@ class ATCTracking(_ATCTracking):
     """
 
     name = "atc_tracking"
+    cites = ("Di Lorenzo & Scutari, IEEE TSIPN 2016 (NEXT), Algorithm 1",)
+    provenance = "standard"
 
     def _track(self, state, g_new, network):
         return network.mix(state.y, message="y") + g_new - state.g, state.y
@@ -69,6 +70,8 @@ class AugDGM(_ATCTracking):
     """
 
     name = "aug_dgm"
+    cites = ("Xu, Zhu, Soh & Xie, IEEE CDC 2015 (AugDGM)",)
+    provenance = "standard"
 
     def _track(self, state, g_new, network):
         q = state.y + g_new - state.g
@@ -84,8 +87,9 @@ class WangElia(Algorithm):
     """
 
     name = "wang_elia"
+    cites = ("Wang & Elia, Allerton 2010",)
+    provenance = "standard"
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params

@@ -25,6 +25,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue.classic import StepParams
 from jaxdp.algorithms.catalogue._common import check_count, step
 from jaxdp.algorithms.ltadmm.algorithm import check_minibatch, draw_batches, per_sample_grads, sample_counts
@@ -32,8 +33,9 @@ from jaxdp.algorithms.ltadmm.algorithm import check_minibatch, draw_batches, per
 
 @chex.dataclass(frozen=True)
 class GTVRParams:
-    alpha: float = 0.05  # α, step size; scalar or (N,)
-    p: float = 0.3  # p, probability that an agent refreshes its snapshot at a step; scalar
+    alpha: float = param(0.05, domain="positive", doc="α, step size")
+    p: float = param(0.3, domain="fraction",
+                     doc="p, probability that an agent refreshes its snapshot at a step")
 
 
 @chex.dataclass(frozen=True)
@@ -98,8 +100,9 @@ class GTSAGA(_Minibatch):
     """
 
     name = "gt_saga"
+    cites = ("Xin, Khan & Kar, IEEE TSP 2020, Algorithm 1 (GT-SAGA)",)
+    provenance = "standard"
     params_type = StepParams
-    positive = ("alpha",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -135,8 +138,9 @@ class GTSARAH(_Minibatch):
     """
 
     name = "gt_sarah"
+    cites = ("Xin, Khan & Kar, SIAM J. Optim. 2022 (GT-SARAH)",)
+    provenance = "standard"
     params_type = StepParams
-    positive = ("alpha",)
     inner_steps: int = 5  # q, SARAH steps between two full local gradients (static)
 
     def __post_init__(self):
@@ -168,9 +172,12 @@ class GTVR(_Minibatch):
     """
 
     name = "gt_vr"
+    cites = (
+        "Kovalev, Horváth & Richtárik, ALT 2020 (loopless SVRG)",
+        "Xin, Khan & Kar 2020 (GT-SVRG)",
+    )
+    provenance = "standard"
     params_type = GTVRParams
-    positive = ("alpha", "p")
-    unit_interval = ("p",)
 
     def init(self, key, problem, network, params):
         del key, params

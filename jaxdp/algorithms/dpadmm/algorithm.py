@@ -73,6 +73,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.dpadmm.privacy import (
     check_noise_params,
     check_private,
@@ -87,12 +88,15 @@ from jaxdp.problems import from_arrays, solve_reference
 # -- Params and State ---------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class DPADMMParams:
-    rho: float = 1.0  # ρ, penalty of (2) (Sec. VI: 1); scalar or (N,)
-    eps: float = 0.05  # ε, per-iteration privacy (Thm 1); scalar or (N,)
-    delta: float = 1e-3  # δ of Thm 1, sets the noise only (report: privacy(delta=)); scalar
-    S1: float = 1.0  # S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI); scalar
-    S3: float = 0.25  # S3 ≥ ‖∇²ℓ‖ (Thm 4; Sec. VI-B: 1/4); scalar
-    D_w: float = 1.0  # D_w ≈ ‖w*‖ from pre-training rows (Table II; estimate_dw); scalar or (N,)
+    rho: float = param(1.0, domain="positive", doc="ρ, penalty of (2) (Sec. VI: 1)")
+    eps: float = param(0.05, domain="fraction", doc="ε, per-iteration privacy (Thm 1)")
+    delta: float = param(1e-3, domain="fraction",
+                         doc="δ of Thm 1, sets the noise only (report: privacy(delta=))")
+    S1: float = param(1.0, domain="positive",
+                      doc="S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI)")
+    S3: float = param(0.25, domain="nonnegative", doc="S3 ≥ ‖∇²ℓ‖ (Thm 4; Sec. VI-B: 1/4)")
+    D_w: float = param(1.0, domain="positive",
+                       doc="D_w ≈ ‖w*‖ from pre-training rows (Table II; estimate_dw)")
 
 
 @chex.dataclass(frozen=True)
@@ -115,7 +119,6 @@ class StarADMM(Algorithm):
     """
 
     private: ClassVar[bool] = False
-    positive = ("rho",)
 
     def init(self, key, problem, network, params):
         del key, params
@@ -159,11 +162,10 @@ class DPADMM(StarADMM):
     """Algorithm 3: linearized local step at the previous noisy iterate, time-varying σ and η."""
 
     name = "dp_admm"
+    cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 3",)
+    provenance = "paper"
     params_type = DPADMMParams
     private = True
-    positive = ("rho", "eps", "delta", "S1", "D_w")
-    nonnegative = ("S3",)
-    unit_interval = ("eps", "delta")
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def _release(self, state, noise, problem, params, k):

@@ -36,6 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp.algorithms._params import param
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpadmm.algorithm import StarADMM, host_value, provider_sizes, reg_weights
 from jaxdp.algorithms.dpadmm.privacy import (
@@ -49,15 +50,18 @@ from jaxdp.privacy import Assumption, add_noise
 
 @chex.dataclass(frozen=True)
 class ConsensusADMMParams:
-    rho: float = 1.0  # ρ, penalty of L_ρ (Sec. VI: 1); scalar or (N,)
+    rho: float = param(1.0, domain="positive", doc="ρ, penalty of L_ρ (Sec. VI: 1)")
 
 
 @chex.dataclass(frozen=True)
 class NaivePrivateADMMParams:
-    rho: float = 1.0  # ρ, penalty of L_ρ; scalar or (N,)
-    eps: float = 0.05  # ε, per-iteration privacy, Alg. 2 l.5 (Sec. VI grid); scalar or (N,)
-    delta: float = 1e-3  # δ of Thm 1, sets the noise only (report: privacy(delta=)); scalar
-    S1: float = 1.0  # S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI); scalar
+    rho: float = param(1.0, domain="positive", doc="ρ, penalty of L_ρ")
+    eps: float = param(0.05, domain="fraction",
+                       doc="ε, per-iteration privacy, Alg. 2 l.5 (Sec. VI grid)")
+    delta: float = param(1e-3, domain="fraction",
+                         doc="δ of Thm 1, sets the noise only (report: privacy(delta=))")
+    S1: float = param(1.0, domain="positive",
+                      doc="S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,6 +69,8 @@ class ConsensusADMM(StarADMM):
     """Algorithm 1: non-private consensus ADMM with the exact local solve."""
 
     name = "consensus_admm"
+    cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 1",)
+    provenance = "paper"
     params_type = ConsensusADMMParams
     inner_tol: float = 1e-10  # relative residual of the local solve
     inner_max_steps: int = 200  # Newton or proximal-gradient steps at most
@@ -80,10 +86,10 @@ class NaivePrivateADMM(ConsensusADMM):
     """Algorithm 2: Algorithm 1 plus Gaussian noise of constant σ_i on the shared w_i^{k+1}."""
 
     name = "naive_private_admm"
+    cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 2",)
+    provenance = "paper"
     params_type = NaivePrivateADMMParams
     private = True
-    positive = ("rho", "eps", "delta", "S1")
-    unit_interval = ("eps", "delta")
     variant: str = "corrected"  # "paper": Δ = 2 S1 N/(m_i λ); "corrected": 2 S1/(m_i (ρ + λ/N))
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 

@@ -312,7 +312,7 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
     events = PrivacyEvents.from_schedule("gaussian", declared, sigma, n_agents=n,
                                          steps=steps, description=description,
                                          lattice=alg.sampler == "lattice")
-    report = alg.report_from_events(
+    report = alg.report(
         events, problem, network, params, steps, delta=delta,
         methods=("closed_form", "rdp", "pld"), relation=RELATION,
         released=RELEASED, assumptions=(record_assumption(problem, params.S1), *assumptions))

@@ -55,6 +55,7 @@ import numpy as np
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpp2 import privacy as acc
 from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.privacy import (PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyReport, add_noise,
                            noise_draws)
 
@@ -62,13 +63,18 @@ from jaxdp.privacy import (PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyRe
 # -- Params, State ------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class DPP2Params:
-    alpha: float = 0.1  # α, G = αI − βL (15), (18); scalar
-    beta: float = 0.05  # β, (15), (18); scalar
-    rho: float = 10.0  # ρ, penalty of the augmented Lagrangian, (17), (19); scalar
-    u_w: float = 1.0  # u_{w,i}, scale of w at k = 0, θ_w^k = u_w r^k, Alg. 1 l.5; scalar or (N,)
-    u_e: float = 1.0  # u_{e,i}, scale of e at k = 0, θ_e^k = u_e r^k, Alg. 1 l.5; scalar or (N,)
-    r: float = 0.95  # r_i, noise decay rate shared by w and e, Alg. 1 l.5; scalar or (N,)
-    eta: float = 0.5  # η^k when eta_mode="constant", (16)–(19); scalar
+    alpha: float = param(0.1, domain="positive", per_agent=False, doc="α, G = αI − βL (15), (18)")
+    beta: float = param(0.05, domain="positive", per_agent=False, doc="β, (15), (18)")
+    rho: float = param(10.0, domain="positive", per_agent=False,
+                       doc="ρ, penalty of the augmented Lagrangian, (17), (19)")
+    u_w: float = param(1.0, domain="nonnegative",
+                       doc="u_{w,i}, scale of w at k = 0, θ_w^k = u_w r^k, Alg. 1 l.5")
+    u_e: float = param(1.0, domain="nonnegative",
+                       doc="u_{e,i}, scale of e at k = 0, θ_e^k = u_e r^k, Alg. 1 l.5")
+    r: float = param(0.95, domain="probability",
+                     doc="r_i, noise decay rate shared by w and e, Alg. 1 l.5")
+    eta: float = param(0.5, domain="probability", per_agent=False,
+                       doc='η^k when eta_mode="constant", (16)–(19)')
 
 
 @chex.dataclass(frozen=True)
@@ -97,10 +103,9 @@ class DPP2(Algorithm):
     """
 
     name = "dpp2"
+    cites = ("Ou, Wang, Liu & Lu 2025, arXiv 2511.02283 (DPP², paper 000), Algorithm 1",)
+    provenance = "paper"
     params_type = DPP2Params
-    positive = ("alpha", "beta", "rho")
-    nonnegative = ("u_w", "u_e")
-    unit_interval = ("r", "eta")
     eta_mode: str = "random"
     eta_stream: int = 0
     adjacency: float = 1.0
@@ -170,9 +175,9 @@ class DPP2(Algorithm):
         if noisy and self.sampler == "lattice":  # y, z on γℤ^d: the rounding slack per release
             events = self.declare_releases(acc.dpp2_events(steps, **setting), problem,
                                            clipped=False, description=_LATTICE_DESCRIPTION)
-            report = self.report_from_events(events, problem, network, params, steps,
-                                             delta=delta, methods=("closed_form", "pld"),
-                                             **contract)
+            report = self.report(events, problem, network, params, steps,
+                                 delta=delta, methods=("closed_form", "pld"),
+                                 **contract)
         elif noisy:
             events = acc.dpp2_events(steps, **setting)
             report = PrivacyReport.from_events(events, delta=delta, methods=("pld",), **contract)

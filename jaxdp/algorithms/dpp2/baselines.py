@@ -64,6 +64,7 @@ import chex
 import numpy as np
 
 from jaxdp.algorithms._base import Algorithm
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue.classic import DIGing
 from jaxdp.algorithms.catalogue.primal_dual import YiPrimalDual
 from jaxdp.algorithms.dpp2 import privacy as acc
@@ -74,19 +75,26 @@ from jaxdp.privacy import PrivacyReport, concat
 
 @chex.dataclass(frozen=True)
 class DiaDSPParams:
-    alpha: float = 0.01  # α, step along the tracked direction (Fig. 3); scalar or (N,)
-    u_x: float = 2.0  # u_{x,i}, scale of the state noise ξ at k = 0 (Fig. 3); scalar or (N,)
-    u_y: float = 5.0  # u_{y,i}, scale of the direction noise ζ at k = 0 (Fig. 3); scalar or (N,)
-    r: float = 0.5  # noise decay rate, as DPP²'s r̄ in Fig. 3's sweep; scalar or (N,)
+    alpha: float = param(0.01, domain="positive",
+                         doc="α, step along the tracked direction (Fig. 3)")
+    u_x: float = param(2.0, domain="nonnegative",
+                       doc="u_{x,i}, scale of the state noise ξ at k = 0 (Fig. 3)")
+    u_y: float = param(5.0, domain="nonnegative",
+                       doc="u_{y,i}, scale of the direction noise ζ at k = 0 (Fig. 3)")
+    r: float = param(0.5, domain="probability",
+                     doc="noise decay rate, as DPP²'s r̄ in Fig. 3's sweep")
 
 
 @chex.dataclass(frozen=True)
 class PPDCParams:
-    gamma: float = 65.0  # γ, consensus (augmented Lagrangian) weight (Fig. 3); scalar
-    omega: float = 5.0  # ω, dual weight (Fig. 3); scalar
-    eta: float = 0.01  # η, step size (Fig. 3); scalar
-    u_x: float = 1.0  # u_{x,i}, scale of the state noise ξ at k = 0 (Fig. 3); scalar or (N,)
-    r: float = 0.5  # noise decay rate, as DPP²'s r̄ in Fig. 3's sweep; scalar or (N,)
+    gamma: float = param(65.0, domain="positive", per_agent=False,
+                         doc="γ, consensus (augmented Lagrangian) weight (Fig. 3)")
+    omega: float = param(5.0, domain="positive", per_agent=False, doc="ω, dual weight (Fig. 3)")
+    eta: float = param(0.01, domain="positive", per_agent=False, doc="η, step size (Fig. 3)")
+    u_x: float = param(1.0, domain="nonnegative",
+                       doc="u_{x,i}, scale of the state noise ξ at k = 0 (Fig. 3)")
+    r: float = param(0.5, domain="probability",
+                     doc="noise decay rate, as DPP²'s r̄ in Fig. 3's sweep")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -123,8 +131,8 @@ class _DecayingLaplace(PrivateVariant):
         events = concat([acc.laplace_decay_events(s, u, vec(params.r), steps, desc)
                          for s, u, (_, _, desc) in zip(sens, scales, self.streams, strict=True)])
         events = self.declare_releases(events, problem, clipped=False)
-        return self.report_from_events(events, problem, network, params, steps, delta=delta,
-                                       methods=("closed_form", "pld"), **contract)
+        return self.report(events, problem, network, params, steps, delta=delta,
+                           methods=("closed_form", "pld"), **contract)
 
 
 def laplace_routes(streams) -> tuple:
@@ -152,10 +160,12 @@ class DiaDSP(_DecayingLaplace):
     inner: Algorithm = DIGing()
     routes: tuple = laplace_routes(_DIADSP_STREAMS)
     name = "diadsp"
+    cites = (
+        "Ding, Zhu, He, Chen & Guan, IEEE TAC 2022",
+        "compared in Ou, Wang, Liu & Lu 2025 (paper 000), Fig. 3",
+    )
+    provenance = "baseline"
     params_type = DiaDSPParams
-    positive = ("alpha",)
-    nonnegative = ("u_x", "u_y")
-    unit_interval = ("r",)
     streams = _DIADSP_STREAMS
     field_map = laplace_fields(_DIADSP_STREAMS)
     released = "agent i's x̃_i^k and ỹ_i^k to its neighbours, k = 0..K−1"
@@ -175,11 +185,12 @@ class PPDC(_DecayingLaplace):
     inner: Algorithm = YiPrimalDual()
     routes: tuple = laplace_routes(_PPDC_STREAMS)
     name = "ppdc"
+    cites = (
+        "Xie, Yi, Wang, Cao & Ren, Automatica 2025",
+        "compared in Ou, Wang, Liu & Lu 2025 (paper 000), Fig. 3",
+    )
+    provenance = "baseline"
     params_type = PPDCParams
-    positive = ("gamma", "omega", "eta")
-    nonnegative = ("u_x",)
-    unit_interval = ("r",)
-    scalar = ("gamma", "omega", "eta")
     streams = _PPDC_STREAMS
     field_map = laplace_fields(_PPDC_STREAMS)
     released = "agent i's x̃_i^k to its neighbours, k = 0..K−1"

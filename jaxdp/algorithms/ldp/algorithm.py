@@ -84,6 +84,7 @@ import numpy as np
 from jaxdp._precision import matmul
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms._base import Algorithm
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.ldp.privacy import (
     expected_loss,
     geometric_schedule,
@@ -101,22 +102,30 @@ SCOPES = ("complete", "local")
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class LDPADMMParams:
-    D: float = 10.0  # D_i = |N_i|ρ̄_i + Γ_i, the private penalty sum, Alg. 1; scalar or (N,)
-    zeta: float = 0.5  # ζ, dual step, Alg. 1 l.5; scalar
-    beta: float = 1.0  # β_0: Laplace rate β_k = β_0·r^k of Δ^k, (6); scalar
-    beta_growth: float = 1.02  # r, App. E; scalar
-    sens: float = 0.01  # B_∞, local ∞-norm gradient sensitivity (Lemma 2.1; 1/b_i, App. E)
-    x0_scale: float = 1.0  # x_i^0 ~ N(0, x0_scale² I) ("randomly", unspecified); scalar
+    D: float = param(10.0, domain="positive",
+                     doc="D_i = |N_i|ρ̄_i + Γ_i, the private penalty sum, Alg. 1")
+    zeta: float = param(0.5, domain="positive", per_agent=False, doc="ζ, dual step, Alg. 1 l.5")
+    beta: float = param(1.0, domain="positive", per_agent=False,
+                        doc="β_0: Laplace rate β_k = β_0·r^k of Δ^k, (6)")
+    beta_growth: float = param(1.02, domain="positive", per_agent=False, doc="r, App. E")
+    sens: float = param(0.01, domain="nonnegative",
+                        doc="B_∞, local ∞-norm gradient sensitivity (Lemma 2.1; 1/b_i, App. E)")
+    x0_scale: float = param(1.0, domain="nonnegative", per_agent=False,
+                            doc='x_i^0 ~ N(0, x0_scale² I) ("randomly", unspecified)')
 
 
 @chex.dataclass(frozen=True)
 class LDPDGDParams:
-    eta: float = 1.0  # η_0: step η_k = η_0·q^k, (7)/(28); scalar
-    eta_decay: float = 0.93  # q (App. E: 0.93 Alg. 2*, 0.95 Alg. 2, 0.9 [45]); scalar
-    beta: float = 1.0  # β_0: Laplace rate β_k = β_0·r^k; scalar
-    beta_growth: float = 1.02  # r; scalar
-    sens: float = 0.01  # B_∞ (Lemma 2.1); scalar
-    x0_scale: float = 1.0  # x_i^0 ~ N(0, x0_scale² I); scalar
+    eta: float = param(1.0, domain="positive", per_agent=False,
+                       doc="η_0: step η_k = η_0·q^k, (7)/(28)")
+    eta_decay: float = param(0.93, domain="positive", per_agent=False,
+                             doc="q (App. E: 0.93 Alg. 2*, 0.95 Alg. 2, 0.9 [45])")
+    beta: float = param(1.0, domain="positive", per_agent=False,
+                        doc="β_0: Laplace rate β_k = β_0·r^k")
+    beta_growth: float = param(1.02, domain="positive", per_agent=False, doc="r")
+    sens: float = param(0.01, domain="nonnegative", per_agent=False, doc="B_∞ (Lemma 2.1)")
+    x0_scale: float = param(1.0, domain="nonnegative", per_agent=False,
+                            doc="x_i^0 ~ N(0, x0_scale² I)")
 
 
 # -- States -------------------------------------------------------------------------------------
@@ -144,7 +153,6 @@ class _LDPFamily(Algorithm):
     subclasses have a ``private`` field (draw the standard Laplace ``lap``).
     """
 
-    nonnegative = ("sens", "x0_scale")
     draws_weights = True
     models_covered = True
     models_note = "the models are the iterates x_i^K, the last released messages"
@@ -159,8 +167,6 @@ class _LDPFamily(Algorithm):
 class _ADMMFamily(_LDPFamily):
     """Alg. 1 and the ADMM baselines: (x, λ) state, x^0 random, λ^0 = 0."""
 
-    positive = ("D", "zeta", "beta", "beta_growth")
-
     def init(self, key, problem, network, params):
         x0 = _random_start(key, problem, network, params)
         zeros = jnp.zeros(x0.shape[:1], x0.dtype)
@@ -172,7 +178,6 @@ class _DGDFamily(_LDPFamily):
     """Alg. 2, Alg. 2* and [45]: x state, x^0 random, geometric η_k and β_k."""
 
     params_type = LDPDGDParams
-    positive = ("eta", "eta_decay", "beta", "beta_growth")
 
     def init(self, key, problem, network, params):
         x0 = _random_start(key, problem, network, params)
@@ -196,6 +201,8 @@ class LDPADMM(_ADMMFamily):
     """
 
     name = "ldp_admm"
+    cites = ("Xiao, Ye & Devadas 2019 (LDP, paper 001), Algorithm 1",)
+    provenance = "paper"
     params_type = LDPADMMParams
     variant: str = "corrected"
     primal: str = "linearized"
@@ -263,6 +270,8 @@ class LDPDGD(_DGDFamily):
     """
 
     name = "ldp_dgd"
+    cites = ("Xiao, Ye & Devadas 2019 (LDP, paper 001), Algorithm 2",)
+    provenance = "paper"
     scope: str = "complete"
     randomize: bool = True
     private: bool = True
@@ -323,6 +332,8 @@ class LDPDGDStar(_DGDFamily):
     """
 
     name = "ldp_dgd_star"
+    cites = ("Xiao, Ye & Devadas 2019 (LDP, paper 001), Algorithm 2*",)
+    provenance = "paper"
     closed: bool = True
     private: bool = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)

@@ -64,6 +64,7 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.ldp.algorithm import (
     LDPDGDParams,
     _ADMMFamily,
@@ -89,23 +90,28 @@ JACOBIAN = 2.8  # c in [43]'s "Jacobian constant" J = c/(D B_i) (App. E), [RECON
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class PenaltyADMMParams:
-    D: float = 10.0  # D = |N_i|ρ_i + Γ_i with Γ_i = D/2, ρ_i = D/(2|N_i|) ([42], [48]); scalar/(N,)
-    zeta: float = 0.5  # ζ, dual step (the paper's setting); scalar
-    beta: float = 1.0  # β_0: Laplace rate β_k = β_0·r^k; scalar
-    beta_growth: float = 1.02  # r; scalar
-    sens: float = 0.01  # B_∞; scalar
-    x0_scale: float = 1.0  # x_i^0 ~ N(0, x0_scale² I); scalar
+    D: float = param(10.0, domain="positive",
+                     doc="D = |N_i|ρ_i + Γ_i with Γ_i = D/2, ρ_i = D/(2|N_i|) ([42], [48])")
+    zeta: float = param(0.5, domain="positive", per_agent=False,
+                        doc="ζ, dual step (the paper's setting)")
+    beta: float = param(1.0, domain="positive", per_agent=False,
+                        doc="β_0: Laplace rate β_k = β_0·r^k")
+    beta_growth: float = param(1.02, domain="positive", per_agent=False, doc="r")
+    sens: float = param(0.01, domain="nonnegative", doc="B_∞")
+    x0_scale: float = param(1.0, domain="nonnegative", per_agent=False,
+                            doc="x_i^0 ~ N(0, x0_scale² I)")
 
 
 @chex.dataclass(frozen=True)
 class IncreasingPenaltyADMMParams:
-    eta: float = 0.5  # η^0: ρ_i^k = η^k, Γ_i^k = η^k|N_i| ([43] as set in App. E); scalar
-    eta_growth: float = 1.02  # η^k = η^0·g^k; scalar
-    zeta: float = 0.5  # ζ, dual step; scalar
-    beta: float = 1.0  # β_0; scalar
-    beta_growth: float = 1.02  # r; scalar
-    sens: float = 0.01  # B_∞; scalar
-    x0_scale: float = 1.0  # scalar
+    eta: float = param(0.5, domain="positive",
+                       doc="η^0: ρ_i^k = η^k, Γ_i^k = η^k|N_i| ([43] as set in App. E)")
+    eta_growth: float = param(1.02, domain="positive", doc="η^k = η^0·g^k")
+    zeta: float = param(0.5, domain="positive", per_agent=False, doc="ζ, dual step")
+    beta: float = param(1.0, domain="positive", per_agent=False, doc="β_0")
+    beta_growth: float = param(1.02, domain="positive", per_agent=False, doc="r")
+    sens: float = param(0.01, domain="nonnegative", doc="B_∞")
+    x0_scale: float = param(1.0, domain="nonnegative", doc="x_i^0 ~ N(0, x0_scale² I)")
 
 
 # -- ADMM baselines -----------------------------------------------------------------------------
@@ -179,6 +185,8 @@ class DualPerturbedADMM(_PenaltyADMM):
     """[42] (reconstruction): fixed penalties, Laplace noise on the dual before the primal step."""
 
     name = "ldp_dvp_admm"
+    cites = ("paper 001's [42], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     perturb = "dual"
 
 
@@ -187,6 +195,8 @@ class OutputPerturbedADMM(_PenaltyADMM):
     """[48] (reconstruction): fixed penalties, Laplace noise on the new iterate (output)."""
 
     name = "ldp_op_admm"
+    cites = ("paper 001's [48], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     perturb = "output"
 
 
@@ -195,8 +205,9 @@ class IncreasingPenaltyADMM(_PenaltyADMM):
     """[43] (reconstruction): penalties η^{k+1}(|N_i|, 1) growing as 0.5·1.02^{k+1}, noise on λ̃."""
 
     name = "ldp_pp_admm"
+    cites = ("paper 001's [43], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     params_type = IncreasingPenaltyADMMParams
-    positive = ("eta", "eta_growth", "zeta", "beta", "beta_growth")
     perturb = "dual"
 
     def _penalty(self, params, network, k, like):
@@ -219,6 +230,8 @@ class HuangDGD(_DGDFamily):
     """[45] (reconstruction): X⁺ = WX − η_{k+1}∇F(WX) + E, the noisy states being exchanged."""
 
     name = "ldp_huang_dgd"
+    cites = ("paper 001's [45], reconstructed", "compared in Xiao, Ye & Devadas 2019 (paper 001)")
+    provenance = "reconstruction"
     draws_weights = False  # fixed mixing W
     private: bool = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)

@@ -253,8 +253,8 @@ def _events_report(events, delta, methods, alg, problem, network, params, **cont
     when the events are lattice streams."""
     if not events.lattice_streams:
         return PrivacyReport.from_events(events, delta=delta, methods=methods, **contract)
-    return alg.report_from_events(events, problem, network, params, events.steps, delta=delta,
-                                  methods=methods, **contract)
+    return alg.report(events, problem, network, params, events.steps, delta=delta,
+                      methods=methods, **contract)
 
 
 def worst_case_report(alpha: np.ndarray, params, d: int, description: str, *,

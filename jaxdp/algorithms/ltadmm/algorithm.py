@@ -72,6 +72,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
 from jaxdp.privacy import add_noise, clip_by_norm, clip_factor_soft, gaussian, noise_draws
 
@@ -85,11 +86,11 @@ INITS = ("zero", "random")
 # -- Params and states --------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class LTADMMDPParams:
-    gamma: float = 0.1  # γ, gradient step, (5a); scalar or (N,)
-    beta: float = 0.1  # β, step on the consensus term, (5a); scalar or (N,)
-    rho: float = 0.1  # ρ, ADMM penalty, (5a)-(5b); scalar
-    zeta: float = 1.0  # ζ, clipping threshold, (7); scalar or (N,); inf = no clipping
-    sigma_e: float = 0.5  # σ_e, std of the Gaussian noise e, (7); scalar or (N,)
+    gamma: float = param(0.1, domain="positive", doc="γ, gradient step, (5a)")
+    beta: float = param(0.1, domain="positive", doc="β, step on the consensus term, (5a)")
+    rho: float = param(0.1, domain="positive", per_agent=False, doc="ρ, ADMM penalty, (5a)-(5b)")
+    zeta: float = param(1.0, domain="positive", doc="ζ, clipping threshold, (7); inf = no clipping")
+    sigma_e: float = param(0.5, domain="nonnegative", doc="σ_e, std of the Gaussian noise e, (7)")
 
 
 @chex.dataclass(frozen=True)
@@ -151,10 +152,12 @@ class LTADMMDP(Algorithm):
     """
 
     name: ClassVar[str] = "lt_admm_dp"
+    cites = (
+        "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (LT-ADMM-DP, paper 004)",
+    )
+    provenance = "paper"
     noise_field: ClassVar[str] = "sigma_e"
     params_type: ClassVar[type] = LTADMMDPParams
-    positive: ClassVar[tuple] = ("gamma", "beta", "rho", "zeta")
-    nonnegative: ClassVar[tuple] = ("sigma_e",)
     local_steps: int = 4
     batch_size: int = 8
     clip: str = "soft"
@@ -285,6 +288,10 @@ class LTADMM(LTADMMDP):
     """
 
     name: ClassVar[str] = "lt_admm"
+    cites = (
+        "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (paper 004), without noise",
+    )
+    provenance = "paper"
     sampler: str = "float"  # not private (σ_e = 0 by default, no report): no lattice
 
     def default_params(self):
@@ -297,9 +304,10 @@ class LTADMM(LTADMMDP):
 
 @chex.dataclass(frozen=True)
 class LTADMMVRParams:
-    gamma: float = 0.1  # γ, gradient step, (5a); scalar or (N,)
-    beta: float = 0.1  # β, step on the consensus term, (5a); scalar or (N,)
-    rho: float = 0.1  # ρ, ADMM penalty, (5a)-(5b); scalar
+    gamma: float = param(0.1, domain="positive", doc="γ, gradient step, (5a)")
+    beta: float = param(0.1, domain="positive", doc="β, step on the consensus term, (5a)")
+    rho: float = param(0.1, domain="positive", per_agent=False,
+                       doc="ρ, ADMM penalty, (5a)-(5b); it multiplies D X along the model axis")
 
 
 @chex.dataclass(frozen=True)
@@ -368,9 +376,12 @@ class LTADMMVR(Algorithm):
     """
 
     name: ClassVar[str] = "lt_admm_vr"
+    cites = (
+        "Ren, Bastianello, Johansson & Parisini 2026 (LT-ADMM-VR), reconstructed",
+        "compared in paper 004",
+    )
+    provenance = "reconstruction"
     params_type: ClassVar[type] = LTADMMVRParams
-    positive: ClassVar[tuple] = ("gamma", "beta", "rho")
-    scalar: ClassVar[tuple] = ("rho",)  # ρ multiplies D X along the model axis
     local_steps: int = 4
     batch_size: int = 8
     table: str = "persistent"

@@ -64,6 +64,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.ltadmm.algorithm import (
     _check_count,
     check_minibatch,
@@ -81,20 +82,22 @@ from jaxdp.privacy import add_noise, noise_draws
 # -- Params and states --------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class PORTERParams:
-    eta: float = 0.1  # η_g, step size, (P1) (paper 004 §VI); scalar or (N,)
-    gamma: float = 1.0  # γ, mixing step, (P1), (P4) [NOT IN PAPER]; scalar
-    clip: float = 1.0  # C, per-sample clipping threshold, (P3); scalar or (N,)
-    sigma: float = 0.103  # σ, std of the Gaussian noise, (P3); scalar or (N,)
+    eta: float = param(0.1, domain="positive", doc="η_g, step size, (P1) (paper 004 §VI)")
+    gamma: float = param(1.0, domain="positive", per_agent=False,
+                         doc="γ, mixing step, (P1), (P4) [NOT IN PAPER]")
+    clip: float = param(1.0, domain="positive", doc="C, per-sample clipping threshold, (P3)")
+    sigma: float = param(0.103, domain="nonnegative", doc="σ, std of the Gaussian noise, (P3)")
 
 
 @chex.dataclass(frozen=True)
 class PriSMAParams:
-    gamma: float = 0.025  # γ, step size, (S3); scalar or (N,)
-    eta: float = 0.025  # η, momentum parameter, (S2); scalar or (N,)
-    clip1: float = 1.0  # C1, clipping of the gradient, (S1)-(S2); scalar or (N,)
-    clip2: float = 1.0  # C2, clipping of the gradient difference, (S2); scalar or (N,)
-    sigma0: float = 0.1794  # σ0, noise std of v⁰, (S1); scalar or (N,)
-    sigma1: float = 0.0155  # σ1, noise std of v^t, t ≥ 1, (S2); scalar or (N,)
+    gamma: float = param(0.025, domain="positive", doc="γ, step size, (S3)")
+    eta: float = param(0.025, domain="probability", doc="η, momentum parameter, (S2)")
+    clip1: float = param(1.0, domain="positive", doc="C1, clipping of the gradient, (S1)-(S2)")
+    clip2: float = param(1.0, domain="positive",
+                         doc="C2, clipping of the gradient difference, (S2)")
+    sigma0: float = param(0.1794, domain="nonnegative", doc="σ0, noise std of v⁰, (S1)")
+    sigma1: float = param(0.0155, domain="nonnegative", doc="σ1, noise std of v^t, t ≥ 1, (S2)")
 
 
 @chex.dataclass(frozen=True)
@@ -173,10 +176,10 @@ class PORTER(_Minibatched):
     """
 
     name: ClassVar[str] = "porter"
+    cites = ("Li & Chi 2025 (PORTER-DP)", "compared in Ren et al. 2026 (paper 004), reconstructed")
+    provenance = "baseline"
     noise_field: ClassVar[str] = "sigma"
     params_type: ClassVar[type] = PORTERParams
-    positive: ClassVar[tuple] = ("eta", "gamma", "clip")
-    nonnegative: ClassVar[tuple] = ("sigma",)
     compress_k: int = 0
 
     def __post_init__(self):
@@ -228,10 +231,12 @@ class PriSMA(_Minibatched):
     """
 
     name: ClassVar[str] = "prisma"
+    cites = (
+        "Huang, Zhang & Ling 2025 (PriSMA)",
+        "compared in Ren et al. 2026 (paper 004), reconstructed",
+    )
+    provenance = "baseline"
     params_type: ClassVar[type] = PriSMAParams
-    positive: ClassVar[tuple] = ("gamma", "clip1", "clip2")
-    nonnegative: ClassVar[tuple] = ("sigma0", "sigma1")
-    unit_interval: ClassVar[tuple] = ("eta",)
 
     def init(self, key, problem, network, params):
         del key, params

@@ -66,6 +66,7 @@ import numpy as np
 from jaxdp._types import AgentArray, Array
 from jaxdp.algorithms.recal import privacy as acct
 from jaxdp.algorithms._base import Algorithm
+from jaxdp.algorithms._params import param
 from jaxdp.network import sample_next_agent, transition_matrix
 from jaxdp.network._random_walk import TRANSITIONS
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, add_noise, noise_draws
@@ -76,22 +77,29 @@ VARIANTS = ("paper", "forwarded")
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
 class RECALParams:
-    alpha: float = 0.1  # α_i, primal step of (7c); scalar or (N,); α_i ∈ (0, 2/(L_i+1))
-    beta: float = 1.0 / 18.0  # β = 1/(2(n+1)), dual step of (7a)/(7d); 1/18 for the paper's n = 8
-    xi: float = 300.0  # ξ, target PLF: the run freezes before any agent's (ξ+1)-th activation
-    x0: float = 0.0  # x^1 = y_i^1 = x0·1, the starting point (unspecified in the paper)
+    alpha: float = param(0.1, domain="positive",
+                         doc="α_i, primal step of (7c); α_i ∈ (0, 2/(L_i+1))")
+    beta: float = param(1.0 / 18.0, domain="positive", per_agent=False,
+                        doc="β = 1/(2(n+1)), dual step of (7a)/(7d); 1/18 for the paper's n = 8")
+    xi: float = param(300.0, domain="positive",
+                      doc="ξ, target PLF: the run freezes before any agent's (ξ+1)-th activation")
+    x0: float = param(0.0, doc="x^1 = y_i^1 = x0·1, the starting point (unspecified in the paper)")
 
 
 @chex.dataclass(frozen=True)
 class DPRECALParams:
-    alpha: float = 0.1  # α_i, primal step of (7c); scalar or (N,)
-    beta: float = 1.0 / 18.0  # β = 1/(2(n+1)), (7a)/(7d)
-    xi: float = 300.0  # ξ, target PLF (Tables IV/V: 300)
-    x0: float = 0.0  # x^1 = y_i^1 = x0·1
-    log_sigma1: float = 0.0  # log σ₁ (natural log): σ_τ = σ₁ R^{−(τ−1)/2}, Alg. 1
-    log_R: float = math.log(1.05)  # log R ≥ 0, R the noise attenuation (Theorem 4: R > 1)
-    c: float = 1.0  # c, gradient bound of Assumption 3 (accountant only; no clipping)
-    delta: float = 1e-3  # δ that calibrate() targets (Figs. 2/5); reports take privacy(delta=)
+    alpha: float = param(0.1, domain="positive", doc="α_i, primal step of (7c)")
+    beta: float = param(1.0 / 18.0, domain="positive", per_agent=False,
+                        doc="β = 1/(2(n+1)), (7a)/(7d)")
+    xi: float = param(300.0, domain="positive", doc="ξ, target PLF (Tables IV/V: 300)")
+    x0: float = param(0.0, doc="x^1 = y_i^1 = x0·1")
+    log_sigma1: float = param(0.0, doc="log σ₁ (natural log): σ_τ = σ₁ R^{−(τ−1)/2}, Alg. 1")
+    log_R: float = param(math.log(1.05), domain="nonnegative",
+                         doc="log R ≥ 0, R the noise attenuation (Theorem 4: R > 1)")
+    c: float = param(1.0, domain="positive",
+                     doc="c, gradient bound of Assumption 3 (accountant only; no clipping)")
+    delta: float = param(1e-3, domain="probability", per_agent=False,
+                         doc="δ that calibrate() targets (Figs. 2/5); reports take privacy(delta=)")
 
 
 # -- State --------------------------------------------------------------------------------------
@@ -199,8 +207,9 @@ class RECAL(TokenAlgorithm):
     """
 
     name = "recal"
+    cites = ("Wang, Guo, Yang & Shi 2024 (DP-RECAL, paper 003), eq. (7)",)
+    provenance = "paper"
     params_type = RECALParams
-    positive = ("alpha", "beta", "xi")
     variant: str = "paper"
 
     def init(self, key, problem, network, params):
@@ -266,10 +275,9 @@ class DPRECAL(RECAL):
     """
 
     name = "dp_recal"
+    cites = ("Wang, Guo, Yang & Shi 2024 (DP-RECAL, paper 003), Algorithm 1",)
+    provenance = "paper"
     params_type = DPRECALParams
-    positive = ("alpha", "beta", "xi", "c")
-    nonnegative = ("log_R",)
-    unit_interval = ("delta",)
     private = True
     sensitivity: str = "paper"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float"

@@ -105,6 +105,7 @@ import numpy as np
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms.recal import privacy as acct
 from jaxdp.algorithms._base import Algorithm
+from jaxdp.algorithms._params import param
 from jaxdp.algorithms.catalogue.classic import EXTRA, NIDS
 from jaxdp.algorithms.recal.algorithm import TokenAlgorithm, local_grad
 from jaxdp.algorithms.recal.privacy import mradmm_solve_sensitivity
@@ -115,48 +116,51 @@ from jaxdp.privacy import PAPER_PRINTED, PrivacyReport, add_noise, noise_draws
 
 # -- Params -------------------------------------------------------------------------------------
 @chex.dataclass(frozen=True)
-class DPStepParams:
-    alpha: float = 0.05  # α, step size of NIDS / PG-EXTRA; scalar
-    x0: float = 0.0  # x⁰ = x0·1 for every agent
-    log_sigma1: float = 0.0  # log σ₁ of the noise on each transmission
-    log_R: float = math.log(1.05)  # log R ≥ 0: σ_t = σ₁ R^{−(t−1)/2}, t the release count
-    c: float = 1.0  # gradient bound (accountant only)
-    delta: float = 1e-3  # δ the experiments calibrate to; reports take privacy(delta=)
+class NoiseScheduleParams:
+    """The Gaussian schedule σ_t = σ₁ R^{−(t−1)/2} every baseline of this module shares (its
+    Params subclass this and list their own fields after these)."""
+
+    log_sigma1: float = param(0.0, doc="log σ₁ (natural log) of the first transmission's noise")
+    log_R: float = param(math.log(1.05), domain="nonnegative",
+                         doc="log R ≥ 0: σ_t = σ₁ R^{−(t−1)/2}, t the release count")
+    c: float = param(1.0, domain="positive", doc="gradient bound (accountant only)")
+    delta: float = param(1e-3, domain="probability",
+                         doc="δ the experiments calibrate to; reports take privacy(delta=)")
 
 
 @chex.dataclass(frozen=True)
-class DPICADMMParams:
-    rho: float = 1.0  # ρ, ADMM penalty (c of IC-ADMM [43]); scalar
-    beta: float = 1.0  # β_i, IC-ADMM proximal weight of the linearized f_i; scalar or (N,)
-    decay: float = 1.0  # γ ∈ (0, 1]: step α_k = α₀γ^k, α₀ = 1/(β_i + 2ρd_i); 1 = fixed step
-    x0: float = 0.0  # x⁰ = x0·1
-    log_sigma1: float = 0.0  # log σ₁
-    log_R: float = math.log(1.05)  # log R ≥ 0
-    c: float = 1.0  # gradient bound (accountant only)
-    delta: float = 1e-3  # δ the experiments calibrate to; reports take privacy(delta=)
+class DPStepParams(NoiseScheduleParams):
+    alpha: float = param(0.05, domain="positive", per_agent=False,
+                         doc="α, step size of NIDS / PG-EXTRA")
+    x0: float = param(0.0, per_agent=False, doc="x⁰ = x0·1 for every agent")
 
 
 @chex.dataclass(frozen=True)
-class DPRWADMMParams:
-    beta: float = 10.0  # β, Walkman penalty; must dominate the local smoothness
-    xi: float = 300.0  # ξ, target PLF (as RECAL)
-    x0: float = 0.0  # z⁰ = y_i⁰ = x0·1
-    log_sigma1: float = 0.0  # log σ₁
-    log_R: float = math.log(1.05)  # log R ≥ 0
-    c: float = 1.0  # gradient bound (accountant only)
-    delta: float = 1e-3  # δ the experiments calibrate to; reports take privacy(delta=)
+class DPICADMMParams(NoiseScheduleParams):
+    rho: float = param(1.0, domain="positive", per_agent=False,
+                       doc="ρ, ADMM penalty (c of IC-ADMM [43])")
+    beta: float = param(1.0, domain="positive",
+                        doc="β_i, IC-ADMM proximal weight of the linearized f_i")
+    decay: float = param(1.0, per_agent=False,
+                         doc="γ ∈ (0, 1]: step α_k = α₀γ^k, α₀ = 1/(β_i + 2ρd_i); 1 = fixed step")
+    x0: float = param(0.0, doc="x⁰ = x0·1")
 
 
 @chex.dataclass(frozen=True)
-class DPMRADMMParams:
-    rho: float = 1.0  # ρ, initial penalty; scalar
-    theta: float = 1.0  # θ ≥ 1, penalty growth per odd/even pair ([16]); 1 = fixed
-    gamma: float = 0.05  # γ, step of the inexact odd-iteration solve; scalar or (N,)
-    x0: float = 0.0  # x⁰ = x0·1
-    log_sigma1: float = 0.0  # log σ₁
-    log_R: float = math.log(1.05)  # log R ≥ 0
-    c: float = 1.0  # gradient bound (accountant only)
-    delta: float = 1e-3  # δ the experiments calibrate to; reports take privacy(delta=)
+class DPRWADMMParams(NoiseScheduleParams):
+    beta: float = param(10.0, domain="positive",
+                        doc="β, Walkman penalty; must dominate the local smoothness")
+    xi: float = param(300.0, domain="positive", doc="ξ, target PLF (as RECAL)")
+    x0: float = param(0.0, doc="z⁰ = y_i⁰ = x0·1")
+
+
+@chex.dataclass(frozen=True)
+class DPMRADMMParams(NoiseScheduleParams):
+    rho: float = param(1.0, domain="positive", per_agent=False, doc="ρ, initial penalty")
+    theta: float = param(1.0, domain="positive", per_agent=False,
+                         doc="θ ≥ 1, penalty growth per odd/even pair ([16]); 1 = fixed")
+    gamma: float = param(0.05, domain="positive", doc="γ, step of the inexact odd-iteration solve")
+    x0: float = param(0.0, doc="x⁰ = x0·1")
 
 
 # -- States -------------------------------------------------------------------------------------
@@ -238,8 +242,8 @@ def _step_report(problem, network, params, sens, log_scale, paper_releases, pape
                     released=released, assumptions=(acct.gradient_assumption(
                         problem, float(params.c), float(params.x0)),))
     report = (PrivacyReport.from_events(events, delta, **contract) if alg is None else
-              alg.report_from_events(events, problem, network, params, sens.shape[1],
-                                     delta=delta, **contract))
+              alg.report(events, problem, network, params, sens.shape[1],
+                         delta=delta, **contract))
     xi = np.asarray([paper_releases(int(k)) for k in report.steps])
     eps, log10 = acct.theorem4_curve(network.n_agents, xi, sens=paper_sens,
                                      log_sigma1=float(params.log_sigma1),
@@ -276,9 +280,6 @@ class _NoisyStep(PrivateVariant):
     routes: tuple = (("*", chain(gaussian_channel(name="gauss"), broadcast=True)),)
     params_type = DPStepParams
     noise_field = "log_sigma1"
-    positive = ("alpha", "c")
-    nonnegative = ("log_R",)
-    unit_interval = ("delta",)
     released = ""  # "NAME: what is transmitted", for the privacy report
     sent_at_first = 1  # whether step 0 sends (EXTRA) or not (NIDS)
     models_note = ("the final x_i^K is the agent's noise-free iterate, never released: it "
@@ -343,6 +344,11 @@ class DPNIDS(_NoisyStep):
 
     inner: Algorithm = NIDS()
     name = "dp_nids"
+    cites = (
+        "Li, Shi & Yan, IEEE TSP 2019 (NIDS)",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     released = "DP-NIDS: ṽ = v + N(0, σ_t² I)"
     released_text = "agent i's ṽ_i^k = v_i^k + σ_k ξ"
     sent_at_first = 0
@@ -358,6 +364,11 @@ class DPEXTRA(_NoisyStep):
 
     inner: Algorithm = EXTRA()
     name = "dp_extra"
+    cites = (
+        "Shi, Ling, Wu & Yin, IEEE TSP 2015 (PG-EXTRA)",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     released = "DP-EXTRA: x̃ = x + N(0, σ_t² I)"
     released_text = "agent i's x̃_i^k = x_i^k + σ_k ξ"
 
@@ -371,11 +382,13 @@ class DPICADMM(_Synchronous):
     """IC-ADMM (Chang, Hong & Wang 2015) + primal perturbation (Zhang & Zhu 2017), reconstructed."""
 
     name = "dp_icadmm"
+    cites = (
+        "Chang, Hong & Wang 2015 (IC-ADMM) with Zhang & Zhu 2017's primal perturbation",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     noise_field = "log_sigma1"
     params_type = DPICADMMParams
-    positive = ("rho", "beta", "c")
-    nonnegative = ("log_R",)
-    unit_interval = ("delta",)
 
     def init(self, key, problem, network, params):
         del key
@@ -431,11 +444,13 @@ class DPRWADMM(TokenAlgorithm):
     """Random-walk (token) ADMM, Walkman's linearized form, noise on the token (reconstructed)."""
 
     name = "dp_rwadmm"
+    cites = (
+        "Mao, Yu, Gao & Yin, IEEE TSP 2020 (Walkman) for Shah & Avrachenkov, arXiv:1810.05067",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "reconstruction"
     noise_field = "log_sigma1"
     params_type = DPRWADMMParams
-    positive = ("beta", "xi", "c")
-    nonnegative = ("log_R",)
-    unit_interval = ("delta",)
     private = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
@@ -502,11 +517,13 @@ class DPMRADMM(_Synchronous):
     """
 
     name = "dp_mradmm"
+    cites = (
+        "Zhang, Khalili & Liu, Allerton 2019 (recycled ADMM)",
+        "compared in Wang, Guo, Yang & Shi 2024 (paper 003), reconstructed",
+    )
+    provenance = "baseline"
     noise_field = "log_sigma1"
     params_type = DPMRADMMParams
-    positive = ("rho", "theta", "gamma", "c")
-    nonnegative = ("log_R",)
-    unit_interval = ("delta",)
     local_steps: int = 20
 
     def init(self, key, problem, network, params):
