@@ -3,6 +3,7 @@
 Tiny problems and few steps: each test runs in seconds.
 """
 import json
+import warnings
 
 import pytest
 
@@ -364,3 +365,16 @@ def test_compare_prints_the_calibration_progress(tmp_path, capsys):
                  "--network", "ring", "--agents", "6", "--seeds", "2", "--steps", "10",
                  "--out", str(tmp_path)]) == 0
     assert "jaxdp: calibrating sigma to ε = 2: report 1, sigma = " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", sorted(algorithms.REGISTRY))
+def test_list_and_the_catalogue_agree_on_who_is_private(name):
+    """`jaxdp list`/`info` read ``is_private()``; the catalogue asks for a report: LT-ADMM (the
+    non-private subclass of LT-ADMM-DP) was 'private' in one and 'no' in the other."""
+    alg = algorithms.get(name)
+    prob = problems.make_problem("nonconvex_logistic", n_agents=6, seed=0)
+    net = network.make_network("ring", 6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report = alg.privacy(prob, net, alg.default_params(), 3, delta=1e-5)
+    assert type(alg).is_private() == (report is not None)
