@@ -64,8 +64,11 @@ def rst_docstring(cls: type) -> str:
         from sphinx.ext.napoleon import Config, GoogleDocstring
     except ImportError:  # the tests run without the docs extra
         return escape_bars(doc)
+    # Attributes as a field list like Parameters: napoleon's ``:ivar:`` fields render as literal
+    # "ivar name:" labels outside a class directive (the catalogue pastes the docstring bare).
     config = Config(napoleon_use_ivar=True, napoleon_custom_sections=[
-        ("Class attributes", "params_style"), ("Static configuration", "params_style")])
+        ("Attributes", "params_style"), ("Class attributes", "params_style"),
+        ("Static configuration", "params_style")])
     return escape_bars(str(GoogleDocstring(doc, config)))
 
 
