@@ -826,8 +826,8 @@ def privacy_table(rows: list[dict]) -> str:
 
 
 def _text(text: str) -> str:
-    """Prose from a report, safe in markdown: ``*``, ``[``, ``]`` and ``<`` escaped."""
-    for c in "*[]<":
+    """Prose from a report, safe in markdown: ``*``, ``_``, ``[``, ``]`` and ``<`` escaped."""
+    for c in "*_[]<":
         text = text.replace(c, "\\" + c)
     return text
 
