@@ -22,7 +22,8 @@ extensions = [
     "sphinx.ext.viewcode",
     "catalogue",  # docs/_ext/catalogue.py: writes catalogue/*.md from the registry
 ]
-# privacy_table.md is written by `jaxdp reproduce audit-table` and included by privacy.md: no page of its own
+# privacy_table.md is written by `jaxdp reproduce audit-table` and included by privacy.md (no page
+# of its own)
 exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute", "privacy_table.md"]
 html_theme = "furo"
 html_title = "jaxdp"

@@ -98,8 +98,8 @@ def test_the_channels_api_page_documents_every_public_name():
     from jaxdp import channels
 
     text = (ROOT / "docs" / "api" / "channels.md").read_text()
-    documented = set(re.findall(r"^\.\. (?:auto|py:)?(?:function|class|data):: jaxdp\.channels\.(\w+)",
-                                text, re.M))
+    directive = r"^\.\. (?:auto|py:)?(?:function|class|data):: jaxdp\.channels\.(\w+)"
+    documented = set(re.findall(directive, text, re.M))
     assert documented == set(channels.__all__), (set(channels.__all__) - documented,
                                                  documented - set(channels.__all__))
     assert "channels\n" in (ROOT / "docs" / "api" / "index.md").read_text()  # in the toctree
