@@ -23,9 +23,13 @@ extensions = [
     "catalogue",  # docs/_ext/catalogue.py: writes catalogue/*.md from the registry
     "cli_reference",  # docs/_ext/cli_reference.py: writes cli.md from the command's parser
 ]
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute"]
+# privacy_table.md is written by `jaxdp reproduce audit-table` and included by privacy.md (no page
+# of its own)
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute", "privacy_table.md"]
 html_theme = "furo"
 html_title = "jaxdp"
+html_static_path = ["_static"]
+html_css_files = ["jaxdp.css"]         # docs/_static/jaxdp.css: table and text-block layout
 
 # -- MyST and notebooks ---------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]

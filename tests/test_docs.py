@@ -110,3 +110,38 @@ def test_getting_started_example_runs_at_a_small_size():
     exec(compile(small, "getting_started.md", "exec"), namespace)
     assert namespace["trace"].meta["n_diverged"] == 0
     assert namespace["report"].epsilon_max > 0
+
+
+def test_the_channels_api_page_documents_every_public_name():
+    """docs/api/channels.md has a directive for each name of ``jaxdp.channels.__all__``."""
+    import re
+
+    from jaxdp import channels
+
+    text = (ROOT / "docs" / "api" / "channels.md").read_text()
+    directive = r"^\.\. (?:auto|py:)?(?:function|class|data):: jaxdp\.channels\.(\w+)"
+    documented = set(re.findall(directive, text, re.M))
+    assert documented == set(channels.__all__), (set(channels.__all__) - documented,
+                                                 documented - set(channels.__all__))
+    assert "channels\n" in (ROOT / "docs" / "api" / "index.md").read_text()  # in the toctree
+
+
+def test_the_privacy_table_page_is_the_writers_output_with_short_key_cells():
+    """docs/privacy_table.md is what the audit's writer makes of docs/audit_table.json, and its
+    table keeps every cell short (the long text goes to the list under it): rows of one or two
+    lines on the site, the key columns visible without scrolling."""
+    import json
+
+    from jaxdp.experiments.audit import privacy_table
+
+    rows = json.loads((ROOT / "docs" / "audit_table.json").read_text())
+    stored = (ROOT / "docs" / "privacy_table.md").read_text()
+    assert stored == privacy_table(rows), "re-run `jaxdp reproduce audit-table` and copy it"
+    table = [line for line in stored.splitlines() if line.startswith("| `")]
+    assert len(table) == sum(not r["control"] for r in rows)
+    for line in table:
+        cells = [c.strip() for c in line.strip("|").split(" | ")]
+        assert len(cells) == 7 and max(map(len, cells)) <= 40, cells
+    for r in rows:
+        if not r["control"]:
+            assert f"- `{r['algorithm']}`: " in stored  # its relation, release and assumptions

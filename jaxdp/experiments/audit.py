@@ -785,12 +785,15 @@ def _plot(out: Path, rows: list[dict]) -> str:
 
 
 def privacy_table(rows: list[dict]) -> str:
-    """Markdown: one row per audited private algorithm — unit and relation, what is released, the
-    guarantee and its accountant, assumptions, the paper's printed claim and whether it holds, the
-    empirical bound and the best empirical/guarantee ratio over the ε(δ) profile."""
-    head = ("| algorithm | unit: relation | released | guarantee ε (accountant) | assumptions | "
-            "paper, as printed | printed claim | empirical ε ≥ | ratio |")
-    lines = [head, "|" + "---|" * 9]
+    """Markdown: a compact table, one row per audited private algorithm — the privacy unit, the
+    guarantee and its accountant, the empirical bound, the best empirical/guarantee ratio over the
+    ε(δ) profile, the paper's printed claim and whether it holds — then, under it, one entry per
+    algorithm with the long text: the neighbouring relation, what is released, why a guarantee is
+    infinite and the assumptions (kept out of the table so its rows stay one or two lines)."""
+    head = ("| algorithm | unit | guarantee ε (accountant) | empirical ε ≥ | ratio | "
+            "paper, as printed | printed claim |")
+    lines = [head, "|" + "---|" * 7]
+    notes = []
     for r in rows:
         if r["control"]:
             continue
@@ -805,27 +808,45 @@ def privacy_table(rows: list[dict]) -> str:
             holds = "consistent"
         guarantee = ("∞" if r["guarantee"] is not None and math.isinf(r["guarantee"])
                      else _fmt(r["guarantee"]))
-        why = f" — {r['reason']}" if r.get("reason") else ""
-        cells = (f"`{r['algorithm']}`", _relation_cell(r["relation"]), r["released"],
-                 f"{guarantee} ({r['headline'] or 'none'}){why}",
-                 "; ".join(r["assumptions"]) or "—", _fmt(printed), holds,
-                 f"{r['empirical_lower']:.3g}", _fmt(r["ratio"]))
+        unit, relation = _relation(r["relation"])
+        cells = (f"`{r['algorithm']}`", unit,
+                 f"{guarantee} ({r['headline'] or 'none'})" + (" ¹" if r.get("reason") else ""),
+                 f"{r['empirical_lower']:.3g}", _fmt(r["ratio"]), _fmt(printed), holds)
         lines.append("| " + " | ".join(_cell(c) for c in cells) + " |")
-    return "\n".join(lines) + "\n"
+        note = [f"- `{r['algorithm']}`: {unit}: {relation}.",
+                f"  - *Released:* {_text(r['released'])}."]
+        if r.get("reason"):
+            note.append(f"  - *Why ε = ∞ (¹):* {_text(r['reason'])}.")
+        note.append(f"  - *Assumptions:* {_text('; '.join(r['assumptions'])) or 'none'}.")
+        notes.append("\n".join(_sentence(n) for n in note))
+    details = ["", "<details>",
+               "<summary>What each row covers: relation, released messages, assumptions</summary>",
+               "", *notes, "", "</details>"]
+    return "\n".join(lines + details) + "\n"
+
+
+def _text(text: str) -> str:
+    """Prose from a report, safe in markdown: ``*``, ``_``, ``[``, ``]`` and ``<`` escaped."""
+    for c in "*_[]<":
+        text = text.replace(c, "\\" + c)
+    return text
+
+
+def _sentence(text: str) -> str:
+    """``text`` without a doubled final full stop."""
+    return text[:-1] if text.endswith("..") else text
+
+
+def _relation(relation) -> tuple[str, str]:
+    """``(unit, relation text)`` of a key of :data:`jaxdp.privacy.RELATIONS`."""
+    from jaxdp.privacy import RELATIONS
+
+    return ("—", "no relation") if relation is None else RELATIONS[relation]
 
 
 def _cell(value) -> str:
     """A markdown table cell: ``—`` for none, ``|`` escaped."""
     return "—" if value in (None, "None") else str(value).replace("|", "\\|")
-
-
-def _relation_cell(relation) -> str:
-    from jaxdp.privacy import RELATIONS
-
-    if relation is None:
-        return "—"
-    unit, text = RELATIONS[relation]
-    return f"{unit}: {text}"
 
 
 def _write_privacy_table(out: Path, rows: list[dict]) -> str:
