@@ -117,7 +117,8 @@ def _walk(jaxpr, rounds: int, inside: tuple[str, ...]):
 def _call(eqn, rounds: int, inside: tuple[str, ...]) -> ProductCall:
     aval = eqn.invars[0].aval
     p = eqn.params
-    return ProductCall(p["product"], p["route"], p["call"], p["level"], int(aval.shape[0]), int(np.prod(aval.shape[1:], dtype=np.int64)),
+    return ProductCall(p["product"], p["route"], p["call"], p["level"], int(aval.shape[0]),
+                       int(np.prod(aval.shape[1:], dtype=np.int64)),
                        8 * np.dtype(aval.dtype).itemsize, rounds, inside)
 
 
@@ -147,26 +148,25 @@ def _jaxprs_in(values):
 def refusal(calls: list[ProductCall], owner: str) -> str:
     """Why ``calls`` cannot be released soundly (``""`` when they can).
 
-    The proxy numbers calls when the step is traced and keys each call's noise by that number,
-    and records what it released in the step's own trace. So a call must sit at the top level of
-    the step's program and appear exactly once: one inside a scan, while loop, cond branch,
-    vmap or inner jit would draw the same noise every time it runs (or leak its records out of
-    its sub-trace), and one traced once but run twice (a cached inner jit called twice) would
-    reuse its key.
+    The proxy numbers calls when the step is traced, keys each call's noise by that number and
+    records what it released in the step's own trace. So every call must sit at the top level of
+    the step's program: one inside a scan, while loop, cond branch, vmap or inner jit would draw
+    the same noise every time it runs (a cached inner jit called twice runs one traced call
+    twice) and leak its records out of its sub-trace. Counting is not the obstacle: the calls
+    carry their rounds (:attr:`ProductCall.rounds`).
     """
-    seen: dict[tuple[int, int], int] = {}
     for c in calls:
-        seen[c.level, c.call] = seen.get((c.level, c.call), 0) + 1
-    for c in calls:
-        what = f"network.{c.product}" + (f"(message={c.route!r})" if c.route != "*" else "")
         if c.inside:
-            runs = f", {c.rounds} times per step" if c.rounds > 1 else ""
-            return (f"{owner} calls {what} inside {' > '.join(c.inside)} within its step{runs}; "
-                    "a channel numbers product calls when the step is traced and keys each "
-                    "call's noise by that number, so every round of the loop (every vmapped row) "
-                    "would get the same noise. Call the product in a Python loop (one traced "
-                    "call per round) instead")
-        if seen[c.level, c.call] > 1:
-            return (f"{owner} runs {what} (call {c.call}) {seen[c.level, c.call]} times from one trace "
-                    "(an inner jit called twice?): each run would get the same noise")
+            what = f"{c.product}(message={c.route!r})" if c.route != "*" else c.product
+            runs = f" ({c.rounds} runs per step)" if c.rounds > 1 else ""
+            return nested_call(owner, what, " > ".join(c.inside) + runs)
     return ""
+
+
+def nested_call(owner: str, what: str, where: str) -> str:
+    """The refusal of a product call ``what`` traced inside ``where`` of ``owner``'s step."""
+    return (f"{owner} calls network.{what} inside {where} within its step; a channel numbers "
+            "product calls when the step is traced and keys each call's noise by that number, so "
+            "every round of the loop (every vmapped row) would get the same noise and be "
+            "accounted as one release. Call the product in a Python loop (one traced call per "
+            "round) instead")

@@ -17,7 +17,7 @@ import numpy as np
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import STEP_CALL, Channel
 from jaxdp.channels._products import ProductPaths
-from jaxdp.channels._program import is_analysing, mark
+from jaxdp.channels._program import is_analysing, mark, nested_call
 
 try:  # jax >= 0.5: the public home of the trace state
     from jax.extend.core import get_opaque_trace_state as _get_trace_state
@@ -40,9 +40,10 @@ class ChannelNetwork(ProductPaths):
     Products are numbered at trace time, and each call's noise is keyed by its number, so a
     product must be traced exactly once per time it runs: one called inside a ``lax.scan``,
     ``fori_loop``, ``while_loop``, ``lax.cond``, ``vmap`` or inner ``jit`` of ``step`` (any trace
-    other than the one the proxy was built in) would draw the same noise in every round and be
-    counted once, so it is refused with a ``ValueError`` at the first trace (before anything runs;
-    :meth:`WithChannel.validate` traces one step). Python loops are fine: each call is traced.
+    other than the one the proxy was built in) would draw the same noise in every round, so it is
+    refused with a ``ValueError`` before anything runs: by the reading of the step's program
+    (:meth:`WithChannel.program`, which names the construct and its rounds), or, for a step traced
+    without it, by the proxy when the call is traced. Python loops are fine: each call is traced.
 
     Nesting: when the wrapped network is itself a ``ChannelNetwork`` (an algorithm that already
     sends its messages through a channel, wrapped again), a broadcast channel without losses
@@ -129,7 +130,11 @@ class ChannelNetwork(ProductPaths):
         return X, mark(flat, product, route, self.calls, self.level), route, channel
 
     def _check_trace(self, product: str, message) -> None:
-        """Refuse a product traced in another trace than the step's (see the class docstring).
+        """Refuse a product traced in another trace than the step's (see the class docstring):
+        the backstop for a step traced without its program being read first (e.g. ``jax.jit``
+        of ``final_metrics`` without ``validate``); while the program is read
+        (:func:`~jaxdp.channels._program.analysing`) the call is let through, to be found and
+        refused there with the construct it sits in.
 
         Raises:
           ValueError: naming the algorithm, the product and the message.
@@ -137,12 +142,8 @@ class ChannelNetwork(ProductPaths):
         if _trace_state() == self._trace or is_analysing():
             return
         what = f"{product}(message={message!r})" if message is not None else product
-        raise ValueError(
-            f"{self._owner} calls network.{what} inside a lax.scan, fori_loop, while_loop, "
-            "lax.cond, vmap or jit within its step; a channel numbers product calls when the "
-            "step is traced and keys each call's noise by that number, so every round of the loop "
-            "(every vmapped row) would get the same noise and be accounted as one release. Call "
-            "the product in a Python loop (one traced call per round) instead")
+        raise ValueError(nested_call(self._owner, what, "a lax.scan, fori_loop, while_loop, "
+                                     "lax.cond, vmap or jit"))
 
     # -- routes -----------------------------------------------------------------------------------
     def _route(self, message):
