@@ -110,12 +110,21 @@ def _program(alg, prob, net, params):
     return [(c.rounds, c.inside) for c in program_releases(one_step, jax.random.key(0))]
 
 
-def test_a_product_in_a_scan_counts_its_rounds_and_is_refused_before_the_run(small):
+STATEFUL = {"memoryless": (), "drop": (channels.drop(0.2),),
+            "error_feedback": (channels.top_k(2, error_feedback=True),)}
+
+
+@pytest.mark.parametrize("extra", sorted(STATEFUL))
+def test_a_product_in_a_scan_counts_its_rounds_and_is_refused_before_the_run(small, extra):
+    """Also with a channel state (losses, error-feedback memory): the program's refusal, not a
+    tracer leaking from the scan body."""
     prob, net = small
     with jax.enable_x64(True):
-        alg, params = _through(OnceThenScan())
+        alg = channels.with_channel(OnceThenScan(), channels.chain(
+            channels.clip(1.0), *STATEFUL[extra], channels.gaussian(1.0)))
+        params = alg.default_params()
         assert _program(alg, prob, net, params) == [(1, ()), (ROUNDS, ("scan(3)",))]  # 1 + 3
-        match = (r"once_then_scan\+clip\+gaussian calls network.mix inside scan\(3\) "
+        match = (r"once_then_scan\+clip\+.*gaussian calls network.mix inside scan\(3\) "
                  r"\(3 runs per step\) within its step.*same noise")
         for check in (lambda: alg.validate(params, prob, net),
                       lambda: alg.privacy(prob, net, params, 2, delta=DELTA),
