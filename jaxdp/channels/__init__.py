@@ -12,7 +12,8 @@ Compression (``top_k``, ``random_k``, ``quantize``, each with optional error fee
 (``drop``, ``gilbert_elliott``) and link processes (``link_failures``, ``activation``) are
 transforms of the same stack. Each transform is one small object (a :class:`Transform`
 subclass) that owns how it acts on rows, what it draws, its state, its bits per message and its
-privacy role; a new one is one class (see :mod:`jaxdp.channels._base`).
+privacy role; a new one is one class (see :mod:`jaxdp.channels._base`). What a step releases is
+read from its traced program (:func:`program_releases`, :meth:`WithChannel.program`).
 """
 from jaxdp.channels._base import ROLES, Transform
 from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
@@ -29,6 +30,7 @@ from jaxdp.channels._losses import (
 )
 from jaxdp.channels._noise import Gaussian, Laplace, Noise, gaussian, laplace
 from jaxdp.channels._privacy import channel_report, private_stage
+from jaxdp.channels._program import ProductCall, program_releases
 from jaxdp.channels._spec import parse_channel, parse_channels
 from jaxdp.channels._transforms import (
     NORMS,
@@ -54,8 +56,9 @@ from jaxdp.channels._wrap import (
 __all__ = [
     "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
     "ChannelNetwork", "ChannelState", "Clip", "Drop", "Gaussian", "GilbertElliott", "Laplace",
-    "LinkFailures", "Loss", "Noise", "PrivateVariant", "Quantize", "RandomK", "TopK", "Transform",
-    "WithChannel", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
-    "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "parse_channel",
-    "parse_channels", "private_stage", "quantize", "random_k", "top_k", "with_channel",
+    "LinkFailures", "Loss", "Noise", "PrivateVariant", "ProductCall", "Quantize", "RandomK",
+    "TopK", "Transform", "WithChannel", "activation", "chain", "channel_report", "clip", "drop",
+    "gaussian", "gilbert_elliott", "laplace", "link_failures", "merged_params_type",
+    "parse_channel", "parse_channels", "private_stage", "program_releases", "quantize",
+    "random_k", "top_k", "with_channel",
 ]

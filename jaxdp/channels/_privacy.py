@@ -8,11 +8,12 @@ Every product call of a step releases agent ``j``'s row once per directed edge `
 network the proxy runs on (per-message noise: one independent draw each) or once (broadcast); the
 releases compose adaptively over calls and steps, since each is computed from agent ``j``'s data
 and what it has received (Dwork & Roth 2014, Thm. 3.16 and the Gaussian/Laplace mechanisms, Thms.
-3.6 and A.1). The counts are read from the proxy's record of a traced step
-(:meth:`~jaxdp.channels.WithChannel.release_log`), not from the degrees: on a time-varying network
-the proxy runs on the union of the edge sets and draws and records a copy on every directed edge of
-it at every step, links that are down at that step (zero weight) included, and so does a static
-network whose links were masked with ``with_link_mask``; each of those copies is counted.
+3.6 and A.1). The counts are read from the traced step's program, where every product call is
+marked (:meth:`~jaxdp.channels.WithChannel.release_log`, :mod:`jaxdp.channels._program`), not
+from the degrees: on a time-varying network the proxy runs on the union of the edge sets and
+draws and records a copy on every directed edge of it at every step, links that are down at that
+step (zero weight) included, and so does a static network whose links were masked with
+``with_link_mask``; each of those copies is counted.
 
 ``m`` Gaussian releases of sensitivity ``Δ`` and scale ``σ`` compose exactly as one of scale
 ``σ/√m`` (μ-GDP composes as ``√(Σ μ²)``, Dong, Roth & Su 2022, Cor. 2), which is how they are
@@ -116,7 +117,7 @@ def _clip_assumption(channel) -> Assumption:
 
 def _events(alg, channel, network, params, steps, calls, dtype) -> PrivacyEvents:
     """The releases of one route whose product calls are ``calls``: ``(message size D, (N,)
-    independent copies of each sender's row the call draws)``, as the proxy recorded them."""
+    independent copies of each sender's row the call draws)``, as the step's program has them."""
     clip, noise = _stage(channel)
     n, values = network.n_agents, alg.split(params)[1]
     d = max(d for d, _ in calls)

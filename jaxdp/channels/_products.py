@@ -3,10 +3,11 @@
 
 A call's rows go through the transforms up to the first random one per sender, then per directed
 message (or per sender when broadcast), and the product combines them
-(:meth:`ProductPaths._release`); a noise added last is added by linearity instead (:meth:`ProductPaths._additive`: the rounded row
-per sender, the noise per edge), or, for a float Gaussian, drawn by its receiver sums
-(:meth:`ProductPaths._aggregate`). Each path leaves what it released in ``released`` and its
-standard draws in ``draws``; the proxy records the call.
+(:meth:`ProductPaths._release`); a noise added last is added by linearity instead
+(:meth:`ProductPaths._additive`: the rounded row per sender, the noise per edge), or, for a float
+Gaussian, drawn by its receiver sums (:meth:`ProductPaths._aggregate`). Each path leaves what it
+released in ``released`` and its standard draws in ``draws``; the proxy counts the call, and its
+marker in the traced program (:func:`~jaxdp.channels._program.mark`) says what it released.
 """
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
 """The proxy network an inner ``step`` runs on: its products send rows through the channels.
 
 The proxy routes each product call to its channel, draws the per-step loss states, refuses a
-product traced outside the step's trace and records every call (:class:`Call`); the paths a
-call's rows take through a channel are :class:`~jaxdp.channels._products.ProductPaths`.
+product traced outside the step's trace and marks every call in the traced program
+(:func:`~jaxdp.channels._program.mark`: what a step releases is read from there, by
+:func:`~jaxdp.channels._program.program_releases`); the paths a call's rows take through a
+channel are :class:`~jaxdp.channels._products.ProductPaths`.
 """
 from __future__ import annotations
 
-import dataclasses
 import zlib
-from typing import Any
 
 import jax
 import jax.numpy as jnp
@@ -17,35 +17,12 @@ import numpy as np
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import STEP_CALL, Channel
 from jaxdp.channels._products import ProductPaths
+from jaxdp.channels._program import is_analysing, mark, nested_call
 
 try:  # jax >= 0.5: the public home of the trace state
     from jax.extend.core import get_opaque_trace_state as _get_trace_state
 except ImportError:  # pragma: no cover
     from jax.core import get_opaque_trace_state as _get_trace_state
-
-
-@dataclasses.dataclass(frozen=True)
-class Call:
-    """The record of one product call.
-
-    Attributes:
-      route: the route taken (``"*"`` or a message name).
-      size: the flattened message size ``D``.
-      float_bits: the width of one float of the message.
-      sent: messages sent (``2E``, or ``N`` when broadcast).
-      bits: bits sent.
-      copies: the sender of every independent noisy copy the call draws (``(N,)`` broadcast,
-        else ``(2E,)``: one per directed edge of the proxy's network, links down included).
-      dropped: traced count of the lost directed messages (``None`` without losses).
-    """
-
-    route: str
-    size: int
-    float_bits: int
-    sent: int
-    bits: int
-    copies: Any
-    dropped: Any = None
 
 
 class ChannelNetwork(ProductPaths):
@@ -63,9 +40,10 @@ class ChannelNetwork(ProductPaths):
     Products are numbered at trace time, and each call's noise is keyed by its number, so a
     product must be traced exactly once per time it runs: one called inside a ``lax.scan``,
     ``fori_loop``, ``while_loop``, ``lax.cond``, ``vmap`` or inner ``jit`` of ``step`` (any trace
-    other than the one the proxy was built in) would draw the same noise in every round and be
-    counted once, so it is refused with a ``ValueError`` at the first trace (before anything runs;
-    :meth:`WithChannel.validate` traces one step). Python loops are fine: each call is traced.
+    other than the one the proxy was built in) would draw the same noise in every round, so it is
+    refused with a ``ValueError`` before anything runs: by the reading of the step's program
+    (:meth:`WithChannel.program`, which names the construct and its rounds), or, for a step traced
+    without it, by the proxy when the call is traced. Python loops are fine: each call is traced.
 
     Nesting: when the wrapped network is itself a ``ChannelNetwork`` (an algorithm that already
     sends its messages through a channel, wrapped again), a broadcast channel without losses
@@ -75,12 +53,11 @@ class ChannelNetwork(ProductPaths):
     ``memory`` (the channel state's, or ``None`` for zeros) is read and the new memory is left in
     :attr:`memory`: error-feedback memories under ``"{label}{c}/t{i}"``, the per-step link or
     Gilbert–Elliott state of transform ``i`` under ``"t{i}"`` (``"{message}:t{i}"`` on a named
-    route). Each call is recorded as one :class:`Call` in :attr:`log` (its route, message size
-    ``D``, float width, messages and bits sent, the sender of every independent copy it draws
-    and the traced count of lost directed messages); ``calls``, ``routes``, ``sizes``,
-    ``float_bits``, ``sent``, ``bits``, ``copies`` and ``dropped`` read it.
+    route). Each call is marked in the traced program (:func:`~jaxdp.channels._program.mark`),
+    where the report and the cost counters read what a step releases; the proxy itself keeps only
+    the call number (:attr:`calls`, the next call's noise key) and the step's running message
+    counts (:attr:`tally`: messages and bits sent, the traced count of lost directed messages).
     """
-
 
     def __init__(self, network, channels, params, k, key, memory: dict | None = None,
                  owner: str | None = None):
@@ -88,27 +65,12 @@ class ChannelNetwork(ProductPaths):
         self._owner = owner or "the algorithm"
         self._trace = _trace_state()
         self._routes = {"*": channels} if isinstance(channels, Channel) else dict(channels)
-        self.log: list[Call] = []
+        self.calls = 0  # the next call's number: its noise key
+        self.tally = {"sent": 0, "bits": 0, "dropped": jnp.zeros((), jnp.int32)}
         self.draws: dict = {}  # released key → {transform index: standard draw}
         self.released: dict = {}
         self.memory: dict = dict(memory or {})
         self._links = {route: self._step_states(route, ch) for route, ch in self._routes.items()}
-
-    @property
-    def calls(self) -> int:
-        """The product calls so far (the next call's number)."""
-        return len(self.log)
-
-    routes = property(lambda self: [c.route for c in self.log], doc="Each call's route.")
-    sizes = property(lambda self: [c.size for c in self.log], doc="Each call's message size.")
-    float_bits = property(lambda self: [c.float_bits for c in self.log],
-                          doc="Each call's float width.")
-    sent = property(lambda self: [c.sent for c in self.log], doc="Each call's messages sent.")
-    bits = property(lambda self: [c.bits for c in self.log], doc="Each call's bits sent.")
-    copies = property(lambda self: [c.copies for c in self.log],
-                      doc="Each call's copy senders (:attr:`Call.copies`).")
-    dropped = property(lambda self: [c.dropped for c in self.log if c.dropped is not None],
-                       doc="The lost counts of the calls through a lossy channel.")
 
     def __getattr__(self, name):
         if name in ("W", "P", "L", "dense_matrices"):
@@ -140,22 +102,22 @@ class ChannelNetwork(ProductPaths):
         if self._nested:
             self._check_nestable(channel)
             rows = self._release(channel, "gather", message, flat)
-            self._record(channel, route, flat)
+            self._count(channel, flat)
             return self._net.gather(rows.reshape(X.shape), message=message)
         keep, dropped = self._keep(channel, route)
         rows = self._gathered(channel, message, flat, keep)
-        self._record(channel, route, flat, dropped)
+        self._count(channel, flat, dropped)
         return rows.reshape((rows.shape[0],) + X.shape[1:])
 
     def _product(self, product: str, X, message):
         X, flat, route, channel = self._begin(product, X, message)
         if self._nested:
             out = self._nested_product(channel, product, message, flat)
-            self._record(channel, route, flat)
+            self._count(channel, flat)
             return out.reshape(X.shape)
         keep, dropped = self._keep(channel, route)
         out = self._combine(channel, product, message, flat, keep)
-        self._record(channel, route, flat, dropped)
+        self._count(channel, flat, dropped)
         return out.reshape(X.shape)
 
     def _begin(self, product: str, X, message):
@@ -165,23 +127,23 @@ class ChannelNetwork(ProductPaths):
         flat = X.reshape(X.shape[0], -1)
         route, channel = self._route(message)
         channel.check_sizes([flat.shape[1]])
-        return X, flat, route, channel
+        return X, mark(flat, product, route, self.calls, self.level), route, channel
 
     def _check_trace(self, product: str, message) -> None:
-        """Refuse a product traced in another trace than the step's (see the class docstring).
+        """Refuse a product traced in another trace than the step's (see the class docstring):
+        the backstop for a step traced without its program being read first (e.g. ``jax.jit``
+        of ``final_metrics`` without ``validate``); while the program is read
+        (:func:`~jaxdp.channels._program.analysing`) the call is let through, to be found and
+        refused there with the construct it sits in.
 
         Raises:
           ValueError: naming the algorithm, the product and the message.
         """
-        if _trace_state() == self._trace:
+        if _trace_state() == self._trace or is_analysing():
             return
         what = f"{product}(message={message!r})" if message is not None else product
-        raise ValueError(
-            f"{self._owner} calls network.{what} inside a lax.scan, fori_loop, while_loop, "
-            "lax.cond, vmap or jit within its step; a channel numbers product calls when the "
-            "step is traced and keys each call's noise by that number, so every round of the loop "
-            "(every vmapped row) would get the same noise and be accounted as one release. Call "
-            "the product in a Python loop (one traced call per round) instead")
+        raise ValueError(nested_call(self._owner, what, "a lax.scan, fori_loop, while_loop, "
+                                     "lax.cond, vmap or jit"))
 
     # -- routes -----------------------------------------------------------------------------------
     def _route(self, message):
@@ -201,7 +163,11 @@ class ChannelNetwork(ProductPaths):
     def _nested(self) -> bool:
         return isinstance(self._net, ChannelNetwork)
 
-    # -- losses -----------------------------------------------------------------------------------
+    @property
+    def level(self) -> int:
+        """How many channel proxies this one runs on (0: it runs on the network itself)."""
+        return self._net.level + 1 if self._nested else 0
+
     # -- losses -----------------------------------------------------------------------------------
     def _step_states(self, route: str, channel: Channel) -> dict:
         """``{i: state}`` of a route's per-step loss transforms (drawn once, shared by every
@@ -243,17 +209,26 @@ class ChannelNetwork(ProductPaths):
     def _values(self, t: Transform) -> dict:
         return {f: self._params[f] for f in t.fields}
 
-    def _record(self, channel: Channel, route: str, flat, dropped=None) -> None:
-        """Record one call: its route, message size, float width, messages and bits sent, copies
-        and lost count."""
-        d, width = int(flat.shape[1]), 8 * jnp.dtype(flat.dtype).itemsize
-        sent = flat.shape[0] if channel.broadcast else 2 * self._net.n_edges
-        # one independent copy per sender (broadcast) or per directed edge of the proxy's network
-        # (a time-varying network's union of edge sets, links that are down included: the proxy
-        # draws and records a copy on each)
-        copies = np.arange(flat.shape[0]) if channel.broadcast else self._net.senders
-        self.log.append(Call(route, d, width, sent, sent * channel.message_bits(d, width),
-                             copies, dropped))
+    def _count(self, channel: Channel, flat, dropped=None) -> None:
+        """Count one call: its number, its messages and bits sent and its lost messages."""
+        sent, bits, _ = call_costs(channel, self._net, flat.shape[0], flat.shape[1],
+                                   8 * jnp.dtype(flat.dtype).itemsize)
+        self.calls += 1
+        self.tally["sent"] += sent
+        self.tally["bits"] += bits
+        if dropped is not None:
+            self.tally["dropped"] = self.tally["dropped"] + dropped
+
+
+def call_costs(channel: Channel, network, rows: int, d: int, float_bits: int):
+    """``(messages sent, bits sent, copies)`` of one product call of ``rows`` rows of ``d``
+    floats: ``rows`` messages when broadcast, else ``2E``, each of :meth:`Channel.message_bits`
+    bits; ``copies`` the sender of every independent noisy copy the call draws (one per sender
+    broadcast, else one per directed edge of ``network``: a time-varying network's union of
+    edge sets, links that are down included, since the proxy draws a copy on each)."""
+    sent = rows if channel.broadcast else 2 * network.n_edges
+    copies = np.arange(rows) if channel.broadcast else network.senders
+    return sent, sent * channel.message_bits(d, float_bits), copies
 
 
 def _trace_state():

@@ -45,7 +45,8 @@ from jaxdp.algorithms._base import Algorithm, check_per_agent_value
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report
-from jaxdp.channels._proxy import ChannelNetwork, link_key, route_key
+from jaxdp.channels._program import ProductCall, program_releases, refusal
+from jaxdp.channels._proxy import ChannelNetwork, call_costs, link_key, route_key
 from jaxdp.privacy import check_sampler
 
 CHANNEL_STREAM = 0x6368616E
@@ -299,12 +300,12 @@ class WithChannel(Algorithm):
     @staticmethod
     def _counted(counts: dict, proxy: ChannelNetwork) -> dict:
         """``counts`` plus one step's messages, drops and bits."""
-        dropped = sum(proxy.dropped, jnp.zeros((), jnp.int32))
+        tally = proxy.tally
         directed = 2 * proxy.n_edges * proxy.calls
-        return {"messages_sent": counts["messages_sent"] + sum(proxy.sent),
-                "messages_received": counts["messages_received"] + directed - dropped,
-                "messages_dropped": counts["messages_dropped"] + dropped,
-                "bits_sent": counts["bits_sent"] + sum(proxy.bits)}
+        return {"messages_sent": counts["messages_sent"] + tally["sent"],
+                "messages_received": counts["messages_received"] + directed - tally["dropped"],
+                "messages_dropped": counts["messages_dropped"] + tally["dropped"],
+                "bits_sent": counts["bits_sent"] + tally["bits"]}
 
     def models(self, state):
         return self.inner.models(state.inner if isinstance(state, ChannelState) else state)
@@ -338,27 +339,45 @@ class WithChannel(Algorithm):
 
     def release_log(self, problem, network, params) -> list[tuple[str, int, int, int, Any]]:
         """:meth:`call_log` with, per call, ``(N,)`` int: the independent noisy copies of each
-        sender's row the call draws and records (``1`` broadcast, else one per directed edge of
-        the network the proxy runs on: for a time-varying network the union of its edge sets,
-        the same at every step). Counted from the proxy's record of one traced step.
+        sender's row the call draws (``1`` broadcast, else one per directed edge of the network
+        the proxy runs on: for a time-varying network the union of its edge sets, the same at
+        every step), each times the runs of the call per step. Read from the step's traced
+        program (:meth:`program`).
 
         Raises:
-          ValueError: a product called inside a ``lax.scan``/``vmap``/... of the step.
+          ValueError: a product call whose noise would repeat (inside a ``lax.scan``/``vmap``/...
+            of the step).
+        """
+        net, channels = network.base, self.channels
+        log = []
+        for c in self.program(problem, network, params):
+            sent, bits, copies = call_costs(channels[c.route], net, c.rows, c.size, c.float_bits)
+            copies = np.bincount(np.asarray(copies, np.int64), minlength=net.n_agents)
+            log.append((c.route, c.size, c.rounds * sent, c.rounds * bits, c.rounds * copies))
+        return log
+
+    def program(self, problem, network, params) -> list[ProductCall]:
+        """This channel's product calls in one traced step, read from the step's jaxpr
+        (:func:`~jaxdp.channels._program.program_releases`; the calls of a channel the inner
+        algorithm sends through itself are its own).
+
+        Raises:
+          ValueError: a call whose noise would repeat (:func:`~jaxdp.channels._program.refusal`),
+            before anything runs.
         """
         net = network.base
-        logged = []
 
         def one_step(key):
             state = self.init(key, problem, net, params)
             noise = self.noise(key, state, params, jnp.int32(0))
-            _, proxy, _ = self.step_on_proxy(state, noise, problem, net, params, jnp.int32(0))
-            logged.append([(c.route, c.size, c.sent, c.bits,
-                            np.bincount(np.asarray(c.copies, np.int64), minlength=net.n_agents))
-                           for c in proxy.log])
+            self.step_on_proxy(state, noise, problem, net, params, jnp.int32(0))
             return 0
 
-        jax.eval_shape(one_step, jax.random.key(0))
-        return logged[0]
+        calls = [c for c in program_releases(one_step, jax.random.key(0)) if c.level == 0]
+        why = refusal(calls, self.name)
+        if why:
+            raise ValueError(why)
+        return calls
 
     def sampler_of(self) -> str | None:
         """``"float"`` if a noise of a route is float-sampled, ``"lattice"`` if every noise is a
@@ -376,7 +395,7 @@ class WithChannel(Algorithm):
         return dataclasses.replace(self, routes=routes)
 
     def lattice_draw_count(self, problem, network, params, steps: int) -> int:
-        """``D``: the lattice draws of a run, from the proxy's record of one traced step (each
+        """``D``: the lattice draws of a run, from the program of one traced step (each
         call's copies times its message size) times ``steps``."""
         lattice = {route for route, c in self.routes if any(t.lattice for t in c.transforms)}
         return steps * sum(d * int(np.sum(copies)) for route, d, _, _, copies
