@@ -153,7 +153,7 @@ class Algorithm:
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"{self.name}.privacy: steps must be an int >= 1; got {steps!r}")
         delta, release = check_delta(delta), check_release(release)
-        if network.n_agents != problem.n_agents:
+        if network is not None and network.n_agents != problem.n_agents:  # None: not needed
             raise ValueError(f"{self.name}.privacy: the network has {network.n_agents} agents but "
                              f"the problem has data for {problem.n_agents}")
         report = self.account(problem, network, params, int(steps), delta=delta)
