@@ -17,14 +17,14 @@ finding.
 
 Cases: each paper family declares its own, beside its algorithm
 (``jaxdp/algorithms/<family>/cases.py``, built with :mod:`jaxdp.algorithms.cases`); :func:`cases`
-collects them in registry order and adds the core baseline, the channel routes and the controls
-that need :mod:`jaxdp.attacks`. This module is the engine: it runs the cases, scores them and
-writes the table.
+collects them in registry order and adds the cases no family owns (``_audit_cases``: the core
+baseline, the channel routes and the controls that need :mod:`jaxdp.attacks`). This module is the
+engine: it runs the cases, scores them and writes the table.
 
 Neighbours (:mod:`jaxdp.algorithms.cases`): least-squares data on every agent; agent 0's labels
 differ so that ``∇f_0 − ∇f_0' = v`` everywhere (a linear tilt, exact for least squares) with ``v``
-as large as the paper's adjacency allows in its norm (``"tilt"``); or one row of agent 0 differs (``"sample"``,
-record-level adjacency of the minibatch/clipping papers); or one label of a logistic agent flips
+as large as the paper's adjacency allows in its norm (``"tilt"``); or one row of agent 0 differs
+(``"sample"``, record-level adjacency of the minibatch/clipping papers); or one label of a logistic agent flips
 (paper 002, features of norm ≤ 1 so ‖ℓ'‖ ≤ S1 = 1). Gradient-bounded papers (003's c, 002's S1) are
 audited at a difference of c (half the worst case 2c), inside their assumption near x⁰.
 
@@ -52,20 +52,18 @@ import time
 import warnings
 from pathlib import Path
 import jax
-import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
 from jaxdp import algorithms, network
-from jaxdp.algorithms.cases import N_AGENTS, Case, agent_rows, l2, tilt
-from jaxdp.attacks import relay
+from jaxdp.algorithms.cases import Case, tilt
 from jaxdp.attacks.audit import (
     audit_observations,
     clopper_pearson_upper,
     epsilon_from_rates,
     epsilon_lower_bound,
-    gaussian_mechanism_epsilon,
 )
+from jaxdp.experiments import _audit_cases
 from jaxdp.experiments._plotting import figure, save
 from jaxdp.experiments._report import Report
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED
@@ -75,30 +73,10 @@ SELECT = 0.5  # share of each input's runs that fits the statistic and picks the
 TINY = {"seeds": 400, "batch": 400}
 
 
-# -- what the attacker observes -----------------------------------------------------------------
-def x_channel(problem_0, alpha, beta, n: int, v, agent: int = 0):
-    """DP-RECAL's x-channel (paper 003, Algorithm 1 step 5): agent 0's recovered gradient minus f_0's, along v.
-
-    0 under problem_0 and −‖v‖² under its neighbour (exact, whatever the ũ noise); 1 when agent 0
-    completed no activation in the horizon.
-    """
-    v = jnp.asarray(v)
-
-    def features(obs):
-        msg = obs["messages"]
-        tr = relay.transcript(msg, jnp.zeros_like(msg["x"][0]))
-        points, grads, who, valid = relay.x_channel_gradients(tr, alpha, beta, n)
-        mine = valid & (who == agent)
-        k = jnp.argmax(mine)
-        rows = jnp.broadcast_to(points[k], (n, points.shape[1]))
-        gap = (grads[k] - problem_0.local_grads(rows)[agent]) @ v
-        return jnp.where(jnp.any(mine), gap, 1.0)[None]
-    return features
-
 # -- the cases ----------------------------------------------------------------------------------
 def family_case_modules() -> list:
     """The ``cases`` module of each algorithm family package (``jaxdp.algorithms.<family>.cases``,
-    :mod:`jaxdp.algorithms.cases`), in the order the registry first names the family."""
+    built with :mod:`jaxdp.algorithms.cases`), in the order the registry first names the family."""
     packages = []
     for cls in algorithms.REGISTRY.values():
         parts = cls.__module__.split(".")
@@ -113,16 +91,16 @@ def family_case_modules() -> list:
 def cases() -> list[Case]:
     """Every private algorithm of the registry at its paper settings (each family's
     ``audit_cases()``, then the core baseline and the channel routes), then the controls (each
-    family's ``audit_controls()``, then the engine's)."""
+    family's ``audit_controls()``, then :func:`jaxdp.experiments._audit_cases.controls`)."""
     families = family_case_modules()
-    rows = ([c for fam in families for c in fam.audit_cases()] + _baseline_family()
-            + _channel_family())
+    rows = ([c for fam in families for c in fam.audit_cases()] + _audit_cases.baseline_cases()
+            + _audit_cases.channel_cases())
     covered = {c.id for c in rows}
     missing = sorted(set(private_algorithms()) - covered)
     if missing:
         raise ValueError(f"audit-table has no case for the private algorithm(s) {missing}")
     return (rows + [c for fam in families if hasattr(fam, "audit_controls")
-                    for c in fam.audit_controls()] + _controls())
+                    for c in fam.audit_controls()] + _audit_cases.controls())
 
 
 @functools.cache
@@ -134,61 +112,6 @@ def private_algorithms() -> tuple[str, ...]:
         warnings.simplefilter("ignore")
         return tuple(name for name, cls in algorithms.REGISTRY.items()
                      if cls().privacy(prob, net, cls().default_params(), 1) is not None)
-
-
-
-def _baseline_family() -> list[Case]:
-    net = network.make_network("ring", 10)
-    return [Case("dp_dgd", "core baseline (clipped DGD; both gradients clipped: Δ = 2C)",
-                 algorithms.DPDGD(), algorithms.DPDGDParams(), net,
-                 tilt(10, 20, 5, l2(5, 1e3)), 2, "agent 0's x⁰, x¹", agent_rows("x"),
-                 claimed=None, releases=1)]
-
-
-def _channel_family() -> list[Case]:
-    """DGD + clip(ℓ2, C = 1) + Gaussian(σ = 4) per directed message, agent-level worst pair.
-
-    Agent 0's gradient at x⁰ = 0 is ±v/2 with ‖αv/2‖ = 25 ≫ C, so its clipped message x¹_0
-    saturates in opposite directions (difference 2C); the attacker sees every copy of agent 0's
-    x⁰, x¹ its neighbours receive (x⁰ = 0 carries nothing: the report's 2 steps are loose by √2).
-    """
-    from jaxdp import channels
-
-    net = network.make_network("ring", N_AGENTS)
-    alg = channels.with_channel(algorithms.DGD(),
-                                channels.chain(channels.clip(1.0), channels.gaussian(4.0)))
-    from_0 = np.flatnonzero(np.asarray(net.senders) == 0)
-    # top-k between the clip and the noise (norm non-increasing: the report keeps Δ = 2C)
-    topk = channels.with_channel(algorithms.DGD(), channels.chain(
-        channels.clip(1.0), channels.top_k(3), channels.gaussian(4.0)))
-    return [Case(f"channel:{alg.name}", "channel (clip + Gaussian on any algorithm; Δ = 2C per message)",
-                 alg, alg.default_params(), net, tilt(N_AGENTS, 20, 5, l2(5, 1e3)), 2,
-                 "every copy of agent 0's x⁰, x¹ received by its neighbours",
-                 lambda obs: obs["messages"]["mix0"][:, from_0].ravel()),
-            Case(f"channel:{topk.name}", "channel (clip + top-3 of 5 + Gaussian; Δ = 2C per "
-                 "message)", topk, topk.default_params(), net,
-                 tilt(N_AGENTS, 20, 5, l2(5, 1e3)), 2,
-                 "every copy of agent 0's x⁰, x¹ received by its neighbours",
-                 lambda obs: obs["messages"]["mix0"][:, from_0].ravel())]
-
-def _controls() -> list[Case]:
-    n, d = 8, 22
-    recal_pair = tilt(n, 30, d, l2(d, 1.0), dtype=np.float64)  # r = 0: no regularizer
-    recal_params = algorithms.DPRECALParams()
-    dgd_net = network.make_network("ring", 10)
-    mu = 1.0  # Δ/(σC) = 2C/(2C)
-    return [
-        Case("control:recal_x", "003 DP-RECAL, r = 0, x-channel inversion (Alg. 1 step 5)",
-             algorithms.DPRECAL(), recal_params, network.make_network("ring", n), recal_pair,
-             4 * n, "every baton (x, ũ, sender) of 32 steps",
-             x_channel(recal_pair[0], recal_params.alpha, recal_params.beta, n,
-                       l2(d, 1.0)), control="positive"),
-        Case("control:gaussian", "Gaussian mechanism: one DP-DGD step, Δ/σ = 1",
-             algorithms.DPDGD(), algorithms.DPDGDParams(clip=1.0, sigma=2.0), dgd_net,
-             tilt(10, 20, 5, l2(5, 1e3)), 2, "agent 0's x⁰, x¹", agent_rows("x"),
-             control="negative", exact=gaussian_mechanism_epsilon(mu, 1e-5), claimed=None,
-             releases=1),
-    ]
 
 
 # -- running ------------------------------------------------------------------------------------
