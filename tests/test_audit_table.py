@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from jaxdp.algorithms import cases
 from jaxdp.attacks.audit import epsilon_lower_bound, gaussian_mechanism_epsilon
 from jaxdp.experiments import REPRODUCTIONS
 from jaxdp.experiments import audit as table
@@ -28,12 +29,12 @@ def test_every_private_algorithm_of_the_registry_has_an_audit_case():
 def test_neighbours_differ_only_at_agent_0_and_by_the_stated_amount():
     """Tilt: ∇f_0 − ∇f_0' = v at every x; sample / flip: one row of agent 0 differs."""
     v = np.array([0.3, -0.2, 0.1])
-    p0, p1 = table._tilt(4, 6, 3, v)
+    p0, p1 = cases.tilt(4, 6, 3, v)
     X = np.random.default_rng(0).normal(size=(4, 3))
     gap = np.asarray(p0.local_grads(X) - p1.local_grads(X))
     np.testing.assert_allclose(gap[0], v, atol=1e-12)
     np.testing.assert_allclose(gap[1:], 0.0, atol=1e-12)
-    for q0, q1 in (table._sample(4, 6, 3, 50.0), table._flip(4, 6, 3, lam=0.1)):
+    for q0, q1 in (cases.sample(4, 6, 3, 50.0), cases.flip(4, 6, 3, lam=0.1)):
         differs = np.asarray(q0.labels != q1.labels)
         assert differs.sum() == 1 and differs[0, 0]
         np.testing.assert_array_equal(q0.features, q1.features)

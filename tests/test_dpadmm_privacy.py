@@ -198,10 +198,10 @@ def test_one_release_guarantee_is_the_exact_gaussian_and_the_half_control_is_bel
     import jax
 
     from jaxdp.attacks.audit import gaussian_mechanism_epsilon
-    from jaxdp.experiments import audit
+    from jaxdp.algorithms.dpadmm import cases
 
     with jax.enable_x64(True):
-        (control,) = [c for c in audit._dpadmm_family() if c.control == "positive"]
+        (control,) = [c for c in cases.audit_cases() if c.control == "positive"]
         args = (control.pair[0], control.network, control.params, 1)
         report = control.algorithm.privacy(*args)
         ideal = dataclasses.replace(control.algorithm, sampler="float").privacy(*args)

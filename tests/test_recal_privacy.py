@@ -11,8 +11,8 @@ import pytest
 from jaxdp import algorithms, network, privacy, problems
 from jaxdp.algorithms.recal import algorithm as recal
 from jaxdp.algorithms.recal import baselines as recal_baselines
+from jaxdp.algorithms.recal import cases as recal_cases
 from jaxdp.algorithms.recal import privacy as acct
-from jaxdp.experiments import audit
 
 
 def test_theorem4_on_a_hand_computed_schedule():
@@ -160,7 +160,7 @@ def test_synchronous_sensitivities_bound_and_attain_the_worst_pair(name):
     (DP-NIDS: 4αc, twice Lemma 5's; DP-EXTRA: 2αc then 2αc(1 + W_00))."""
     with jax.enable_x64(True):
         net = network.make_network("ring", 8)
-        pair = audit._recal_pair(8, 22)
+        pair = recal_cases.recal_pair(8, 22)
         alg = algorithms.get(name).with_sampler("float")  # shifted draws: equal float releases
         params = algorithms.DPStepParams(log_sigma1=0.0, log_R=0.0)
         steps = 6
@@ -181,7 +181,7 @@ def test_rwadmm_charges_every_token_after_the_agents_first_activation():
     difference is 4c/(nβ) at its first activation and never exceeds the derived Δ."""
     with jax.enable_x64(True):
         net = network.make_network("ring", 8)
-        pair = audit._recal_pair(8, 22)
+        pair = recal_cases.recal_pair(8, 22)
         alg = algorithms.DPRWADMM(sampler="float")  # shifted draws give equal float releases
         params = algorithms.DPRWADMMParams(log_sigma1=0.0, log_R=0.0)
         key = next(k for k in map(jax.random.PRNGKey, range(100))  # agent 0 holds first
@@ -213,7 +213,7 @@ def test_history_fixed_accounting_under_reports_and_the_guarantee_is_above_the_p
     net = network.make_network("ring", 8)
     params = algorithms.DPStepParams(log_sigma1=-1.0)
     report = algorithms.DPNIDS().privacy(_ring_problem(), net, params, 2)
-    claimed = audit.nids_history_fixed_epsilon(params, net, 2)
+    claimed = recal_cases.nids_history_fixed_epsilon(params, net, 2)
     assert report.epsilon[0] > claimed
     assert report.worst(privacy.PAPER_PRINTED) < report.epsilon_max
 

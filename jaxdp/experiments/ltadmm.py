@@ -19,7 +19,6 @@ import json
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
 from jaxdp import algorithms, network, problems
@@ -461,53 +460,3 @@ def _table_markdown(rows) -> str:
 
 
 __all__ = ["ltadmm_fig1", "ltadmm_table1", "paper_methods", "paper_setup", "budget_steps"]
-
-
-# -- adversarial audit of the family (jaxdp.experiments.audit) -------------------------------------
-def record_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
-    """Two least-squares problems that differ in one record of agent 0 (replace-one).
-
-    Every label is 0 except agent 0's first row, ``+size`` in one problem and ``−size`` in the
-    other: at x = 0 every other row has a zero gradient, and the record's gradient ∓size·a saturates
-    any clip, in opposite directions — the pair that attains Δ = 2C/b (per-sample clip) or 2ζ
-    (soft clip) whenever the record is in the batch.
-    """
-    rng = np.random.default_rng(seed)
-    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
-    pair = []
-    for sign in (1.0, -1.0):
-        labels = np.zeros((n, m))
-        labels[0, 0] = sign * size
-        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
-                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
-    return tuple(pair)
-
-
-def sent_by(key: str, net, agent: int = 0):
-    """Audit features: the per-edge messages ``key`` that ``agent`` sends, at every step."""
-    mine = np.flatnonzero(np.asarray(net.senders) == agent)
-    return lambda obs: obs["messages"][key][:, mine].ravel()
-
-
-def porter_gradients(net, gamma: float, agent: int = 0):
-    """Audit features: agent 0's noisy gradients Ĝ¹..Ĝ^K, recovered exactly from every agent's
-    q_v (identity compressor): G_v^k = Σ_{t<k} q_v^t and Ĝ^{k+1} = Ĝ^k + q_v^k − γ(W − I)G_v^k."""
-    def features(obs):
-        q_v = obs["messages"]["q_v"]  # (K, N, d)
-        g_v, g, out = jnp.zeros_like(q_v[0]), jnp.zeros_like(q_v[0]), []
-        for k in range(q_v.shape[0]):
-            g = g + q_v[k] - gamma * (net.mix(g_v) - g_v)
-            g_v = g_v + q_v[k]
-            out.append(g[agent])
-        return jnp.concatenate(out)
-    return features
-
-
-def prisma_terms(net, gamma: float, eta: float, agent: int = 0):
-    """Audit features: agent 0's noisy momentum terms, recovered from every agent's x:
-    v^t = (W x^t − x^{t+1})/γ (S3), then v⁰ and v^t − (1−η)v^{t−1} (S1)-(S2)."""
-    def features(obs):
-        x = obs["messages"]["x"]  # (K, N, d): x^0..x^{K−1}
-        v = [(net.mix(x[t]) - x[t + 1])[agent] / gamma for t in range(x.shape[0] - 1)]
-        return jnp.concatenate([v[0]] + [v[t] - (1 - eta) * v[t - 1] for t in range(1, len(v))])
-    return features

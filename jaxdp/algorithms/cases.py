@@ -1,0 +1,154 @@
+"""Audit cases: the type each paper family declares its audit cases with, and the neighbouring
+problems and observations those cases are built from.
+
+A family package keeps its cases beside its algorithm, in ``jaxdp/algorithms/<family>/cases.py``:
+``audit_cases()`` (one :class:`Case` per private algorithm of the family, with the family's positive
+controls) and, optionally, ``audit_controls()`` (controls listed after every family's cases). The
+audit engine, ``jaxdp reproduce audit-table`` (:mod:`jaxdp.experiments.audit`), collects them in
+registry order, runs them and writes the table; this module needs only the lower layers
+(``problems``), so a family's cases do not import the experiments above them.
+"""
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Callable
+
+import jax.numpy as jnp
+import numpy as np
+
+from jaxdp import problems
+
+N_AGENTS = 10  # every family at N = 10 (the paper's topology kind): ε is per agent
+
+
+@dataclasses.dataclass(frozen=True)
+class Case:
+    """One audited configuration.
+
+    Attributes:
+      id: row name (the registry name, or a control's name).
+      paper: which paper (and where its adjacency comes from).
+      algorithm, params, network: what runs.
+      pair: the two neighbouring problems (differing at agent 0).
+      steps: horizon K; the attacker sees the messages of steps 0..K−1.
+      observed: the messages the attacker sees, in words.
+      features: ``fn(observed) -> (D,)``, jittable: the observed numbers of one run.
+      mechanism: ``"gaussian"`` or ``"laplace"``: which likelihood-ratio form scores them.
+      control: ``""``, ``"positive"`` (must be caught) or ``"negative"`` (exact ε known).
+      exact: the exact ε of a negative control.
+      claimed: a claim given by hand (overrides the report's theorem curve), e.g. for DPP² u = 0.
+      releases: the horizon the privacy report is asked for (default ``steps``); DP-DGD sends the
+        model before its update, so K = 2 steps show one noisy gradient.
+      ci_seeds: runs per input in the CI soundness gate (``tests/test_privacy_soundness.py``).
+
+    An ordinary case is *sound* when the empirical lower bound stays at or below the report's
+    guarantee for agent 0 (whose data differ). A positive control with a float ``claimed`` (an
+    under-reported ε, built by the same accountant with a wrong sensitivity or sampling claim) is
+    *caught* when the bound exceeds it; one without is caught when the bound reaches 90 % of what
+    the seeds can show (:func:`jaxdp.experiments.audit.max_bound`).
+    """
+
+    id: str
+    paper: str
+    algorithm: Any
+    params: Any
+    network: Any
+    pair: tuple
+    steps: int
+    observed: str
+    features: Callable
+    mechanism: str = "gaussian"
+    control: str = ""
+    exact: float | None = None
+    claimed: Any = None
+    releases: int | None = None
+    ci_seeds: int = 20_000
+
+
+# -- neighbouring problems ----------------------------------------------------------------------
+def random_data(n: int, m: int, d: int, seed: int):
+    """Gaussian rows of norm ≈ 1 and Gaussian labels for every agent."""
+    rng = np.random.default_rng(seed)
+    return rng.normal(size=(n, m, d)) / np.sqrt(d), rng.normal(size=(n, m))
+
+
+def problem_pair(features, label_sets, loss, reg, dtype) -> tuple:
+    """One problem per label set, all on the same ``features`` (no reference solution)."""
+    return tuple(problems.from_arrays(features, lab, loss=loss, reg=reg, reference=False,
+                                      dtype=dtype) for lab in label_sets)
+
+
+def with_agent0(labels, rows, values) -> list:
+    """Copies of ``labels`` whose agent-0 entries ``rows`` are set to each of ``values``."""
+    out = []
+    for v in values:
+        lab = labels.copy()
+        lab[0, rows] = v
+        out.append(lab)
+    return out
+
+
+def tilt(n: int, m: int, d: int, v: np.ndarray, *, loss="least_squares", reg=None, seed=0,
+          dtype=np.float64):
+    """Least squares: agent 0's gradient is ``+v/2`` at 0 in one problem, ``−v/2`` in the other.
+
+    ``∇f_0(x) = Aᵀ(Ax − b)/m``: labels ``b = ∓(m/2) A (AᵀA)⁻¹ v`` give a gradient difference of
+    exactly ``v`` at every x (a linear tilt of f_0).
+    """
+    feats, labels = random_data(n, m, d, seed)
+    half = (m / 2) * feats[0] @ np.linalg.solve(feats[0].T @ feats[0], v)
+    return problem_pair(feats, with_agent0(labels, slice(None), (-half, half)), loss,
+                     {"ridge": 0.0} if reg is None else reg, dtype)
+
+
+def sample(n: int, m: int, d: int, size: float, *, seed=0, dtype=np.float64):
+    """Least squares: agent 0's first row is labelled ``+size`` in one problem, ``−size`` in the
+    other."""
+    feats, labels = random_data(n, m, d, seed)
+    return problem_pair(feats, with_agent0(labels, 0, (size, -size)), "least_squares",
+                     {"ridge": 0.0}, dtype)
+
+
+def flip(n: int, m: int, d: int, *, lam: float, seed=0, dtype=np.float64):
+    """Logistic, rows of norm 1 (‖ℓ'‖ ≤ 1): agent 0's first label flipped in the second problem."""
+    feats, labels = random_data(n, m, d, seed)
+    feats /= np.linalg.norm(feats, axis=-1, keepdims=True)
+    labels = np.sign(labels) + (labels == 0)
+    return problem_pair(feats, with_agent0(labels, 0, (labels[0, 0], -labels[0, 0])), "logistic",
+                     {"lam": lam}, dtype)
+
+
+def l2(d: int, size: float) -> np.ndarray:
+    """A vector of ℓ2 norm ``size`` along (1, …, 1): the worst case of an ℓ1 (Laplace) release."""
+    return np.full(d, size / np.sqrt(d))
+
+
+
+
+# -- what the attacker observes -----------------------------------------------------------------
+def agent_rows(*keys, agent: int = 0):
+    """Agent ``agent``'s row of each message in ``keys`` at every observed step."""
+    return lambda obs: jnp.concatenate([obs["messages"][k][:, agent].ravel() for k in keys])
+
+
+def all_rows(*keys):
+    """Every entry of each message in ``keys`` at every observed step (e.g. per-edge messages)."""
+    return lambda obs: jnp.concatenate([obs["messages"][k].ravel() for k in keys])
+
+
+
+
+def first_activation(*keys, agent: int = 0):
+    """Token methods: the baton ``keys`` sent by ``agent`` at its first activation (0 if none)."""
+    def features(obs):
+        msg = obs["messages"]
+        mine = (msg["sender"] == agent) & msg["active"]
+        k = jnp.argmax(mine)
+        return jnp.concatenate([jnp.where(jnp.any(mine), msg[key][k], 0).ravel() for key in keys])
+    return features
+
+
+def sent_by(key: str, net, agent: int = 0):
+    """Audit features: the per-edge messages ``key`` that ``agent`` sends, at every step."""
+    mine = np.flatnonzero(np.asarray(net.senders) == agent)
+    return lambda obs: obs["messages"][key][:, mine].ravel()
