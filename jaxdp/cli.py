@@ -639,7 +639,7 @@ def _report(alg, problem, net, params, steps, delta):
 
 def _write_run(out: Path, name: str, trace, report, args) -> dict:
     """Trace (npz), final metrics (CSV), ε (privacy.json), TOML copy and the plot."""
-    from jaxdp.experiments._plotting import finish, save
+    from jaxdp._plotting import finish, save
 
     if report is not None:
         trace.meta["privacy"] = report.to_dict()  # the ε travels with the trace
@@ -677,7 +677,7 @@ def _stem(name: str) -> str:
 def _title(args, epsilon=None, private: bool = True) -> str:
     """The figure's title: the setting, and ε (the report's, else ``--epsilon``) when the run is
     private."""
-    from jaxdp.experiments._plotting import setting_title
+    from jaxdp._plotting import setting_title
 
     shown = epsilon if epsilon is not None else args.epsilon
     return setting_title(args.problem, args.network, args.agents, args.seeds,

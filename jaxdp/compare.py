@@ -155,7 +155,7 @@ def _write(out, rows, traces, plans, metrics, title, problem, network, seeds, ep
 
     import numpy as np
 
-    from jaxdp.experiments._plotting import choose_log, figure, finish, save, setting_title
+    from jaxdp._plotting import choose_log, figure, finish, save, setting_title
 
     files = {"table_md": str(out / "compare.md"), "table_csv": str(out / "compare.csv")}
     Path(files["table_md"]).write_text(_markdown(rows))

@@ -92,7 +92,7 @@ def test_calibrate_params_errors(small):
 def test_log_axis_chosen_from_the_data_range():
     import numpy as np
 
-    from jaxdp.experiments._plotting import choose_log
+    from jaxdp._plotting import choose_log
 
     assert choose_log([0.0, 1e-3, 1.0])  # zeros allowed, three decades
     assert not choose_log([30.0, 34.0, 41.0])  # narrow range: linear (no 3.4×10¹ ticks)
@@ -106,7 +106,7 @@ def test_figure_labels_zeros_legend_and_title(tmp_path):
 
     matplotlib.use("Agg")
     from jaxdp.engine import Trace
-    from jaxdp.experiments._plotting import figure, finish, save, setting_title
+    from jaxdp._plotting import figure, finish, save, setting_title
 
     steps = np.arange(4)
     consensus = np.array([[0.0, 1.0, 1e-2, 1e-4], [0.0, 2.0, 2e-2, 2e-4]])

@@ -141,7 +141,7 @@ def test_trace_costs_are_steps_times_the_static_counts(setting):
 
 
 def test_plot_against_a_cost_axis(setting):
-    from jaxdp.experiments._plotting import METRIC_LABELS
+    from jaxdp._plotting import METRIC_LABELS
 
     prob, net = setting
     trace = run(algorithms.get("dgd"), prob, net, steps=8, seeds=2, progress=False)

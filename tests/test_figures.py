@@ -1,4 +1,4 @@
-"""Every reproduction's figure meets the paper standard of ``jaxdp.experiments._plotting``.
+"""Every reproduction's figure meets the paper standard of ``jaxdp._plotting``.
 
 One legend per figure, off the data; readable axis labels (no metric key, no underscore outside
 math); nothing drawn at or below 0 on a log axis; a title naming the problem, network, N, the
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxdp.experiments import REPRODUCTIONS, demo
-from jaxdp.experiments._plotting import (figure, figure_problems, finish, plot_band, recording,
+from jaxdp._plotting import (figure, figure_problems, finish, plot_band, recording,
                                          save, set_yscale, setting_title)
 
 CHEAP = {  # family -> (reproduction, settings, figures it writes)

@@ -104,7 +104,7 @@ def test_the_trace_stores_the_privacy_report(tmp_path, capsys):
 
 
 def test_compare_title_has_no_epsilon_without_a_private_algorithm(tmp_path, capsys, monkeypatch):
-    from jaxdp.experiments import _plotting
+    from jaxdp import _plotting
 
     titles = []
     finish = _plotting.finish

@@ -241,7 +241,7 @@ class Trace:
         """
         xs = (xs,) if isinstance(xs, str) else tuple(xs)
         if axes is None:
-            from jaxdp.experiments._plotting import figure
+            from jaxdp._plotting import figure
 
             fig, axes = figure(len(xs))
         else:
@@ -259,7 +259,7 @@ class Trace:
 
         Args:
           name: metric name; the axis label comes from ``METRIC_LABELS``
-            (``jaxdp.experiments._plotting``).
+            (``jaxdp._plotting``).
           ax: a matplotlib Axes (default: the current one).
           x: the x axis: ``"step"`` (iterations) or a cost of :meth:`cost` (``"rounds"``,
             ``"messages"``, ``"bits"``, ``"grad_calls"``, a counter metric, ...).
@@ -276,7 +276,7 @@ class Trace:
         """
         import matplotlib.pyplot as plt
 
-        from jaxdp.experiments._plotting import choose_log, metric_label
+        from jaxdp._plotting import choose_log, metric_label
 
         self.cost(x)  # an unknown x fails before anything is drawn
         ax = ax or plt.gca()

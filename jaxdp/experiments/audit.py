@@ -63,8 +63,8 @@ from jaxdp.attacks.audit import (
     epsilon_from_rates,
     epsilon_lower_bound,
 )
+from jaxdp._plotting import figure, save
 from jaxdp.experiments import _audit_cases
-from jaxdp.experiments._plotting import figure, save
 from jaxdp.experiments._report import Report
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED
 

@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxdp import algorithms, network, problems
 from jaxdp.engine import run
-from jaxdp.experiments._plotting import figure, finish, save, setting_title
+from jaxdp._plotting import figure, finish, save, setting_title
 from jaxdp.experiments._report import Report
 
 EXACT = {"extra": 0.1, "nids": 0.1, "diging": 0.05, "admm": None}

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jaxdp import algorithms, network, privacy, problems
 from jaxdp.engine import run
-from jaxdp.experiments._plotting import figure, finish, save, setting_title
+from jaxdp._plotting import figure, finish, save, setting_title
 from jaxdp.experiments._report import Report
 
 METRICS = ("grad_norm_sq", "objective", "consensus_error")

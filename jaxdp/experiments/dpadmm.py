@@ -48,8 +48,8 @@ from jaxdp.algorithms.dpadmm.privacy import (
     table_markdown,
 )
 from jaxdp.engine import grid, simulate
-from jaxdp.experiments._plotting import (choose_log, figure, finish, metric_label, plot_band,
-                                         save, set_yscale, setting_title, style_key)
+from jaxdp._plotting import (choose_log, figure, finish, metric_label, plot_band,
+                             save, set_yscale, setting_title, style_key)
 from jaxdp.experiments._report import Report
 
 N_PROVIDERS, M_ROWS, N_PRETRAIN, N_TEST = 100, 210, 162, 9000  # Table II

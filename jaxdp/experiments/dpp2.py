@@ -35,8 +35,8 @@ from jaxdp.algorithms.dpp2.algorithm import DPP2State, theory_check, theory_para
 from jaxdp.attacks.eavesdrop import tier1_recovery_study
 from jaxdp.engine import sweep
 from jaxdp.engine import grid as make_grid
-from jaxdp.experiments._plotting import (figure, finish, metric_label, plot_band, save,
-                                         set_yscale, setting_title)
+from jaxdp._plotting import (figure, finish, metric_label, plot_band, save,
+                             set_yscale, setting_title)
 from jaxdp.experiments._report import Report
 
 FIG1_R = (0.0, 0.5, 0.9, 0.95, 0.97, 0.98, 0.99)

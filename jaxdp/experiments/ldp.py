@@ -36,8 +36,8 @@ import numpy as np
 from jaxdp import algorithms, network, problems
 from jaxdp.algorithms.ldp import privacy as ldp_privacy
 from jaxdp.engine import simulate
-from jaxdp.experiments._plotting import (figure, finish, metric_label, plot_band, save,
-                                         set_yscale, setting_title, style_key)
+from jaxdp._plotting import (figure, finish, metric_label, plot_band, save,
+                             set_yscale, setting_title, style_key)
 from jaxdp.experiments._report import Report, progress_bar
 
 ROWS_PER_AGENT = 100  # b_i, App. E

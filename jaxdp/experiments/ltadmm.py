@@ -25,8 +25,8 @@ from jaxdp import algorithms, network, problems
 from jaxdp.algorithms.ltadmm import privacy as lp
 from jaxdp.algorithms.ltadmm.algorithm import CostModel, paper_metrics
 from jaxdp.engine import Trace, run, sweep
-from jaxdp.experiments._plotting import (figure, finish, metric_label, plot_band, save,
-                                         set_yscale, setting_title, style_key)
+from jaxdp._plotting import (figure, finish, metric_label, plot_band, save,
+                             set_yscale, setting_title, style_key)
 from jaxdp.experiments._report import Report
 
 PAPER_EPSILON, PAPER_DELTA = 19.6, 1e-4

@@ -35,8 +35,8 @@ from jaxdp.algorithms.recal import baselines as ra
 from jaxdp.algorithms.recal import privacy as acct
 from jaxdp.attacks import inversion, relay
 from jaxdp.engine import simulate
-from jaxdp.experiments._plotting import (figure, finish, metric_label, plot_band, save,
-                                         set_yscale, setting_title)
+from jaxdp._plotting import (figure, finish, metric_label, plot_band, save,
+                             set_yscale, setting_title)
 from jaxdp.experiments._report import Report, progress_bar
 
 N_AGENTS = 8

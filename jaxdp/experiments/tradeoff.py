@@ -103,7 +103,7 @@ def _row(algorithm, eps, tuned, report, trace, metric) -> dict:
 
 
 def _write(out: Path, result: Tradeoff, points, name: str, metric: str, title: str) -> dict:
-    from jaxdp.experiments._plotting import choose_log, figure, finish, metric_label, save
+    from jaxdp._plotting import choose_log, figure, finish, metric_label, save
 
     out.mkdir(parents=True, exist_ok=True)
     files = {"table_md": out / "tradeoff.md", "table_csv": out / "tradeoff.csv"}

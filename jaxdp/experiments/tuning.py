@@ -64,7 +64,7 @@ from jaxdp.algorithms.dpadmm import privacy as dpadmm_privacy
 from jaxdp.algorithms.dpp2 import privacy as dpp2_privacy
 from jaxdp.algorithms.ltadmm import privacy as ltadmm_privacy
 from jaxdp.algorithms.ltadmm.algorithm import paper_metrics as ltadmm_metrics
-from jaxdp.experiments._plotting import figure, save
+from jaxdp._plotting import figure, save
 from jaxdp.experiments._report import Report
 from jaxdp.tune import tune
 

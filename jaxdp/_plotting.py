@@ -1,5 +1,8 @@
 """Figure helpers shared by the reproductions and the command line (matplotlib, Agg backend).
 
+A bottom layer (it imports nothing from jaxdp): :meth:`jaxdp.engine.Trace.plot`, ``jaxdp.cli``,
+``jaxdp.compare`` and ``jaxdp.experiments`` all draw with it.
+
 * :data:`METRIC_LABELS`: metric key → axis label with its math (declared once, used everywhere).
 * :func:`choose_log`: a log axis only when the positive data span more than a decade.
 * :func:`figure`, :func:`finish` (one legend per figure, off the data; a title naming the setting),
