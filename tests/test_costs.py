@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.core import Algorithm, zeros_like_models
 from jaxdp.algorithms.ldp.algorithm import local_hessians
 from jaxdp.engine import final_metrics, grid, run, sweep
 from jaxdp.engine._costs import COST_KEYS

@@ -10,9 +10,9 @@ public here: :class:`Algorithm`, :func:`param` (a Params field with its facts), 
 :func:`standard_draws` and :func:`zeros_like_models`.
 """
 from jaxdp._types import per_agent
-from jaxdp.algorithms._base import PROVENANCES, Algorithm, standard_draws, zeros_like_models
-from jaxdp.algorithms._params import (
-    DOMAINS, Domain, ParamSpec, check_params, param, param_specs, undeclared_fields,
+from jaxdp.core import (
+    DOMAINS, PROVENANCES, Algorithm, Domain, ParamSpec, check_params, param, param_specs,
+    standard_draws, undeclared_fields, zeros_like_models,
 )
 from jaxdp.algorithms._registry import ENTRY_POINT_GROUP, Registry
 from jaxdp.algorithms.catalogue.classic import (

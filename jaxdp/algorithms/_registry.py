@@ -20,7 +20,7 @@ import warnings
 from collections.abc import Iterator, Mapping
 from importlib.metadata import entry_points
 
-from jaxdp.algorithms._base import Algorithm
+from jaxdp.core import Algorithm
 
 ENTRY_POINT_GROUP = "jaxdp.algorithms"
 

@@ -41,7 +41,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.algorithms._base import Algorithm, check_per_agent_value
+from jaxdp.core import Algorithm, check_per_agent_value
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report

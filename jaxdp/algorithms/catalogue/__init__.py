@@ -1,7 +1,7 @@
 """The peer-to-peer catalogue (one module per small family; ``classic`` holds DGD, EXTRA, NIDS,
 DIGing, relaxed ADMM and DP-DGD).
 
-All follow the contract of :mod:`jaxdp.algorithms._base` and use only the network's products
+All follow the contract of :mod:`jaxdp.core` and use only the network's products
 (``mix``, ``apply_L``, ``apply_P``, ``gather``, ``scatter_sum``), so the dense and edge backends
 both work.
 """

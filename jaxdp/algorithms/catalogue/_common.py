@@ -8,7 +8,7 @@ from __future__ import annotations
 import chex
 import numpy as np
 
-from jaxdp.algorithms._params import param
+from jaxdp.core import param
 from jaxdp._types import AgentArray, Array, per_agent
 
 

@@ -33,8 +33,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.privacy import (Assumption, PrivacyEvents, add_noise, clip_by_norm, noise_draws)
 
 

@@ -16,7 +16,7 @@ import dataclasses
 import chex
 
 from jaxdp._types import AgentArray
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.core import Algorithm, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import StepParams
 from jaxdp.algorithms.catalogue._common import half_mix, step
 

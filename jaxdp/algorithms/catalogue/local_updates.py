@@ -18,8 +18,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxdp._types import AgentArray
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.catalogue._common import LocalStepParams, check_count, check_scalars, step
 
 

@@ -24,8 +24,7 @@ import chex
 import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, EdgeArray
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
 from jaxdp.algorithms.catalogue._common import check_scalars, step
 

@@ -19,7 +19,7 @@ import dataclasses
 import chex
 
 from jaxdp._types import AgentArray
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
+from jaxdp.core import Algorithm, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import StepParams, TrackingState, tracking_start
 from jaxdp.algorithms.catalogue._common import step
 

@@ -24,8 +24,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import StepParams
 from jaxdp.algorithms.catalogue._common import check_count, step
 from jaxdp.algorithms.ltadmm.algorithm import check_minibatch, draw_batches, per_sample_grads, sample_counts

@@ -72,8 +72,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, per_agent
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.dpadmm.privacy import (
     check_noise_params,
     check_private,

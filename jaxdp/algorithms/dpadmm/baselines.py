@@ -36,7 +36,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.algorithms._params import param
+from jaxdp.core import param
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpadmm.algorithm import StarADMM, host_value, provider_sizes, reg_weights
 from jaxdp.algorithms.dpadmm.privacy import (

@@ -54,8 +54,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.dpp2 import privacy as acc
-from jaxdp.algorithms._base import Algorithm, standard_draws, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, standard_draws, zeros_like_models
 from jaxdp.privacy import (PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyReport, add_noise,
                            noise_draws)
 

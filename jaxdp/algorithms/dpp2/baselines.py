@@ -63,8 +63,7 @@ import dataclasses
 import chex
 import numpy as np
 
-from jaxdp.algorithms._base import Algorithm
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param
 from jaxdp.algorithms.catalogue.classic import DIGing
 from jaxdp.algorithms.catalogue.primal_dual import YiPrimalDual
 from jaxdp.algorithms.dpp2 import privacy as acc

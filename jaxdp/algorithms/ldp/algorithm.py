@@ -83,8 +83,7 @@ import numpy as np
 
 from jaxdp._precision import matmul
 from jaxdp._types import AgentArray, Array, per_agent
-from jaxdp.algorithms._base import Algorithm
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param
 from jaxdp.algorithms.ldp.privacy import (
     expected_loss,
     geometric_schedule,

@@ -64,7 +64,7 @@ import chex
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.algorithms._params import param
+from jaxdp.core import param
 from jaxdp.algorithms.ldp.algorithm import (
     LDPDGDParams,
     _ADMMFamily,

@@ -71,8 +71,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
 from jaxdp.privacy import add_noise, clip_by_norm, clip_factor_soft, gaussian, noise_draws
 

@@ -63,8 +63,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array, per_agent
-from jaxdp.algorithms._base import Algorithm, zeros_like_models
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.ltadmm.algorithm import (
     _check_count,
     check_minibatch,

@@ -65,8 +65,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array
 from jaxdp.algorithms.recal import privacy as acct
-from jaxdp.algorithms._base import Algorithm
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param
 from jaxdp.network import sample_next_agent, transition_matrix
 from jaxdp.network._random_walk import TRANSITIONS
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, add_noise, noise_draws

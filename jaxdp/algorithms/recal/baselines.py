@@ -104,8 +104,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms.recal import privacy as acct
-from jaxdp.algorithms._base import Algorithm
-from jaxdp.algorithms._params import param
+from jaxdp.core import Algorithm, param
 from jaxdp.algorithms.catalogue.classic import EXTRA, NIDS
 from jaxdp.algorithms.recal.algorithm import TokenAlgorithm, local_grad
 from jaxdp.algorithms.recal.privacy import mradmm_solve_sensitivity

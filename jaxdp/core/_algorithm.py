@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, PRNGKey
-from jaxdp.algorithms._params import check_params, check_per_agent_value  # noqa: F401 (channels)
+from jaxdp.core._params import check_params
 from jaxdp.privacy._lattice import lattice_sensitivity
 from jaxdp.privacy._mechanisms import check_sampler
 

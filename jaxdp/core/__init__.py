@@ -1,0 +1,19 @@
+"""The algorithm contract, below both :mod:`jaxdp.algorithms` and :mod:`jaxdp.channels`.
+
+:class:`Algorithm` (static configuration on the object, numbers in a Params pytree, one step =
+``noise`` then a deterministic ``step``) and the Params field declarations (:func:`param`,
+:func:`check_params`). Channels wrap any :class:`Algorithm`, and the paper families' baselines
+are built from channels, so the contract sits under both; users reach it as
+``jaxdp.algorithms.Algorithm``, ``jaxdp.algorithms.param``, … (re-exported there).
+"""
+from jaxdp.core._algorithm import (
+    FLOAT_SAMPLER_REASON, PROVENANCES, Algorithm, standard_draws, zeros_like_models,
+)
+from jaxdp.core._params import (
+    DOMAINS, Domain, ParamSpec, check_params, check_per_agent_value, param, param_specs,
+    undeclared_fields,
+)
+
+__all__ = ["Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROVENANCES", "ParamSpec",
+           "check_params", "check_per_agent_value", "param", "param_specs", "standard_draws",
+           "undeclared_fields", "zeros_like_models"]
