@@ -13,16 +13,13 @@ import pytest
 
 import jaxdp
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms.ltadmm.algorithm import (
-    CostModel,
-    LTADMMEdgeState,
+from jaxdp.algorithms._sampling import (
     draw_batches,
     draw_poisson,
-    paper_metrics,
     per_sample_clipped_mean,
     per_sample_grads,
-    soft_clip,
 )
+from jaxdp.algorithms.ltadmm.algorithm import CostModel, LTADMMEdgeState, paper_metrics, soft_clip
 from jaxdp.experiments import REPRODUCTIONS
 from tests.harness import Case, reference_match, small_network, small_problem
 from tests.reference import ltadmm as ref

@@ -24,10 +24,12 @@ import jax
 import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array
+from jaxdp.algorithms._sampling import (
+    check_minibatch, draw_batches, per_sample_grads, sample_counts,
+)
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import StepParams
 from jaxdp.algorithms.catalogue._common import check_count, step
-from jaxdp.algorithms.ltadmm.algorithm import check_minibatch, draw_batches, per_sample_grads, sample_counts
 
 
 @chex.dataclass(frozen=True)

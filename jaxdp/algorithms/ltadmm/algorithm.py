@@ -72,11 +72,14 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
+from jaxdp.algorithms._sampling import (
+    SAMPLINGS, all_sample_grads, check_minibatch, draw_batches, draw_minibatches,
+    per_sample_clipped_mean, per_sample_grads, sample_counts,
+)
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
-from jaxdp.privacy import add_noise, clip_by_norm, clip_factor_soft, gaussian, noise_draws
+from jaxdp.privacy import add_noise, clip_factor_soft, gaussian, noise_draws
 
 CLIPS = ("soft", "per_sample")
-SAMPLINGS = ("fixed", "poisson")
 FORMS = ("edge", "node")
 VARIANTS = ("fixed", "paper")
 INITS = ("zero", "random")
@@ -367,7 +370,7 @@ class LTADMMVR(Algorithm):
     ``None``.
 
     Static configuration: ``local_steps`` τ, ``batch_size`` b (minibatches from
-    :func:`~jaxdp.algorithms.ltadmm.algorithm.draw_batches`), ``table`` ("persistent" | "round"),
+    :func:`~jaxdp.algorithms._sampling.draw_batches`), ``table`` ("persistent" | "round"),
     ``refresh`` ("current" | "next"), and LT-ADMM's ``form`` ("edge" | "node"), ``variant`` of
     z_0 and ``x0``.
     """
@@ -466,145 +469,11 @@ def bridge_sums_update(state, x_new: AgentArray, network, params):
     return state.replace(x=x_new, y=y_new, yt=yt_new), {"m_sum": m_sum}
 
 
-def sample_counts(problem) -> Array:
-    """``(N,)`` int32 m_i, each agent's number of real rows."""
-    return jnp.sum(problem.mask > 0, axis=1).astype(jnp.int32)
-
-
-def draw_batches(key, n_rows: Array, batch_size: int, lead: tuple[int, ...] = ()) -> Array:
-    """Uniform ``batch_size``-subsets of ``{0..m_i−1}`` for every agent, without replacement.
-
-    Floyd's algorithm (Bentley & Floyd, "Programming pearls: a sample of brilliance", CACM 1987):
-    for s = 0..b−1 with j = m_i − b + s, draw t uniform in {0..j} and keep t, or j if t was already
-    kept. Every b-subset is equally likely; O(b²) work instead of O(m) per draw, in a
-    ``fori_loop`` so that the program's size does not grow with b.
-
-    Args:
-      key: a PRNG key.
-      n_rows: ``(N,)`` int m_i ≥ ``batch_size``.
-      batch_size: b (static).
-      lead: leading batch shape (static), e.g. ``(τ,)`` for one subset per local step.
-
-    Returns:
-      ``lead + (N, b)`` int32 row indices, distinct along the last axis.
-    """
-    n_rows = jnp.asarray(n_rows, jnp.int32)
-    shape = tuple(lead) + n_rows.shape
-
-    def pick(s, chosen):
-        top = jnp.broadcast_to(n_rows - batch_size + s, shape)  # j
-        t = jax.random.randint(jax.random.fold_in(key, s), shape, 0, top + 1, dtype=jnp.int32)
-        taken = jnp.any(chosen == t[..., None], axis=-1)  # unset slots hold −1
-        return chosen.at[..., s].set(jnp.where(taken, top, t))
-
-    return jax.lax.fori_loop(0, batch_size, pick, jnp.full(shape + (batch_size,), -1, jnp.int32))
-
-
-def draw_poisson(key, rows: Array, n_rows: Array, batch_size: int,
-                 lead: tuple[int, ...] = (), dtype=jnp.float32) -> Array:
-    """Poisson minibatches: every real row kept independently with probability q_i = b/m_i.
-
-    Args:
-      key: a PRNG key.
-      rows: ``(N, M)`` bool, the real rows of each agent's shard.
-      n_rows: ``(N,)`` int m_i ≥ ``batch_size``.
-      batch_size: b, the expected batch size (static).
-      lead: leading batch shape (static).
-
-    Returns:
-      ``lead + (N, M)`` inclusion weights in {0, 1} of ``dtype``.
-    """
-    shape = tuple(lead) + rows.shape
-    q = jnp.broadcast_to((batch_size / jnp.asarray(n_rows, dtype))[:, None], shape)
-    keep = (jax.random.uniform(key, shape, dtype) < q) & jnp.broadcast_to(rows, shape)
-    return keep.astype(dtype)
-
-
-def draw_minibatches(key, state, batch_size: int, sampling: str, lead=()) -> Array:
-    """``"fixed"``: :func:`draw_batches` row indices; ``"poisson"``: :func:`draw_poisson`
-    weights over all rows (``state`` holds ``n_rows`` and ``rows``)."""
-    if sampling == "fixed":
-        return draw_batches(key, state.n_rows, batch_size, lead)
-    return draw_poisson(key, state.rows, state.n_rows, batch_size, lead, state.x.dtype)
-
-
-def batch_rows(batch: Array, sampling: str) -> tuple[Array, Array | None]:
-    """``(row indices (N, B), weights (N, B) or None)`` of a drawn minibatch."""
-    if sampling == "fixed":
-        return batch, None
-    n, m = batch.shape
-    return jnp.broadcast_to(jnp.arange(m, dtype=jnp.int32), (n, m)), batch
-
-
-def per_sample_grads(problem, X: AgentArray, batch_idx: Array) -> Array:
-    """``∇f_{i,h}(x_i)`` for the rows h of ``batch_idx`` (N, b): ``(N, b, d)``.
-
-    Each f_{i,h} is the sample's loss plus the penalty (the paper puts the regulariser inside
-    f_{i,h}, §VI), computed with ``problem.loss.grad`` on the single row (mask 1).
-    """
-    one = jnp.ones((1,), X.dtype)
-
-    def row_grad(x, a, y):
-        return problem.loss.grad(x, a[None, :], y[None], one, problem.reg)
-
-    def agent(x, feats, labels, idx):
-        return jax.vmap(row_grad, in_axes=(None, 0, 0))(x, feats[idx], labels[idx])
-
-    return jax.vmap(agent)(X, problem.features, problem.labels, batch_idx)
-
-
-def all_sample_grads(problem, X: AgentArray) -> Array:
-    """``(N, M, d)``: ∇f_{i,h}(x_i) for every row h of agent i's shard, 0 on padding rows."""
-    rows = jnp.broadcast_to(jnp.arange(problem.n_samples, dtype=jnp.int32), problem.mask.shape)
-    return per_sample_grads(problem, X, rows) * problem.mask[..., None].astype(X.dtype)
-
-
-def per_sample_clipped_mean(problem, X: AgentArray, batch: Array, clip,
-                            grads: Array | None = None, *, sampling: str = "fixed",
-                            batch_size: int | None = None) -> AgentArray:
-    """``(1/b) Σ_{h∈B} clip(∇f_{i,h}(x_i), C_i)``: per-sample clipping (Abadi et al. 2016).
-
-    ``batch`` is a drawn minibatch (:func:`draw_minibatches`): ``"fixed"`` row indices (N, b), or
-    ``"poisson"`` weights (N, M) whose weighted sum is divided by the expected size
-    ``batch_size``. ``clip`` is a scalar or ``(N,)`` (``inf``: no clipping); ``grads`` optionally
-    gives the per-sample vectors (at the rows of :func:`batch_rows`) instead of the gradients at X.
-    """
-    idx, weights = batch_rows(batch, sampling)
-    grads = per_sample_grads(problem, X, idx) if grads is None else grads
-    c = jnp.broadcast_to(per_agent(clip, grads[..., 0]), grads.shape[:-1])  # (N, b)
-    infinite = jnp.isinf(c)
-    clipped = jnp.where(infinite[..., None], grads,
-                        clip_by_norm(grads, jnp.where(infinite, 1.0, c)))
-    if weights is None:
-        return jnp.mean(clipped, axis=1)
-    return jnp.einsum("nb,nbd->nd", weights.astype(clipped.dtype), clipped) / batch_size
-
-
 def soft_clip(g: AgentArray, zeta) -> AgentArray:
     """``ζ/(ζ + ‖g_i‖) g_i`` per row (7) via the core's ``clip_factor_soft``; ζ = ∞ keeps g."""
     z = jnp.broadcast_to(jnp.asarray(zeta, g.dtype), g.shape[:-1])  # scalar or (N,) -> (N,)
     infinite = jnp.isinf(z)
     return jnp.where(infinite[..., None], g, clip_factor_soft(g, jnp.where(infinite, 1.0, z)))
-
-
-def check_minibatch(who: str, problem, batch_size: int) -> None:
-    """Host: every agent has at least ``batch_size`` real rows, and they come first in its shard.
-
-    Raises:
-      ValueError: naming the first agent with too few rows or with padding before a real row.
-    """
-    mask = np.asarray(problem.mask) > 0
-    counts = mask.sum(axis=1)
-    small = counts < batch_size
-    if small.any():
-        i = int(np.argmax(small))
-        raise ValueError(f"{who}: batch_size={batch_size} exceeds the {int(counts[i])} samples of "
-                         f"agent {i} (minibatches are drawn without replacement)")
-    prefix = np.arange(mask.shape[1])[None, :] < counts[:, None]
-    bad = (mask != prefix).any(axis=1)
-    if bad.any():
-        raise ValueError(f"{who}: agent {int(np.argmax(bad))}'s real rows must come first in its "
-                         "shard (padding last, as problems.from_arrays builds it)")
 
 
 def paper_metrics(problem, models: AgentArray) -> dict:
@@ -644,8 +513,5 @@ def _check_count(who: str, field: str, value) -> None:
 __all__ = [
     "CostModel", "LTADMM", "LTADMMDP", "LTADMMDPParams", "LTADMMEdgeState", "LTADMMNodeState",
     "LTADMMVR", "LTADMMVRParams", "LTADMMVREdgeState", "LTADMMVRNodeState",
-    "SAMPLINGS", "all_sample_grads", "batch_rows", "bridge_sums_update", "bridge_update",
-    "check_minibatch", "draw_batches", "draw_minibatches",
-    "draw_poisson", "paper_metrics", "per_sample_clipped_mean",
-    "per_sample_grads", "sample_counts", "soft_clip",
+    "bridge_sums_update", "bridge_update", "paper_metrics", "soft_clip",
 ]

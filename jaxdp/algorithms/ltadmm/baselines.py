@@ -64,17 +64,11 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
-from jaxdp.algorithms.ltadmm.algorithm import (
-    _check_count,
-    check_minibatch,
-    SAMPLINGS,
-    _check_choice,
-    batch_rows,
-    draw_minibatches,
-    per_sample_clipped_mean,
-    per_sample_grads,
-    sample_counts,
+from jaxdp.algorithms._sampling import (
+    SAMPLINGS, batch_rows, check_minibatch, draw_minibatches, per_sample_clipped_mean,
+    per_sample_grads, sample_counts,
 )
+from jaxdp.algorithms.ltadmm.algorithm import _check_choice, _check_count
 from jaxdp.privacy import add_noise, noise_draws
 
 
