@@ -24,7 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
-from jaxdp.engine._simulate import final_metrics
+from jaxdp.engine import final_metrics
 
 
 @dataclasses.dataclass

@@ -28,7 +28,7 @@ import jax.numpy as jnp
 import numpy as np
 from scipy import stats
 
-from jaxdp.engine._simulate import simulate
+from jaxdp.engine import simulate
 
 
 @dataclasses.dataclass(frozen=True)

@@ -25,8 +25,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, PRNGKey
 from jaxdp.core._params import check_params
-from jaxdp.privacy._lattice import lattice_sensitivity
-from jaxdp.privacy._mechanisms import check_sampler
+from jaxdp.privacy import check_sampler, lattice_sensitivity
 
 FLOAT_SAMPLER_REASON = (
     "the float sampler (sampler='float') adds floating-point Gaussian/Laplace draws, whose outputs "
@@ -147,8 +146,7 @@ class Algorithm:
           ValueError: ``steps < 1``, δ outside ``(0, 1)``, an unknown ``release``, or Params the
             accountant cannot use (naming the value).
         """
-        from jaxdp.privacy._dp_accounting import check_delta
-        from jaxdp.privacy._report import check_release
+        from jaxdp.privacy import check_delta, check_release
 
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"{self.name}.privacy: steps must be an int >= 1; got {steps!r}")
@@ -267,7 +265,7 @@ class Algorithm:
           ``{"grad_calls", "sample_grads", "prox_calls", "hessian_calls", "rounds", "messages",
           "bits": float}``. Override where the code computes more than the method communicates.
         """
-        from jaxdp.engine._costs import count_step_costs
+        from jaxdp.engine import count_step_costs
 
         return count_step_costs(self, problem, network, params)
 

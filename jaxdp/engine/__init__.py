@@ -1,8 +1,9 @@
 """The engine: ``simulate`` (pure core), ``run`` and ``sweep`` (host wrappers), and ``Trace``."""
+from jaxdp.engine._costs import count_step_costs
 from jaxdp.engine._devices import use_cpu_cores
 from jaxdp.engine._run import grid, run, sweep
 from jaxdp.engine._simulate import Carry, final_metrics, simulate, step_keys
 from jaxdp.engine._trace import BLOWUP_FACTOR, Trace, blown_up, stack_traces
 
-__all__ = ["BLOWUP_FACTOR", "Carry", "Trace", "blown_up", "final_metrics", "grid", "run", "simulate",
-           "stack_traces", "step_keys", "sweep", "use_cpu_cores"]
+__all__ = ["BLOWUP_FACTOR", "Carry", "Trace", "blown_up", "count_step_costs", "final_metrics",
+           "grid", "run", "simulate", "stack_traces", "step_keys", "sweep", "use_cpu_cores"]

@@ -38,7 +38,9 @@ from jaxdp.network._network import (
     choose_backend,
     ordered_segment_sum,
 )
-from jaxdp.network._random_walk import EdgeTransitions, sample_next_agent, transition_matrix
+from jaxdp.network._random_walk import (
+    TRANSITIONS, EdgeTransitions, sample_next_agent, transition_matrix,
+)
 from jaxdp.network._time_varying import NetworkSequence, RandomActivation, RandomLinkFailures
 from jaxdp.network._validation import (
     check_adjacency,
@@ -50,6 +52,7 @@ from jaxdp.network._validation import (
 )
 
 __all__ = [
+    "TRANSITIONS",
     "BACKENDS",
     "REDUCTIONS",
     "EdgeTransitions",

@@ -38,7 +38,7 @@ from jaxdp.privacy._closed_form import (
     zcdp_for_epsilon,
     zcdp_to_dp,
 )
-from jaxdp.privacy._dp_accounting import pld_epsilon, rdp_epsilon
+from jaxdp.privacy._dp_accounting import check_delta, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat, lattice_methods
 from jaxdp.privacy._lattice import (
     GAUSSIAN_RESOLUTION,
@@ -47,6 +47,7 @@ from jaxdp.privacy._lattice import (
     lattice_release,
     lattice_sensitivity,
     sampler_tv,
+    unit_roundoff,
 )
 from jaxdp.privacy._mechanisms import (
     SAMPLERS,
@@ -66,8 +67,10 @@ from jaxdp.privacy._report import (
     PAPER_PRINTED,
     RELATIONS,
     RELEASES,
+    SAMPLER_SHARE,
     Assumption,
     PrivacyReport,
+    check_release,
     default_steps,
 )
 from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
@@ -84,11 +87,13 @@ __all__ = [
     "lattice_sensitivity",
     "noise_draws",
     "sampler_tv",
+    "unit_roundoff",
     "GUARANTEE",
     "PAPER_CORRECTED",
     "PAPER_PRINTED",
     "RELATIONS",
     "RELEASES",
+    "SAMPLER_SHARE",
     "Assumption",
     "DEFAULT_ORDERS",
     "MECHANISMS",
@@ -97,6 +102,8 @@ __all__ = [
     "calibrate_gaussian_sigma",
     "calibrate_laplace_scale",
     "calibrate_params",
+    "check_delta",
+    "check_release",
     "clip_by_norm",
     "clip_factor_soft",
     "closed_form_curve",

@@ -67,6 +67,7 @@ def clamp_bound(dtype) -> float:
 
 
 def unit_roundoff(dtype) -> float:
+    """The unit roundoff u of ``dtype``: 2⁻²⁴ for float32, else 2⁻⁵³ (float64)."""
     return 2.0 ** -24 if jnp.dtype(dtype) == jnp.float32 else 2.0 ** -53
 
 

@@ -51,6 +51,7 @@ import numpy as np
 
 from jaxdp.privacy import (
     PAPER_PRINTED,
+    SAMPLER_SHARE,
     Assumption,
     PrivacyEvents,
     PrivacyReport,
@@ -61,7 +62,6 @@ from jaxdp.privacy import (
     zcdp_for_epsilon,
     zcdp_to_dp,
 )
-from jaxdp.privacy._report import SAMPLER_SHARE
 from jaxdp.problems import L1Logistic, Logistic
 
 #: The paper's privacy grid (Sec. VI-A): per-iteration ε and δ, and T.

@@ -54,9 +54,9 @@ from jaxdp.privacy import (
     PrivacyEvents,
     PrivacyReport,
     concat,
+    default_steps,
     laplace,
 )
-from jaxdp.privacy._report import default_steps
 
 # -- the realized loss (10) ------------------------------------------------------------------
 def log_h(s, w, xp=jnp):

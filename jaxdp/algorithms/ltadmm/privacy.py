@@ -44,6 +44,7 @@ import numpy as np
 from jaxdp.privacy import (
     PAPER_CORRECTED,
     PAPER_PRINTED,
+    SAMPLER_SHARE,
     Assumption,
     PrivacyEvents,
     PrivacyReport,
@@ -52,9 +53,8 @@ from jaxdp.privacy import (
     lattice_sensitivity,
     pld_epsilon,
     rdp_epsilon,
+    unit_roundoff,
 )
-from jaxdp.privacy._lattice import unit_roundoff
-from jaxdp.privacy._report import SAMPLER_SHARE
 
 METHODS = ("guarantee", "zcdp", "rdp", "pld", "paper_printed", "paper_corrected")
 NOISE_FIELDS = {"lt_admm_dp": ("sigma_e",), "porter": ("sigma",), "prisma": ("sigma0", "sigma1")}

@@ -67,7 +67,7 @@ from jaxdp._types import AgentArray, Array
 from jaxdp.algorithms.recal import privacy as acct
 from jaxdp.core import Algorithm, param
 from jaxdp.network import sample_next_agent, transition_matrix
-from jaxdp.network._random_walk import TRANSITIONS
+from jaxdp.network import TRANSITIONS
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport, add_noise, noise_draws
 
 VARIANTS = ("paper", "forwarded")
