@@ -239,7 +239,7 @@ def test_ctrl_c_says_how_to_resume_and_resume_loads_the_finished_blocks(tmp_path
     from jaxdp.engine import Trace
     from jaxdp.engine import _run as engine_run
 
-    monkeypatch.setattr(cli, "_seeds_per_block", lambda seeds: 1)
+    monkeypatch.setattr(cli._runs, "_seeds_per_block", lambda seeds: 1)  # where run looks it up
     execute, calls = engine_run._execute, []
 
     def interrupted_after_one_block(*a, **kw):

@@ -1,0 +1,287 @@
+"""Helpers the ``jaxdp`` commands share: the setting (problem, network, ``NAME=VALUE`` arguments),
+privacy (calibration, warnings), outputs and the checks made before a run starts.
+
+The bottom layer of :mod:`jaxdp.cli`: it imports none of the command modules."""
+from __future__ import annotations
+
+import inspect
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+MEANINGFUL_EPSILON = 100.0
+"""Above this ε a guarantee protects nothing: ε bounds the log-likelihood ratio of any output
+with and without an agent's data, and e^100 ≈ 3e43; deployed guarantees lie in 0.1-20. A report
+above it gets a warning line (the default Params of DPP² give 1.8e13)."""
+RESUME_DIR = ".resume"
+"""The folder under ``--out`` where ``run`` and ``compare`` keep finished seed blocks."""
+X_AXES = ("step", "rounds", "messages", "bits", "grad_calls", "sample_grads", "prox_calls",
+          "hessian_calls")
+"""The figure's x axes: iterations, or a static cost (``Algorithm.costs_per_step``) × steps."""
+
+
+# -- helpers: setting, privacy, outputs -----------------------------------------------------------
+def _setting(args) -> dict:
+    """The problem and network of ``run``/``compare``, after checking the counts."""
+    from jaxdp import network, problems
+
+    for flag in ("agents", "seeds", "steps", "record_every", "graph_seed", "data_seed"):
+        value = getattr(args, flag)  # --config values skip argparse's type=int
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+            raise ValueError(f"--{flag.replace('_', '-')} must be an integer; got {value!r}")
+        if value is not None and value < 1 and not flag.endswith("_seed"):
+            raise ValueError(f"--{flag.replace('_', '-')} must be >= 1; got {value}")
+    if isinstance(args.x, str):  # x = "bits" in a --config file
+        args.x = [args.x]
+    bad_x = [x for x in (args.x or []) if x not in X_AXES]  # --config values skip argparse
+    if bad_x:
+        raise ValueError(f"--x must be one of {', '.join(X_AXES)}; got {bad_x[0]!r}")
+    if args.record_every is not None and args.steps % args.record_every:
+        raise ValueError(f"--record-every must divide --steps; got --steps {args.steps}, "
+                         f"--record-every {args.record_every}")
+    prob = problems.make_problem(args.problem, n_agents=args.agents, seed=args.data_seed,
+                                 **_problem_arguments(args))
+    graph_kw = {**_graph_defaults(args.network, args.agents),
+                **_assignments(args.graph_param, "--graph-param")}
+    net = network.make_network(args.network, args.agents, seed=args.graph_seed,
+                               weights=args.weights, backend=args.backend, **graph_kw)
+    return {"problem": prob, "network": net}
+
+
+def _private_params(alg, setting, params, args):
+    """``(params, report)``: calibrated to ``--epsilon`` when given; ``report`` is ``None`` for
+    a non-private algorithm. Everything is checked before the run starts."""
+    problem, net = setting["problem"], setting["network"]
+    alg.validate(params, problem, net)
+    if args.epsilon is not None:
+        if not alg.is_private():
+            raise ValueError(f"{alg.name} does not support --epsilon: it is not private")
+        _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
+        params = _calibrate(alg, problem, net, params, args)
+    return params, _report(alg, problem, net, params, args.steps, args.delta)
+
+
+def _refuse_noise_param(alg, args, flag: str) -> None:
+    """``--param NOISE_FIELD=...`` with a flag that calibrates that field: a clear error."""
+    given = _assignments(getattr(args, "param", []), "--param")
+    if alg.noise_field in given:
+        raise ValueError(f"--param {alg.noise_field}={given[alg.noise_field]:g} conflicts with "
+                         f"{flag}: {flag.split()[0]} sets {alg.noise_field} by calibration; give "
+                         "one of them")
+
+
+def _probe_printer(field: str, epsilon: float, args, probes: list):
+    """An ``on_probe`` for :func:`calibrate_params`: counts the reports in ``probes`` and prints
+    one stderr line each (unless ``--no-progress``)."""
+    def on_probe(value, eps):
+        probes.append(value)
+        if not args.no_progress:
+            _stage(f"jaxdp: calibrating {field} to ε = {epsilon:g}: report {len(probes)}, "
+                   f"{field} = {value:.6g} -> ε = {eps:.6g}")
+    return on_probe
+
+
+def _calibrate(alg, problem, net, params, args):
+    """``params`` with the noise field calibrated to ``--epsilon``: one stderr line per report
+    probed (unless ``--no-progress``) and one with the value chosen."""
+    from jaxdp.privacy import calibrate_params
+
+    field, probes, t0 = alg.noise_field, [], time.perf_counter()
+    params = calibrate_params(alg, problem, net, params, args.steps, epsilon=args.epsilon,
+                              delta=args.delta,
+                              on_probe=_probe_printer(field, args.epsilon, args, probes))
+    _stage(f"jaxdp: --epsilon {args.epsilon:g} -> {field} = {_show(params[field])} "
+           f"({len(probes)} reports, {time.perf_counter() - t0:.1f} s)")
+    return params
+
+
+def _meaningless(epsilon, name: str, field) -> str | None:
+    """A warning when ``epsilon`` is finite and beyond :data:`MEANINGFUL_EPSILON`, else ``None``."""
+    import math
+
+    if epsilon is None or not (math.isfinite(epsilon) and epsilon > MEANINGFUL_EPSILON):
+        return None
+    return (f"warning: ε = {epsilon:.3g} for {name} is beyond any meaningful guarantee "
+            f"(> {MEANINGFUL_EPSILON:g}: an output may become e^ε times likelier); its Params are "
+            f"not calibrated: use --epsilon, or raise {field or 'its noise'}")
+
+
+def _warn_meaningless(epsilon, name: str, field) -> None:
+    line = _meaningless(epsilon, name, field)
+    if line is not None:
+        _stage("jaxdp: " + line)
+
+
+def _report(alg, problem, net, params, steps, delta):
+    """The privacy report under the contract, or ``None`` (not private)."""
+    return alg.privacy(problem, net, params, steps, delta=delta)
+
+
+def _write_run(out: Path, name: str, trace, report, args) -> dict:
+    """Trace (npz), final metrics (CSV), ε (privacy.json), TOML copy and the plot."""
+    from jaxdp._plotting import finish, save
+
+    if report is not None:
+        trace.meta["privacy"] = report.to_dict()  # the ε travels with the trace
+    files = {"trace": str(trace.save(out / f"trace_{name}.npz")),
+             "csv": str(trace.write_csv(out / f"trace_{name}.csv"))}
+    if report is not None:
+        path = out / "privacy.json"
+        path.write_text(json.dumps(report.to_dict(), indent=2))
+        files["privacy"] = str(path)
+    _write_config(out, args)
+    if bool(trace.diverged.all()):
+        files["plot"] = None
+        return files
+    fig, axes = trace.plot_against(args.metric, xs=args.x or ["step"], label=name)
+    eps = None if report is None else report.epsilon_max
+    finish(fig, axes, _title(args, eps, private=report is not None))
+    files["plot"] = save(fig, out / f"{name}_{args.metric}.png")
+    return files
+
+
+def _with_channel(alg, spec):
+    """``alg`` with its messages through the channel spec(s) of ``--channel``, or ``alg``."""
+    if not spec:
+        return alg
+    from jaxdp.channels import parse_channels, with_channel
+
+    return with_channel(alg, parse_channels(spec))
+
+
+def _stem(name: str) -> str:
+    """A file-name stem for an algorithm's name (``"dgd+clip+gaussian/bcast"`` has a '/')."""
+    return name.replace("/", "_")
+
+
+def _title(args, epsilon=None, private: bool = True) -> str:
+    """The figure's title: the setting, and ε (the report's, else ``--epsilon``) when the run is
+    private."""
+    from jaxdp._plotting import setting_title
+
+    shown = epsilon if epsilon is not None else args.epsilon
+    return setting_title(args.problem, args.network, args.agents, args.seeds,
+                         shown if private else None)
+
+
+def _write_config(out: Path, args) -> None:
+    text = getattr(args, "config_text", None)
+    if text is not None:
+        (out / Path(args.config).name).write_text(text)
+
+
+def _check_out(path) -> Path:
+    """Check, before any work and without creating anything, that the output folder can be made
+    and written; fail in one line when it lies under a file or an unwritable folder. The folder
+    itself is created only once the run's other checks (ε calibration included) have passed."""
+    import tempfile
+
+    out = Path(path)
+    existing = next(p for p in (out, *out.parents, Path.cwd()) if p.exists())
+    if not existing.is_dir():
+        raise ValueError(f"--out {str(out)!r}: {str(existing)!r} is a file, not a folder")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise ValueError(f"--out {str(out)!r}: the folder {str(existing)!r} is not writable")
+    try:  # a probe file in the nearest existing folder, removed on close (read-only filesystems)
+        with tempfile.TemporaryFile(dir=existing, prefix=".jaxdp_write_test"):
+            pass
+    except OSError as e:
+        raise ValueError(f"--out {str(out)!r} cannot be written: {e.strerror or e}") from None
+    return out
+
+
+def _seeds_per_block(seeds: int) -> int:
+    """Resumable blocks that keep every device busy: at least 8 seeds per device, at most 4
+    blocks (the blocks share one compilation)."""
+    import jax
+
+    return max(8 * len(jax.local_devices()), -(-seeds // 4))
+
+
+def _done(out: Path) -> None:
+    """The run completed: its resumable blocks are no longer needed."""
+    import shutil
+
+    shutil.rmtree(out / RESUME_DIR, ignore_errors=True)
+
+
+def _check_fresh(out: Path, names, force: bool) -> None:
+    """Refuse, before any work, to write over files an earlier run left in ``out`` (its ε in
+    ``privacy.json`` included) unless ``--force``."""
+    found = [name for name in names if (out / name).exists()]
+    if found and not force:
+        raise ValueError(f"--out {str(out)!r} already holds {', '.join(found)} from an earlier "
+                         "run: choose another --out, or pass --force to overwrite them")
+
+
+def _stage(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _show(value) -> str:
+    import numpy as np
+
+    value = np.asarray(value)
+    return f"{value.item():g}" if value.ndim == 0 else str(value.tolist())
+
+
+# -- helpers: arguments ---------------------------------------------------------------------------
+def _assignments(items, flag: str) -> dict:
+    """Parse ``NAME=VALUE`` strings into ``{name: float}`` (ints stay ints)."""
+    values = {}
+    for item in items:
+        name, sep, value = item.partition("=")
+        if not sep:
+            raise ValueError(f"{flag} expects NAME=VALUE; got {item!r}")
+        try:
+            values[name] = int(value) if value.lstrip("-").isdigit() else float(value)
+        except ValueError:
+            raise ValueError(f"{flag} {name} needs a number; got {value!r}") from None
+    return values
+
+
+def _override(params, items):
+    """Apply ``--param NAME=VALUE`` strings to a Params dataclass."""
+    values = _assignments(items, "--param")
+    for name in values:
+        if name not in params.keys():
+            raise ValueError(f"unknown parameter {name!r} for {type(params).__name__}; "
+                             f"fields: {', '.join(sorted(params.keys()))}")
+    return params.replace(**{k: float(v) for k, v in values.items()})
+
+
+_PROBLEM_FLAGS = {"dim": ("d",), "samples": ("m",), "noise": ("noise", "label_noise"),
+                  "reg": ("ridge", "lam")}
+"""``--dim``/``--samples``/``--noise``/``--reg`` -> the builder arguments they may set."""
+
+
+def _problem_arguments(args) -> dict:
+    """The builder arguments of ``--dim``, ``--samples``, ``--noise``, ``--reg`` and
+    ``--problem-param``, checked against the builder's signature."""
+    from jaxdp import problems
+
+    if args.problem not in problems.PROBLEMS:
+        return {}  # make_problem names the known problems
+    accepted = set(inspect.signature(problems.PROBLEMS[args.problem]).parameters)
+    kw = _assignments(args.problem_param, "--problem-param")
+    for name in kw:
+        if name not in accepted - {"n_agents", "seed"}:
+            raise ValueError(f"--problem-param {name}: not an argument of {args.problem}; its "
+                             f"arguments: {', '.join(sorted(accepted - {'n_agents', 'seed'}))}")
+    for flag, names in _PROBLEM_FLAGS.items():
+        value = getattr(args, flag)
+        if value is None:
+            continue
+        target = next((n for n in names if n in accepted), None)
+        if target is None:
+            raise ValueError(f"--{flag}: {args.problem} has no {' or '.join(names)} argument")
+        kw[target] = value
+    return kw
+
+
+def _graph_defaults(name: str, n: int) -> dict:
+    """Arguments the random families need, so that ``--network NAME`` works on its own."""
+    return {"random_geometric": {"radius": 0.3}, "erdos_renyi": {"p": 0.2},
+            "gnm": {"m": 2 * n}}.get(name, {})
