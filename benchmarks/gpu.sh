@@ -13,6 +13,9 @@ cd "$(dirname "$0")/.."
 OUT_DIR=${1:-${OUT:-benchmarks/results}}
 shift || true
 mkdir -p "$OUT_DIR"
+# The driver holds the GPU while its subprocesses (tests/gpu, each ladder cell) run: without this
+# each process would preallocate 75 % of the memory and the second one would fail.
+export XLA_PYTHON_CLIENT_PREALLOCATE=false
 export PYTHONPATH="$PWD${PYTHONPATH:+:$PYTHONPATH}"
 if compgen -G "wheels/*.whl" > /dev/null; then
     python3 -m pip install --no-index --no-deps --quiet wheels/*.whl 2>&1 | tail -3 || true
