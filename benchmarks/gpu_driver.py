@@ -149,6 +149,11 @@ def environment() -> dict:
     }
 
 
+def _kind(device) -> str:
+    """The device's name as a file-name part: ``nvidia_h200``, ``cpu``."""
+    return "".join(c if c.isalnum() else "_" for c in device.device_kind).strip("_").lower()
+
+
 # -- stage 1: correctness ------------------------------------------------------------------------
 def cases(tiny: bool) -> dict:
     """name -> (function of nothing returning a pytree of arrays, description)."""
@@ -214,23 +219,25 @@ def precision_policy(name: str):
         _precision.PRECISION = old
 
 
-def stage1(rows: Rows, tiny: bool, deadline: float) -> None:
+def stage1(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
     import jax
     import numpy as np
 
     if not tiny and jax.devices()[0].platform == "gpu":  # tests/gpu first: a pass/fail per check
-        env = dict(os.environ, JAX_PLATFORMS="cuda,cpu", PYTHONPATH=str(ROOT))
+        env = dict(os.environ, JAX_PLATFORMS="cuda,cpu", PYTHONPATH=os.pathsep.join(
+            [str(ROOT)] + [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
         try:
             done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-rA", "tests/gpu"],
                                   capture_output=True, text=True, cwd=ROOT, env=env,
                                   timeout=max(deadline - time.time() - 60, 5))
             rows.write("correctness", "tests_gpu", returncode=done.returncode,
-                       tail=done.stdout[-3000:])
+                       tail=done.stdout[-3000:], stderr_tail=done.stderr[-2000:])
         except (OSError, subprocess.SubprocessError) as err:
             rows.write("correctness", "tests_gpu", error=repr(err))
 
     cpu = jax.devices("cpu")[0]
     accel = jax.devices()[0]
+    arrays = {}  # every compared value, saved to OUT/correctness_<device>.npz at the end
     for policy in ("HIGHEST", "DEFAULT"):
         with precision_policy(policy):
             for name, fn in cases(tiny).items():
@@ -238,7 +245,7 @@ def stage1(rows: Rows, tiny: bool, deadline: float) -> None:
                     continue  # the rehearsal runs the DEFAULT policy on one case only
                 if time.time() > deadline:
                     rows.write("correctness", "deadline", policy=policy, case=name)
-                    return
+                    break
                 t0 = time.time()
                 try:
                     with jax.default_device(accel):
@@ -249,14 +256,23 @@ def stage1(rows: Rows, tiny: bool, deadline: float) -> None:
                 except Exception as err:  # recorded, the next case runs
                     rows.write("correctness", name, policy=policy, error=repr(err)[:2000])
                     continue
-                diff = np.abs(first - on_cpu)
-                scale = np.maximum(np.abs(on_cpu), 1e-30)
+                # Metrics undefined by design (dist_to_opt without a reference x*) are NaN on both
+                # sides: compare where the CPU value is finite, and require the same NaN pattern.
+                defined = np.isfinite(on_cpu)
+                diff = np.abs(first - on_cpu)[defined]
+                scale = np.maximum(np.abs(on_cpu[defined]), 1e-30)
+                arrays[f"{name}_{policy}_gpu"], arrays[f"{name}_{policy}_cpu"] = first, on_cpu
                 rows.write("correctness", name, policy=policy, device=accel.device_kind,
-                           deterministic=bool(np.array_equal(first, second)),
-                           finite=bool(np.isfinite(first).all()),
+                           deterministic=bool(np.array_equal(first, second, equal_nan=True)),
+                           finite=bool(np.array_equal(np.isfinite(first), defined)),
+                           n_undefined=int((~defined).sum()),
                            max_abs_diff=float(diff.max()), max_rel_diff=float((diff / scale).max()),
-                           norm=float(np.linalg.norm(first)), n_values=int(first.size),
+                           rel_l2_diff=float(np.linalg.norm(diff) / max(np.linalg.norm(
+                               on_cpu[defined]), 1e-30)),
+                           norm=float(np.linalg.norm(first[defined])), n_values=int(first.size),
                            seconds=round(time.time() - t0, 3))
+    if arrays:
+        np.savez(out / f"correctness_{_kind(accel)}.npz", **arrays)
 
 
 # -- stage 2: the ladder -------------------------------------------------------------------------
@@ -306,12 +322,12 @@ def subprocess_row(rows: Rows, stage: str, name: str, cmd: list, timeout: float,
     return done.returncode == 0
 
 
-def stage2(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
+def stage2(rows: Rows, out: Path, tiny: bool, deadline: float, only=None) -> None:
     py = sys.executable
     me = str(Path(__file__).resolve())
     seeds = (2,) if tiny else HEADLINE_SEEDS
     steps = 10 if tiny else 500
-    for s in seeds:
+    for s in seeds if only is None or "headline_dpp2" in only else ():
         ok = subprocess_row(rows, "ladder", "headline_dpp2",
                             [py, me, "--cell", "headline", str(s), str(steps)],
                             timeout=deadline - time.time())
@@ -331,6 +347,8 @@ def stage2(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
         ("determinism", ["bench_determinism.py", "--quick"], "determinism_gpu.json"),
     ]
     for name, args, target in bench:
+        if only is not None and name not in only:
+            continue
         path = out / target
         subprocess_row(rows, "ladder", name, [py, str(HERE / args[0]), *args[1:], "--out",
                                               str(path)], timeout=deadline - time.time(),
@@ -384,6 +402,8 @@ def main() -> None:
     ap.add_argument("--stage1-s", type=float, default=150.0)
     ap.add_argument("--stage2-s", type=float, default=330.0)
     ap.add_argument("--stages", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--ladder", nargs="+", default=None, metavar="NAME",
+                    help="stage 2 runs only these (headline_dpp2, suite_dpp2_dgd, ...)")
     ap.add_argument("--rehearse", "--tiny", action="store_true", dest="tiny",
                     help="tiny sizes (the CPU rehearsal of tests/test_gpu_driver.py)")
     ap.add_argument("--cell", nargs=3, metavar=("KIND", "SEEDS", "STEPS"), help=argparse.SUPPRESS)
@@ -396,8 +416,7 @@ def main() -> None:
 
     out = Path(args.out)
     env = environment()
-    kind = "".join(c if c.isalnum() else "_" for c in env["device_kind"]).strip("_").lower()
-    rows = Rows(out / f"gpu_rows_{kind}.jsonl")
+    rows = Rows(out / f"gpu_rows_{_kind(jax.devices()[0])}.jsonl")
     rows.write("env", "environment", rehearse=args.tiny, argv=sys.argv, **env)
     end = START + args.budget
     stage_ends = {1: min(end, time.time() + args.stage1_s), 2: None, 3: end}
@@ -406,10 +425,8 @@ def main() -> None:
             stage_ends[2] = min(end, time.time() + args.stage2_s)
         run = {1: stage1, 2: stage2, 3: stage3}[stage]
         try:
-            if stage == 1:
-                run(rows, args.tiny, stage_ends[1])
-            else:
-                run(rows, out, args.tiny, stage_ends[stage])
+            run(rows, out, args.tiny, stage_ends[stage], **({"only": args.ladder} if stage == 2
+                                                            else {}))
         except Exception as err:  # a stage that breaks is recorded; the next one runs
             rows.write(f"stage{stage}", "error", error=repr(err)[:2000])
     rows.write("done", "done", total_s=round(time.time() - START, 3), platform=jax.devices()[0]

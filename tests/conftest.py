@@ -15,7 +15,9 @@ jax.config.update("jax_numpy_rank_promotion", "raise")
 # Start the backend now, so its 8 devices are fixed for the whole session: a test that calls
 # ``jaxdp.cli.main`` in-process would otherwise set JAX to the machine's core count
 # (``use_cpu_cores``) when it happens to be the first to touch JAX in a worker.
-assert len(jax.devices()) == 8, jax.devices()
+# On a GPU machine (``JAX_PLATFORMS=cuda,cpu``, tests/gpu) the default devices are the GPUs: count
+# the CPU devices.
+assert len(jax.devices("cpu")) == 8, jax.devices("cpu")
 
 
 def pytest_addoption(parser):
