@@ -343,7 +343,7 @@ def stage2(rows: Rows, out: Path, tiny: bool, deadline: float, only=None) -> Non
          "suite_gpu_token.json"),
         ("roofline", ["bench_roofline.py", "--workloads", "dpp2", "ltadmm", "--seeds", "256",
                       "4096", "65536"], "roofline_gpu.json"),
-        ("mixing_layouts", ["bench_mixing.py", "--layouts"], "mixing_gpu.json"),
+        ("mixing_layouts", ["bench_mixing.py", "--layouts"], "mixing_layouts_gpu.json"),
         ("determinism", ["bench_determinism.py", "--quick"], "determinism_gpu.json"),
     ]
     for name, args, target in bench:

@@ -50,7 +50,7 @@ def test_products_match_cpu_to_float32_rounding_and_repeat_bitwise(setting, back
     np.testing.assert_allclose(first, _on(cpu, fn, X), rtol=1e-5, atol=1e-5)
 
 
-def test_dpp2_run_is_reproducible_and_keeps_exact_convergence(setting):
+def test_dpp2_run_is_reproducible_and_matches_the_cpu(setting):
     prob, net = setting
     alg = algorithms.DPP2()
 
@@ -69,8 +69,10 @@ def test_dpp2_run_is_reproducible_and_keeps_exact_convergence(setting):
         with jax.default_device(cpu):
             c, models_c = jax.jit(fn)(jax.device_put(keys, cpu))
     assert np.array_equal(np.asarray(models_a), np.asarray(models_b))
-    # CPU: consensus error ~1e-7 after 500 steps; TF32 products would leave ~1e-3
-    assert float(np.max(np.asarray(a))) < 1e-5, np.asarray(a)
+    # The GPU follows the CPU's trajectory to float32 rounding (H200, jax 0.11.2: consensus error
+    # 0.0360029 on both, models within ~1e-7 relative). The first version of this test asserted a
+    # consensus error < 1e-5, a figure from an emulation; both platforms give 0.036 here.
+    np.testing.assert_allclose(np.asarray(a), np.asarray(c), rtol=1e-4)
     np.testing.assert_allclose(np.asarray(models_a), np.asarray(models_c), rtol=1e-3, atol=1e-3)
 
 
@@ -79,3 +81,26 @@ def test_lowered_program_for_this_gpu_carries_highest_precision(setting):
     X = jnp.ones((50, 10), jnp.float32)
     text = jax.jit(net.mix).lower(X).as_text()
     assert "HIGHEST" in text and "stablehlo.scatter" not in text
+
+
+def test_grad_through_a_run_matches_the_cpu(setting):
+    """``jax.grad`` of DPP²'s final objective in its parameters, 100 steps: the GPU's gradient is
+    the CPU's to float32 rounding under the HIGHEST policy (H200: relative ℓ2 difference 1.1e-4
+    at 500 steps); with XLA's DEFAULT precision (TF32) it was off by 125 %."""
+    from jaxdp.engine import final_metrics
+
+    prob, net = setting
+    alg = algorithms.DPP2()
+    key = jax.random.key(0)
+
+    def grad():
+        return jax.grad(lambda p: final_metrics(alg, prob, net, p, key, steps=100)["objective"])(
+            alg.default_params())
+
+    with jax.enable_x64(False):
+        with jax.default_device(jax.devices("gpu")[0]):
+            g_gpu = np.concatenate([np.ravel(x) for x in jax.tree.leaves(jax.jit(grad)())])
+        with jax.default_device(jax.devices("cpu")[0]):
+            g_cpu = np.concatenate([np.ravel(x) for x in jax.tree.leaves(jax.jit(grad)())])
+    assert np.all(np.isfinite(g_gpu))
+    assert np.linalg.norm(g_gpu - g_cpu) <= 1e-2 * np.linalg.norm(g_cpu), (g_gpu, g_cpu)
