@@ -172,8 +172,9 @@ def main():
     if args.samplers:
         out = {"shape": [args.seeds, 2 * int(net.n_edges), D], "dtype": "float32",
                "ms_per_batch": samplers(args.seeds, 2 * int(net.n_edges), D),
-               "machine": {"platform": platform.platform(), "jax": jax.__version__}}
-        path = HERE / "results" / "channel_samplers_cpu.json"
+               "machine": {"platform": platform.platform(), "jax": jax.__version__,
+                           "device": jax.devices()[0].device_kind}}
+        path = Path(args.out).with_name(f"channel_samplers_{jax.default_backend()}.json")
         path.write_text(json.dumps(out, indent=1))
         print(f"wrote {path}")
         return
