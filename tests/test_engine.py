@@ -177,6 +177,20 @@ def test_diverging_seeds_are_flagged_and_left_out_of_the_mean():
     assert np.all(np.isnan(bad.mean("objective")[-1:]))
 
 
+def test_metrics_undefined_without_a_reference_do_not_flag_seeds():
+    """A problem built without x* has NaN ``dist_to_opt``/``suboptimality`` from the first record;
+    that is not a divergence (it flagged every seed of DPP²'s paper problem before)."""
+    from jaxdp import problems
+
+    prob = problems.nonconvex_logistic(n_agents=6, m=10, d=3, seed=0, reference=False)
+    net = small_network()
+    for record_every in (1, 20):
+        trace = jaxdp.run(algorithms.DGD(), prob, net, algorithms.DGDParams(), steps=20,
+                          seeds=2, record_every=record_every, progress=False)
+        assert np.isnan(trace.final("dist_to_opt")).all()
+        assert not trace.diverged.any() and trace.meta["n_diverged"] == 0
+
+
 def test_band_excludes_diverged_seed():
     tr = Trace(metrics={"m": np.array([[1.0, 1.0], [3.0, 3.0], [np.nan, np.inf]])},
                steps=np.array([0, 1]), diverged=np.array([False, False, True]),

@@ -23,7 +23,7 @@ import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
 from jaxdp.engine._simulate import evaluate_metrics, init_carry, simulate
-from jaxdp.engine._trace import Trace, blown_up, stack_traces
+from jaxdp.engine._trace import Trace, diverged_seeds, stack_traces
 
 SEED_AXIS = "seeds"
 
@@ -439,10 +439,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
     keep = slice(0, len(seed_list))
     metrics_np, models = {k: v[keep] for k, v in metrics_np.items()}, models[keep]
     observed_np = jax.tree.map(lambda a: a[keep], observed_np)
-    diverged = ~np.all(np.isfinite(models), axis=(-2, -1))
-    for v in metrics_np.values():
-        diverged |= ~np.all(np.isfinite(v), axis=-1)
-    diverged |= blown_up(metrics_np)
+    diverged = diverged_seeds(models, metrics_np)
 
     meta = _metadata(algorithm, problem, network, params, grid_size, seed_list, steps,
                      record_every, devices, compile_seconds, run_seconds, diverged)

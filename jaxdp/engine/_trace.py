@@ -41,6 +41,20 @@ def blown_up(metrics: dict) -> np.ndarray:
         return np.isfinite(last) & (last > BLOWUP_FACTOR * np.maximum(first, 1.0))
 
 
+def diverged_seeds(models: np.ndarray, metrics: dict) -> np.ndarray:
+    """``(S, [G])`` bool: seeds whose final models are not finite, whose ``objective`` is not
+    finite at some record or blew up (:func:`blown_up`), or whose other metric turned non-finite
+    after a finite first record. A metric undefined from its first record (``dist_to_opt`` and
+    ``suboptimality`` of a problem built without a reference x*) says nothing about the seed."""
+    out = ~np.all(np.isfinite(models), axis=(-2, -1))
+    for name, values in metrics.items():
+        bad = ~np.isfinite(values)
+        if name != BLOWUP_METRIC:
+            bad &= np.isfinite(values[..., :1])
+        out |= bad.any(axis=-1)
+    return out | blown_up(metrics)
+
+
 @dataclasses.dataclass
 class Trace:
     """Metrics of a batch of runs.
