@@ -264,9 +264,11 @@ class PrivacyEvents:
         """The same releases with no subsampling claimed for the lattice streams (``q = 1``): the
         amplification bounds of dp-accounting are proven for the continuous Gaussian only, and a
         release of a fixed batch is bounded by its full-batch curve with the same sensitivity.
-        The ``"rdp"`` curve of a lattice report whose streams are all Poisson-sampled lattice
-        Gaussians also gets an amplified bound (Zhu & Wang 2019's general theorem,
-        :mod:`jaxdp.privacy._subsampled`); every other curve and case uses these releases."""
+        The ``"rdp"`` curve of a lattice report whose streams are all lattice Gaussians of one
+        sampling scheme also gets an amplified bound (Zhu & Wang 2019's general theorem for
+        Poisson batches, Wang, Balle & Kasiviswanathan 2019's for fixed-size batches without
+        replacement; :mod:`jaxdp.privacy._subsampled`); every other curve and case uses these
+        releases."""
         def plain(s):
             if not s.lattice:
                 return s
@@ -306,8 +308,9 @@ def lattice_methods(events: PrivacyEvents, methods: Sequence[str]) -> list[str]:
     The discrete Gaussian with an integer shift of ℓ2 norm Δ is ``Δ²/(2σ²)``-zCDP and has the
     Gaussian's Rényi divergences at every order (Canonne, Kamath & Steinke 2020, Prop. 5 and
     Thm 4), so ``"closed_form"`` (zCDP) and ``"rdp"`` hold: without amplification by subsampling,
-    except for Poisson-sampled lattice Gaussians, whose ``"rdp"`` is also bounded through Zhu &
-    Wang's general Poisson-subsampling theorem (ICML 2019, Thm 5; :mod:`jaxdp.privacy._subsampled`);
+    except for subsampled lattice Gaussians, whose ``"rdp"`` is also bounded through the general
+    subsampling theorems (Zhu & Wang, ICML 2019, Thm 5 for Poisson batches; Wang, Balle &
+    Kasiviswanathan, AISTATS 2019, Thm 9 for fixed-size batches; :mod:`jaxdp.privacy._subsampled`);
     the discrete Laplace is ``Δ/b``-DP, so ``"closed_form"`` (pure DP) holds, and ``"pld"`` uses
     dp-accounting's discrete-Laplace PLD (integer sensitivity, parameter ``1/R``). The continuous
     Gaussian PLD does not describe the discrete Gaussian and is dropped, as is RDP for the

@@ -48,6 +48,23 @@ both directions is the bound itself (:func:`log_subsampled_moment` computes both
 :func:`log_zhu_wang` is the theorem for any base curve). The test suite checks the order, both
 divergences by direct summation over ℤ, and the theorem as implemented on random pairs of laws.
 
+**Fact 3 (fixed-size batches, replace-one).** A batch of ``b`` of the ``n`` records drawn without
+replacement (``γ = b/n``) under replace-one adjacency is covered by the general theorem of Wang,
+Balle & Kasiviswanathan, "Subsampled Rényi Differential Privacy and Analytical Moments
+Accountant", AISTATS 2019, Theorem 9: if ``M`` is ``(ℓ, ε(ℓ))``-RDP under replace-one adjacency for
+every integer ``2 ≤ ℓ ≤ α``, ``M ∘ Sample_{b/n}`` is ``(α, ε'(α))``-RDP with
+
+.. math:: ε'(α) ≤ \frac{1}{α−1}\log\Big\{1 + γ^2\binom{α}{2}\min\big(4(e^{ε(2)} − 1),
+          2e^{ε(2)}\big) + 2\sum_{ℓ=3}^{α} γ^ℓ\binom{α}{ℓ} e^{(ℓ−1)ε(ℓ)}\Big\}
+
+(the theorem's ``min{2, (e^{ε(∞)} − 1)^ℓ}`` is 2, since a Gaussian has ``ε(∞) = ∞``). Hypotheses:
+integer orders as above; the ``"without_replacement"`` sampling of
+:class:`~jaxdp.privacy.PrivacyEvents`, whose sensitivity is for one record replaced (the
+integer shift between the two batches' lattice points, bounded as for Poisson batches); and the
+discrete Gaussian's ``ε(ℓ) = ℓc`` in both orders (Fact 2, iii). The test suite checks the bound
+against direct summation over ℤ of the worst replace-one pair, ``(1−γ)Q + γQ_μ`` against
+``(1−γ)Q + γQ``, and of the symmetric pair ``(1−γ)Q + γQ_{±μ/2}`` (even μ).
+
 Releases compose by adding RDP at each order (Mironov 2017, Prop. 1), per agent over every stream
 and step; (ε, δ) follows from dp-accounting's own conversion (``compute_epsilon``, the one
 :func:`~jaxdp.privacy.rdp_epsilon` uses). A release with ``q = 1`` has ``ε(α) = α(Δ/scale)²/2``
@@ -73,12 +90,37 @@ NOTE = ("Rényi DP of the Poisson-subsampled discrete Gaussian (add/remove-one):
         "that and the full-batch (unamplified) RDP curve")
 
 
+NOTE_WITHOUT_REPLACEMENT = (
+    "Rényi DP of the discrete Gaussian on fixed-size batches drawn without replacement "
+    "(replace-one): Wang, Balle & Kasiviswanathan, AISTATS 2019, Thm 9 (general upper bound) with "
+    "the discrete Gaussian's RDP α(Δ/σ)²/2 (Canonne, Kamath & Steinke 2020, Prop. 5), at the "
+    "integer orders 2..256, composed over every release, converted by dp-accounting's "
+    "compute_epsilon; the smaller of that and the full-batch (unamplified) RDP curve")
+
+
+def _log_comb(alpha: int, k: np.ndarray) -> np.ndarray:
+    """``log C(α, k)``."""
+    return special.gammaln(alpha + 1.0) - special.gammaln(k + 1.0) - special.gammaln(
+        alpha - k + 1.0)
+
+
+def log_wang_balle_kasiviswanathan(gamma: float, alpha: int, cgf: np.ndarray) -> float:
+    """``(α−1)ε'(α)``, the log of Wang, Balle & Kasiviswanathan's Theorem 9 bound (sampling ``γ``
+    of the records without replacement, replace-one), for any base mechanism with
+    ``ε(∞) = ∞``; ``cgf[ℓ] = (ℓ−1)ε(ℓ)`` for ``ℓ = 0..α`` (entries 0 and 1 unused); integer
+    ``α ≥ 2``, ``0 < γ < 1``."""
+    k = np.arange(alpha + 1, dtype=np.float64)
+    weights = _log_comb(alpha, k) + k * np.log(gamma)
+    eps2 = cgf[2]  # (2 − 1)ε(2)
+    second = weights[2] + min(np.log(4.0) + np.log(np.expm1(eps2)), np.log(2.0) + eps2)
+    rest = np.log(2.0) + weights[3:] + cgf[3:]
+    return float(special.logsumexp(np.concatenate([[0.0, second], rest])))
+
+
 def _log_binomial_weights(q: float, alpha: int) -> np.ndarray:
     """``log[C(α,k)(1−q)^{α−k} q^k]`` for ``k = 0..α`` (``0 < q < 1``)."""
     k = np.arange(alpha + 1, dtype=np.float64)
-    log_comb = special.gammaln(alpha + 1.0) - special.gammaln(k + 1.0) - special.gammaln(
-        alpha - k + 1.0)
-    return log_comb + k * np.log(q) + (alpha - k) * np.log1p(-q)
+    return _log_comb(alpha, k) + k * np.log(q) + (alpha - k) * np.log1p(-q)
 
 
 def log_zhu_wang(q: float, alpha: int, cgf: np.ndarray) -> float:
@@ -93,16 +135,17 @@ def log_zhu_wang(q: float, alpha: int, cgf: np.ndarray) -> float:
 def log_subsampled_moment(q: float, c: float, alpha: int) -> tuple[float, float]:
     """``(log A_α, log B_α)`` for ``0 < q < 1``: Fact 1's exact ``e^{(α−1)D_α(P‖Q)}`` and Zhu &
     Wang's Theorem 5 bound on ``e^{(α−1)ε'(α)}`` (both directions), for base RDP ``ε(ℓ) = ℓc``."""
-    k = np.arange(alpha + 1, dtype=np.float64)
-    cgf = k * (k - 1.0) * c
+    cgf = _cgf(c, alpha)
     exact = float(special.logsumexp(_log_binomial_weights(q, alpha) + cgf))
     return exact, log_zhu_wang(q, alpha, cgf)
 
 
-def release_rdp(log_mu: float, q: float, orders: np.ndarray = ORDERS) -> np.ndarray:
+def release_rdp(log_mu: float, q: float, orders: np.ndarray = ORDERS,
+                sampling: str = "poisson") -> np.ndarray:
     """``(A,)`` RDP at integer ``orders`` of one release of ``μ = Δ/scale = e^{log_mu}`` sampled
-    with probability ``q``: the larger of both directions (Theorem 5's bound), ``αμ²/2`` at
-    ``q = 1`` and wherever that is smaller, 0 without data (``μ = 0`` or ``q = 0``)."""
+    with rate ``q``: Poisson (both directions, Theorem 5's bound) or ``"without_replacement"``
+    (Theorem 9 of Wang et al.); ``αμ²/2`` at ``q = 1`` and wherever that is smaller, 0 without
+    data (``μ = 0`` or ``q = 0``)."""
     orders = np.asarray(orders, dtype=np.int64)
     if q == 0.0 or log_mu == -np.inf:
         return np.zeros(orders.size)
@@ -112,20 +155,33 @@ def release_rdp(log_mu: float, q: float, orders: np.ndarray = ORDERS) -> np.ndar
     full = orders * c
     if q == 1.0:
         return full
-    both = np.array([max(log_subsampled_moment(q, c, int(a))) for a in orders]) / (orders - 1)
-    return np.minimum(both, full)
+    if sampling == "without_replacement":
+        log_bound = [log_wang_balle_kasiviswanathan(q, int(a), _cgf(c, int(a))) for a in orders]
+    else:
+        log_bound = [max(log_subsampled_moment(q, c, int(a))) for a in orders]
+    return np.minimum(np.array(log_bound) / (orders - 1), full)
 
 
-def _poisson_lattice_gaussians(events: PrivacyEvents) -> bool:
-    """Whether every stream is a lattice Gaussian with ``sampling="poisson"``."""
-    return all(s.lattice and s.mechanism == "gaussian" and s.sampling == "poisson"
-               for s in events.streams)
+def _cgf(c: float, alpha: int) -> np.ndarray:
+    """``(ℓ−1)ε(ℓ) = ℓ(ℓ−1)c`` for ``ℓ = 0..α``: the discrete Gaussian's RDP curve ``ε(ℓ) = ℓc``."""
+    k = np.arange(alpha + 1, dtype=np.float64)
+    return k * (k - 1.0) * c
+
+
+def _sampling_scheme(events: PrivacyEvents) -> str | None:
+    """``"poisson"`` or ``"without_replacement"`` when every stream is a lattice Gaussian with
+    that one sampling scheme (the relation of the amplified bound: add/remove-one or replace-one);
+    ``None`` otherwise."""
+    schemes = {s.sampling for s in events.streams}
+    lattice_gaussians = all(s.lattice and s.mechanism == "gaussian" for s in events.streams)
+    return schemes.pop() if lattice_gaussians and len(schemes) == 1 else None
 
 
 def amplified(events: PrivacyEvents) -> bool:
-    """Whether the lattice report's ``"rdp"`` curve may claim Poisson amplification: every stream
-    is a lattice Gaussian with ``sampling="poisson"``, and some release is subsampled."""
-    return _poisson_lattice_gaussians(events) and any(
+    """Whether the lattice report's ``"rdp"`` curve may claim amplification by subsampling: every
+    stream is a lattice Gaussian, all with ``sampling="poisson"`` or all
+    ``"without_replacement"``, and some release is subsampled."""
+    return _sampling_scheme(events) is not None and any(
         np.any((s.sampling_rate < 1) & (s.sensitivity > 0)) for s in events.streams)
 
 
@@ -138,7 +194,8 @@ def _stream_table(stream: PrivacyEvents, cache: dict) -> tuple[np.ndarray, np.nd
     uniq, inverse = np.unique(keys.reshape(-1, 2), axis=0, return_inverse=True)
     worst = np.full(len(uniq), -np.inf)
     np.maximum.at(worst, inverse.reshape(-1), log_mu.reshape(-1))
-    table = np.stack([cache.setdefault((m, qq), release_rdp(m, qq))
+    table = np.stack([cache.setdefault((m, qq, stream.sampling),
+                                       release_rdp(m, qq, sampling=stream.sampling))
                       for m, qq in zip(worst, uniq[:, 1], strict=True)])
     return table, inverse.reshape(log_mu.shape)
 
@@ -153,10 +210,12 @@ def _agent_rdp(tables: list, agent: int, checkpoints: np.ndarray) -> np.ndarray:
 
 def subsampled_rdp_epsilon(events: PrivacyEvents, delta: float, *,
                            at_steps=None) -> np.ndarray:
-    """Per-agent (ε, δ)-DP of lattice Gaussian releases with Poisson amplification (see the module).
+    """Per-agent (ε, δ)-DP of lattice Gaussian releases with amplification by subsampling: Poisson
+    (add/remove-one, Fact 2) or fixed-size batches without replacement (replace-one, Fact 3).
 
     Args:
-      events: lattice Gaussian streams with ``sampling="poisson"`` (:func:`amplified`).
+      events: lattice Gaussian streams, all with ``sampling="poisson"`` or all
+        ``"without_replacement"`` (:func:`amplified`).
       delta: δ in ``(0, 1)``.
       at_steps: step counts ``1..K`` at which to report ε; ``None`` reports the final ε only.
 
@@ -170,9 +229,9 @@ def subsampled_rdp_epsilon(events: PrivacyEvents, delta: float, *,
     from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
 
     delta = check_delta(delta)
-    if not _poisson_lattice_gaussians(events):
-        raise ValueError("subsampled_rdp_epsilon: every stream must be a lattice Gaussian with "
-                         "sampling='poisson'")
+    if _sampling_scheme(events) is None:
+        raise ValueError("subsampled_rdp_epsilon: every stream must be a lattice Gaussian, all "
+                         "with sampling='poisson' or all with sampling='without_replacement'")
     checkpoints = check_steps(at_steps, events.steps)
     cache: dict = {}
     tables = [_stream_table(s, cache) for s in events.streams]
@@ -190,4 +249,5 @@ def lattice_rdp_epsilon(events: PrivacyEvents, delta: float, at_steps: np.ndarra
     plain = rdp_epsilon(events.without_amplification(), delta, at_steps=at_steps)
     if not amplified(events):
         return plain, plain_note
-    return np.minimum(plain, subsampled_rdp_epsilon(events, delta, at_steps=at_steps)), NOTE
+    note = NOTE if _sampling_scheme(events) == "poisson" else NOTE_WITHOUT_REPLACEMENT
+    return np.minimum(plain, subsampled_rdp_epsilon(events, delta, at_steps=at_steps)), note
