@@ -1,8 +1,10 @@
 """The precision policy of every matrix product jaxdp traces: ``PRECISION`` (HIGHEST).
 
 XLA:GPU computes a float32 ``dot_general`` that carries no precision with the backend's default,
-which on Ampere and Hopper GPUs may be TF32 (10 mantissa bits): the network products of DPP² then
-lose its exact convergence (consensus error 9.9e-8 -> 2.3e-3 after 500 steps, emulated on CPU).
+which on Ampere and Hopper GPUs may be TF32 (10 mantissa bits). Measured on an H200 against the
+CPU: with this policy runs and gradients agree to float32 rounding; with XLA's default a DGD run
+through a clip + Gaussian channel drifts by 8.6e-4 (relative) and ``jax.grad`` of DPP²'s final
+objective in its parameters is off by 125 %.
 The simulations are memory-bound, so full float32 precision costs nothing measurable. Every
 product in the network operators (``jaxdp.network``) and in the losses and problem metrics
 (``jaxdp.problems``) therefore goes through the helpers below, which pass ``PRECISION`` to XLA;
