@@ -7,9 +7,7 @@ compile and run seconds are reported apart, and return a :class:`Trace`.
 """
 from __future__ import annotations
 
-import hashlib
 import itertools
-import json
 import math
 import os
 import platform
@@ -22,6 +20,14 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxdp.engine._checks import (
+    _check_int,
+    _raise_if_dtype_mismatch,
+    _raise_if_per_agent,
+    _seed_list,
+    _validate,
+)
+from jaxdp.engine._fingerprint import _fingerprint
 from jaxdp.engine._simulate import evaluate_metrics, init_carry, simulate
 from jaxdp.engine._trace import Trace, diverged_seeds, stack_traces
 
@@ -217,142 +223,6 @@ def _execute_multiprocess(algorithm, problem, network, params, grid_size, *, see
                  final_models=merged["final_models"], observed=merged["observed"], meta=meta)
 
 
-def _fingerprint(algorithm, problem, network, params, kw) -> str:
-    """A hash of everything that determines a block's result (data and graph included)."""
-    h = hashlib.sha256()
-    metric = kw.get("metrics")
-    h.update(json.dumps({
-        "algorithm": algorithm.config(),
-        "params": {k: np.asarray(v).tolist() for k, v in params.items()},
-        "steps": kw["steps"], "record_every": kw["record_every"], "observe": kw["observe"],
-        "metrics": None if metric is None else function_key(metric),
-        "jax_x64": bool(jax.config.jax_enable_x64),
-    }, sort_keys=True, default=str).encode())
-    for leaf in jax.tree.leaves((problem, network)):
-        h.update(np.ascontiguousarray(np.asarray(leaf)).tobytes())
-    return h.hexdigest()[:20]
-
-
-def function_key(fn) -> str:
-    """A key that changes when a function's behaviour can: its qualified name and a hash of its
-    bytecode, constants (nested functions included), defaults and closure values. Globals it
-    reads are not keyed. A callable object without code is keyed by its type and attributes."""
-    code = getattr(fn, "__code__", None)
-    if code is None:
-        return f"{type(fn).__qualname__}:{_value_key(getattr(fn, '__dict__', repr(fn)))}"
-    h = hashlib.sha256(_code_bytes(code))
-    cells = [c.cell_contents for c in (fn.__closure__ or ())]
-    for extra in (fn.__defaults__, fn.__kwdefaults__, cells):
-        h.update(_value_key(extra).encode())
-    return f"{fn.__qualname__}:{h.hexdigest()[:16]}"
-
-
-def _code_bytes(code) -> bytes:
-    parts = [code.co_code, repr(code.co_names).encode()]
-    for const in code.co_consts:
-        parts.append(_code_bytes(const) if hasattr(const, "co_code") else repr(const).encode())
-    return b"".join(parts)
-
-
-def _value_key(value) -> str:
-    """A stable text for a default or closure value: functions by :func:`function_key`, arrays
-    by their bytes, containers item by item, others by ``repr`` without memory addresses."""
-    import re
-
-    if callable(value) and hasattr(value, "__code__"):
-        return function_key(value)
-    if hasattr(value, "shape") and hasattr(value, "dtype"):
-        arr = np.asarray(value)
-        return hashlib.sha256(arr.tobytes() + str((arr.shape, arr.dtype)).encode()).hexdigest()
-    if isinstance(value, (list, tuple)):
-        return "[" + ",".join(_value_key(v) for v in value) + "]"
-    if isinstance(value, dict):
-        items = sorted(value.items(), key=lambda kv: repr(kv[0]))
-        return "{" + ",".join(f"{k!r}:{_value_key(v)}" for k, v in items) + "}"
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
-
-
-def _validate(algorithm, problem, network, params_points) -> None:
-    _check_not_traced(params_points)
-    validate_problem = getattr(problem, "validate", None)
-    if validate_problem is not None:
-        validate_problem()
-    if network.n_agents != problem.n_agents:
-        raise ValueError(
-            f"the network has {network.n_agents} agents but the problem has data for "
-            f"{problem.n_agents}"
-        )
-    for p in params_points:
-        _check_numeric(algorithm, p)
-        try:
-            algorithm.validate(p, problem, network)
-        except TypeError as e:
-            _raise_if_per_agent(algorithm, p, None, e)
-            raise
-
-
-def _check_not_traced(params_points) -> None:
-    """``run``/``sweep`` are host drivers: under ``jax.grad``/``jit``/``vmap`` say what to use."""
-    if any(isinstance(leaf, jax.core.Tracer) for leaf in jax.tree.leaves(params_points)):
-        raise TypeError(
-            "run() and sweep() are host-side drivers (they validate, compile and copy results to "
-            "numpy) and cannot be traced by jax.grad, jit or vmap: differentiate "
-            "jaxdp.engine.final_metrics(algorithm, problem, network, params, key, steps=...) "
-            "instead (one replicate, pure; vmap it over keys)")
-
-
-def _raise_if_dtype_mismatch(problem, network, error) -> None:
-    """Raise a ``ValueError`` naming the precision mismatch when the problem's or network's
-    floating arrays are not the dtype JAX runs in: the likely cause of ``error`` (float64
-    enabled after the problem was built makes ``scan`` fail on mixed carries)."""
-    want = np.dtype(jnp.zeros(()).dtype)  # float64 under jax_enable_x64, else float32
-    for what, tree in (("problem", problem), ("network", network)):
-        dtypes = {np.dtype(getattr(leaf, "dtype", type(leaf))) for leaf in jax.tree.leaves(tree)}
-        found = {d for d in dtypes if np.issubdtype(d, np.floating)} - {want}
-        if found:
-            raise ValueError(
-                f"the {what}'s arrays are {sorted(map(str, found))} but JAX runs in {want} "
-                f"(jax_enable_x64 is {bool(jax.config.jax_enable_x64)}), and the program failed "
-                f"on it ({type(error).__name__}: {str(error).splitlines()[0]}): build the {what} "
-                "after setting the precision (enable float64 before building anything)"
-            ) from error
-
-
-def _check_numeric(algorithm, params) -> None:
-    """Every Params leaf must be a number or an array of numbers (not a string, not None)."""
-    for field, value in getattr(params, "items", lambda: ())():
-        kind = np.asarray(value).dtype.kind if value is not None else "none"
-        if kind not in "biuf":
-            raise TypeError(f"{algorithm.name}: {type(params).__name__}.{field} must be a number "
-                            f"or an array of numbers; got {type(value).__name__} {value!r}")
-
-
-def _check_int(name: str, value, low: int = 1, allow_none: bool = False) -> None:
-    """``value`` must be an int >= ``low`` (``None`` where allowed)."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
-        raise ValueError(f"{name} must be an int >= {low}; got {name}={value!r}")
-
-
-def _seed_list(seeds) -> list[int]:
-    if isinstance(seeds, bool):
-        raise ValueError(f"seeds must be a count >= 1 or a list of seeds; got {seeds!r}")
-    if isinstance(seeds, (int, np.integer)):
-        if seeds < 1:
-            raise ValueError(f"seeds must be >= 1; got {seeds}")
-        return list(range(int(seeds)))
-    if isinstance(seeds, (str, bytes)) or not np.iterable(seeds):
-        raise ValueError(f"seeds must be a count (an int >= 1) or a list of integer seeds; got "
-                         f"{type(seeds).__name__} {seeds!r}")
-    if any(isinstance(s, bool) or int(s) != s for s in seeds):
-        raise ValueError(f"seeds must be integers; got {list(seeds)[:10]}")
-    seeds = [int(s) for s in seeds]
-    if not seeds or min(seeds) < 0 or len(set(seeds)) != len(seeds):
-        raise ValueError(f"seeds must be distinct non-negative integers; got {seeds[:10]}")
-    return seeds
-
-
 def _auto_devices(n_seeds: int, min_seeds_per_device: int = 8) -> list:
     """All local devices, but no more than one per ``min_seeds_per_device`` seeds.
 
@@ -459,23 +329,6 @@ def _compile(program, batch, lengths) -> dict:
         _raise_if_dtype_mismatch(program.problem, program.network, e)
         _raise_if_per_agent(program.algorithm, program.params, program.grid_size, e)
         raise
-
-
-def _raise_if_per_agent(algorithm, params, grid_size, error) -> None:
-    """Raise a ``ValueError`` naming the per-agent Params fields when there are any: the likely
-    cause of ``error``, a shape error inside the algorithm (a scalar field given per agent)."""
-    per_agent = _per_agent_fields(params, grid_size)
-    if per_agent:
-        raise ValueError(
-            f"{algorithm.name}: {type(params).__name__}.{', '.join(per_agent)} hold(s) one value "
-            f"per agent, which {algorithm.name} cannot use ({type(error).__name__}: "
-            f"{str(error).splitlines()[0]}); give one scalar for every agent") from error
-
-
-def _per_agent_fields(params, grid_size) -> list[str]:
-    """The Params fields given one value per agent (an axis beyond the grid's)."""
-    extra = 0 if grid_size is None else 1
-    return [f for f, v in params.items() if np.ndim(v) > extra]
 
 
 def _costs_per_step(algorithm, problem, network, params, grid_size) -> dict[str, float]:
