@@ -76,6 +76,7 @@ from jaxdp.algorithms._sampling import (
     SAMPLINGS, all_sample_grads, check_minibatch, draw_batches, draw_minibatches,
     per_sample_clipped_mean, per_sample_grads, sample_counts,
 )
+from jaxdp.algorithms._checks import check_choice, check_count
 from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
 from jaxdp.privacy import add_noise, clip_factor_soft, gaussian, noise_draws
 
@@ -176,13 +177,13 @@ class LTADMMDP(Algorithm):
         "messages — a post-processing of every noisy gradient, all of which are accounted")
 
     def __post_init__(self):  # a plain (non-pytree) dataclass: checked once, at construction
-        _check_choice(self.name, "clip", self.clip, CLIPS)
-        _check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
-        _check_choice(self.name, "form", self.form, FORMS)
-        _check_choice(self.name, "variant", self.variant, VARIANTS)
-        _check_choice(self.name, "x0", self.x0, INITS)
-        _check_count(self.name, "local_steps", self.local_steps)
-        _check_count(self.name, "batch_size", self.batch_size)
+        check_choice(self.name, "clip", self.clip, CLIPS)
+        check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
+        check_choice(self.name, "form", self.form, FORMS)
+        check_choice(self.name, "variant", self.variant, VARIANTS)
+        check_choice(self.name, "x0", self.x0, INITS)
+        check_count(self.name, "local_steps", self.local_steps)
+        check_count(self.name, "batch_size", self.batch_size)
 
     def init(self, key, problem, network, params):
         x0 = zeros_like_models(problem, network)
@@ -391,8 +392,8 @@ class LTADMMVR(Algorithm):
     x0: str = "zero"
 
     def __post_init__(self):
-        _check_choice(self.name, "table", self.table, TABLES)
-        _check_choice(self.name, "refresh", self.refresh, REFRESHES)
+        check_choice(self.name, "table", self.table, TABLES)
+        check_choice(self.name, "refresh", self.refresh, REFRESHES)
         self._admm()  # checks local_steps, batch_size, form, variant and x0
 
     def _admm(self) -> LTADMM:
@@ -498,16 +499,6 @@ def paper_metrics(problem, models: AgentArray) -> dict:
         test = jnp.sign(problem.test_features @ x_bar) == problem.test_labels
         out["test_accuracy"] = jnp.mean(test.astype(x_bar.dtype))
     return out
-
-
-def _check_choice(who: str, field: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{who}: {field} must be one of {choices}; got {value!r}")
-
-
-def _check_count(who: str, field: str, value) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{who}: {field} must be an integer >= 1; got {value!r}")
 
 
 __all__ = [
