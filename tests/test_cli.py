@@ -237,6 +237,30 @@ def test_reproduce_prints_progress(tmp_path, capsys, monkeypatch):
     assert "1/1 claims reproduced" in err[1]
 
 
+def test_reproduce_refuses_a_non_empty_out_unless_force(tmp_path, capsys, monkeypatch):
+    from jaxdp.experiments._report import Report
+
+    calls = []
+
+    def fake(out, seeds=3):
+        calls.append(out)
+        (Path(out) / "figure.png").write_text("new")
+        return Report("fake", "a fake reproduction")
+
+    monkeypatch.setitem(REPRODUCTIONS, "fake", fake)
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["reproduce", "fake", "--out", str(out)]) == 0  # an empty folder is fine
+    assert main(["reproduce", "fake", "--out", str(out)]) == 2  # the earlier run's files
+    err = capsys.readouterr().err
+    assert "is not empty (it holds figure.png)" in err and "--force" in err
+    (out / "figure.png").write_text("old")
+    assert main(["reproduce", "fake", "--out", str(out)]) == 2
+    assert (out / "figure.png").read_text() == "old" and len(calls) == 1  # nothing ran
+    assert main(["reproduce", "fake", "--out", str(out), "--force"]) == 0
+    assert (out / "figure.png").read_text() == "new" and len(calls) == 2
+
+
 def test_sweep_table_labels_rows_with_grid_values():
     from jaxdp import algorithms, network, problems
     from jaxdp.engine import grid, sweep

@@ -256,7 +256,7 @@ def citation(entry: Entry) -> str:
         original, name = ORIGINALS[entry.cls.__name__]
         parts.append(f"the method of [{name}](../bibliography.md#{original})")
     if anchor:
-        role = "compared in" if entry.cls.__module__.endswith(".baselines") else "as in"
+        role = "compared in" if entry.cls.__module__.endswith("baselines") else "as in"
         parts.append(f"{role} [{short}](../bibliography.md#{anchor}) ({what})")
     return "; ".join(parts) or ("the work its `cites` names (see the "
                                 "[bibliography](../bibliography.md))")

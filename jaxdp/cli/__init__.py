@@ -3,7 +3,7 @@
 
 Bad arguments print one line (``jaxdp: error: ...``) and exit with status 2, never a traceback;
 they are checked before any run starts (the output folder first, and that it holds no earlier
-run's files unless ``--force``). ``run``, ``compare`` and ``tradeoff`` read their arguments from a
+run's files, for ``reproduce`` nothing at all, unless ``--force``). ``run``, ``compare`` and ``tradeoff`` read their arguments from a
 TOML file with ``--config`` (command-line flags win) and copy it verbatim into the output folder.
 ``run`` exits with status 1 when a seed diverged (NaN/inf) or blew up
 (:data:`jaxdp.engine.BLOWUP_FACTOR`); Ctrl-C prints one line, with the ``--resume`` command for

@@ -6,7 +6,7 @@ import inspect
 import time
 from pathlib import Path
 
-from jaxdp.cli._common import _check_fresh, _check_out, _meaningless, _report, _show, _stage
+from jaxdp.cli._common import _check_empty, _check_fresh, _check_out, _meaningless, _report, _show, _stage
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -81,7 +81,8 @@ def _cmd_reproduce(args) -> int:
             raise ValueError(f"reproduction {args.name!r} does not read --adult")
         kw["adult"] = args.adult
     out = args.out or f"out/{args.name}"
-    _check_out(out).mkdir(parents=True, exist_ok=True)
+    _check_empty(_check_out(out), args.force)
+    Path(out).mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
     _stage(f"[1/2] {args.name}: running (output in {out}; this may take minutes)")
     report = fn(out, **kw)

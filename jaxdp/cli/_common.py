@@ -216,6 +216,16 @@ def _check_fresh(out: Path, names, force: bool) -> None:
                          "run: choose another --out, or pass --force to overwrite them")
 
 
+def _check_empty(out: Path, force: bool) -> None:
+    """Refuse, before any work, to write into a folder that already holds something (an earlier
+    reproduction's figures, tables and report, or anything else) unless ``--force``."""
+    found = sorted(p.name for p in out.iterdir()) if out.is_dir() else []
+    if found and not force:
+        shown = ", ".join(found[:3]) + (f" and {len(found) - 3} more" if len(found) > 3 else "")
+        raise ValueError(f"--out {str(out)!r} is not empty (it holds {shown}): choose another "
+                         "--out, or pass --force to write over its files")
+
+
 def _stage(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 

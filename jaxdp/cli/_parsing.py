@@ -122,6 +122,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="UCI Adult file (adult.data) for reproductions that use it")
     s.add_argument("--no-progress", action="store_true",
                    help="hide the progress bars and lines inside the stages")
+    _force_argument(s, resume=False)
     s.set_defaults(func=_cmd_reproduce)  # each reproduction runs in float64 by itself
     return p
 

@@ -18,88 +18,30 @@ metric hook sees the models only, so the runs keep every step's messages (``obse
 metrics are computed from them (:func:`paper_metrics`). The engine's ``run`` takes one Problem for all
 seeds, so the 10 random splits are 10 jitted ``simulate`` calls (one compilation), vmapped over the
 (ε, δ) grid.
+
+This module holds ``dpadmm-loss`` and ``dpadmm-accuracy``; ``dpadmm-table3`` is in
+:mod:`~jaxdp.experiments.dpadmm_table3` and the setting, data, runs and metrics they share in
+:mod:`~jaxdp.experiments.dpadmm_common` (both re-exported here).
 """
 from __future__ import annotations
 
-import dataclasses
-import functools
-import json
-import math
-import time
 from pathlib import Path
 
 import jax
-import jax.numpy as jnp
 import numpy as np
 
-from jaxdp import network, problems
-from jaxdp.algorithms.dpadmm.algorithm import DPADMM, DPADMMParams, estimate_dw
-from jaxdp.algorithms.dpadmm.baselines import (
-    ConsensusADMM,
-    ConsensusADMMParams,
-    NaivePrivateADMM,
-    NaivePrivateADMMParams,
-)
-from jaxdp.algorithms.dpadmm.privacy import (
-    PAPER_DELTAS,
-    PAPER_EPS,
-    composition_table,
-    moments_accountant,
-    table_markdown,
-)
-from jaxdp.engine import grid, simulate
-from jaxdp._plotting import (choose_log, figure, finish, metric_label, plot_band,
-                             save, set_yscale, setting_title, style_key)
+from jaxdp.algorithms.dpadmm.privacy import moments_accountant
+from jaxdp._plotting import (choose_log, figure, finish, metric_label, plot_band, save,
+                             set_yscale, style_key)
 from jaxdp.experiments._report import Report
-
-N_PROVIDERS, M_ROWS, N_PRETRAIN, N_TEST = 100, 210, 162, 9000  # Table II
-LAMBDA, RHO, STEPS = 0.17, 1.0, 100  # Sec. VI
-CONVENTION = {"l1": "thm3", "l2": "thm4"}
-ALG2_SETTINGS = ((0.05, 1e-3), (0.1, 1e-3))  # Figs. 4 and 5
-TABLE3_EPS = (0.01, 0.05, 0.1)
-TABLE3_PAPER = {"nonprivate": (6.184117, 6.184117, 6.184117),
-                "alg2": (368.871413, 212.488406, 70.127314),
-                "dp_admm": (3.063915, 3.066966, 3.056092)}  # seconds per 100 iterations, Table III
-NEAR = 0.02  # "nearly as good as non-private": within 2 accuracy points (our reading of Sec. VI-B)
-MUCH_BETTER = 0.05  # "much better accuracy than Algorithm 2": more than 5 points
-
-
-@dataclasses.dataclass(frozen=True)
-class Setup:
-    """One reproduction's setting; the defaults are the paper's (Sec. VI, Table II).
-
-    Attributes:
-      seeds: runs (random split + noise); for ``dpadmm-table3``, timing repeats (best kept).
-      steps: T.
-      eps_grid, delta_grid: the per-iteration (ε, δ) grid.
-      providers, rows: N and m_i (smaller values only to test the pipeline quickly).
-      adult: path of the user's ``adult.data``; ``None`` uses the synthetic stand-in.
-      progress: a progress bar over runs.
-    """
-
-    seeds: int = 10
-    steps: int = STEPS
-    eps_grid: tuple = PAPER_EPS
-    delta_grid: tuple = PAPER_DELTAS
-    providers: int = N_PROVIDERS
-    rows: int = M_ROWS
-    adult: str | None = None
-    progress: bool = False
-
-    def loss(self, kind: str):
-        """(loss name, per-provider reg with weight λ/N) of the ℓ1 or ℓ2 model."""
-        c = LAMBDA / self.providers
-        return ("l1_logistic", {"lam": 0.0, "l1": c}) if kind == "l1" else ("logistic",
-                                                                               {"lam": c})
-
-    @property
-    def points(self) -> list:
-        """(δ, ε) of each grid point, in ``jaxdp.grid``'s order (δ outer, ε inner)."""
-        return [(dl, e) for dl in self.delta_grid for e in self.eps_grid]
-
-    @property
-    def shape(self) -> tuple[int, int]:
-        return len(self.delta_grid), len(self.eps_grid)
+from jaxdp.experiments.dpadmm_common import (  # noqa: F401 (re-exported: their path was here)
+    ALG2_SETTINGS, CONVENTION, LAMBDA, M_ROWS, MUCH_BETTER, N_PRETRAIN, N_PROVIDERS, N_TEST, NEAR,
+    RHO, STEPS, KIND, Setup, mean_se, paper_data, paper_metrics, paper_split, run_family, save_npz,
+    title_setting, viridis_colors,
+)
+from jaxdp.experiments.dpadmm_table3 import (  # noqa: F401 (re-exported: their path was here)
+    COLOR, TABLE3_EPS, TABLE3_PAPER, TIMED, dpadmm_table3,
+)
 
 
 # -- public entry points -----------------------------------------------------------------------
@@ -123,147 +65,12 @@ def dpadmm_accuracy(out_dir="out/dpadmm-accuracy", *, seeds: int = 10, progress:
                                               **setting))
 
 
-def dpadmm_table3(out_dir="out/dpadmm-table3", *, seeds: int = 5, progress: bool = False,
-                  adult=None, **setting) -> Report:
-    """Table III (wall time per 100 iterations; ``seeds`` timing repeats, best kept) and the
-    privacy table: the paper's ε̄ beside dp-accounting and the composition theorems."""
-    with jax.enable_x64(True):
-        return _table3(Path(out_dir), Setup(seeds=seeds, progress=progress, adult=adult,
-                                            **setting))
-
-
-def paper_metrics(problem, w_tilde, w, convention: str) -> dict:
-    """Sec. VI's metrics along one trajectory, for t = 1..T.
-
-    Args:
-      problem: the training Problem (with its test set).
-      w_tilde: (T, N, d) the released w̃_i^1..w̃_i^T (messages ``"w_tilde"``).
-      w: (T, d) the broadcast w^1..w^T.
-      convention: ``"thm3"`` (w̄_i^t averages w̃^0..w̃^{t−1}) or ``"thm4"`` (w̃^1..w̃^t).
-
-    Returns:
-      ``augmented_objective``, ``empirical_loss``, ``test_accuracy``: (T,) arrays.
-    """
-    t = jnp.arange(1, w.shape[0] + 1, dtype=w.dtype)
-    if convention == "thm3":
-        w_tilde = jnp.concatenate([jnp.zeros_like(w_tilde[:1]), w_tilde[:-1]])  # w̃^0 = 0
-    w_bar_i = jnp.cumsum(w_tilde, axis=0) / t[:, None, None]  # Sec. V
-    w_bar = jnp.cumsum(w, axis=0) / t[:, None]
-    gap = jnp.sqrt(jnp.sum((w_bar_i - w_bar[:, None, :]) ** 2, axis=-1))  # (T, N)
-    augmented = jnp.sum(jax.vmap(problem.local_losses)(w_bar_i) + gap, axis=1)  # β = 1
-    data_only = dataclasses.replace(problem, reg={k: 0.0 * v for k, v in problem.reg.items()})
-    correct = jnp.sign(w @ problem.test_features.T) == problem.test_labels[None, :]
-    return {"augmented_objective": augmented,
-            "empirical_loss": jax.vmap(data_only.objective)(w),
-            "test_accuracy": jnp.mean(correct.astype(w.dtype), axis=1)}
-
-
-# -- data and runs -----------------------------------------------------------------------------
-def paper_data(setup: Setup):
-    """Normalized (features, labels) and a description; the user's file or the stand-in."""
-    if setup.adult is None:
-        features, labels = problems.adult_synthetic(seed=0)
-        source = "synthetic Adult stand-in (adult_synthetic, 30162 rows): not the UCI data"
-    else:
-        features, labels = problems.load_adult(setup.adult)
-        source = f"UCI Adult from {setup.adult} ({len(labels)} complete rows)"
-    need = N_PRETRAIN + setup.providers * setup.rows + 1
-    if len(labels) < need:
-        raise ValueError(f"the paper's split (Table II) needs at least {need} complete rows; "
-                         f"{source} has {len(labels)}")
-    return problems.normalize_adult(features), labels, source
-
-
-def paper_split(setup: Setup, features, labels, kind: str, run: int):
-    """Table II for run ``run``: (training Problem with its test rows, D_w from 162 rows)."""
-    n_train = setup.providers * setup.rows
-    order = np.random.default_rng(1000 + run).permutation(len(labels))
-    pre, train = order[:N_PRETRAIN], order[N_PRETRAIN:N_PRETRAIN + n_train]
-    test = order[N_PRETRAIN + n_train:][:N_TEST]
-    loss, reg = setup.loss(kind)
-    shape = (setup.providers, setup.rows)
-    problem = problems.from_arrays(
-        features[train].reshape(shape + features.shape[1:]), labels[train].reshape(shape),
-        loss=loss, reg=reg, test=(features[test], labels[test]), name=f"adult-{kind}",
-        reference=False)
-    return problem, estimate_dw(features[pre], labels[pre], loss=problem.loss, reg=reg)
-
-
-def _trajectories(alg, problem, net, params_grid, key, steps, convention):
-    """Every grid point of one run (vmapped), metrics from the observed messages: (G, T) each."""
-    def one(p):
-        _, _, seen = simulate(alg, problem, net, p, key, steps=steps, record_every=steps,
-                              metrics=lambda *_: {}, observe=True)
-        messages = seen["messages"]
-        return paper_metrics(problem, messages["w_tilde"], messages["w"][:, 0], convention)
-
-    return jax.vmap(one)(params_grid)
-
-
-_trajectories_jit = jax.jit(_trajectories, static_argnames=("alg", "steps", "convention"))
-
-
-def _configs(setup, kind, D_w, alg2_settings, alg2_variants):
-    """Algorithm → (instance, Params grid) for one run; ``D_w`` is the run's estimate."""
-    dp = grid(DPADMMParams(rho=RHO, D_w=D_w), delta=setup.delta_grid, eps=setup.eps_grid)
-    out = {"dp_admm": (DPADMM(), dp),
-           "nonprivate": (ConsensusADMM(), grid(ConsensusADMMParams(rho=RHO), rho=[RHO]))}
-    if kind == "l2" and alg2_settings:
-        eps, delta = zip(*alg2_settings)
-        naive = NaivePrivateADMMParams(rho=RHO)
-        pts = jax.tree.map(lambda *v: jnp.stack(v), *[naive.replace(eps=e, delta=dl)
-                                                      for e, dl in zip(eps, delta)])
-        for variant in alg2_variants:
-            out[f"alg2_{variant}"] = (NaivePrivateADMM(variant=variant), pts)
-    return out
-
-
-def _family(setup, data, kind, alg2_settings=(), alg2_variants=("paper",)):
-    """All runs of one regularizer: {algorithm: {metric: (R, G, T)}}, and the D_w per run."""
-    features, labels, _ = data
-    net = network.make_network("complete", setup.providers)
-    out, dws = {}, []
-    for r in _progress(range(setup.seeds), setup.progress, f"dpadmm {kind}"):
-        problem, D_w = paper_split(setup, features, labels, kind, r)
-        dws.append(D_w)
-        for name, (alg, params) in _configs(setup, kind, D_w, alg2_settings,
-                                            alg2_variants).items():
-            for g in range(np.shape(params.rho)[0]):  # host validation, as jaxdp.sweep does
-                alg.validate(jax.tree.map(lambda a, g=g: a[g], params), problem, net)
-            res = _trajectories_jit(alg, problem, net, params, jax.random.key(r), setup.steps,
-                                    CONVENTION[kind])
-            for metric, value in res.items():
-                out.setdefault(name, {}).setdefault(metric, []).append(np.asarray(value))
-    return {n: {m: np.stack(v) for m, v in ms.items()} for n, ms in out.items()}, np.array(dws)
-
-
-def _progress(it, enabled, desc):
-    if not enabled:
-        return it
-    from tqdm.auto import tqdm
-
-    return tqdm(it, desc=desc, leave=False)
-
-
-def _mean_se(a: np.ndarray, axis=0):
-    n = a.shape[axis]
-    return a.mean(axis), a.std(axis, ddof=1) / np.sqrt(n) if n > 1 else np.zeros_like(a.mean(axis))
-
-
-def _save_npz(path: Path, results: dict, **extra) -> str:
-    flat = {f"{kind}/{alg}/{metric}": value for kind, algs in results.items()
-            for alg, metrics in algs.items() for metric, value in metrics.items()}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    np.savez(path, **flat, **extra)
-    return str(path)
-
-
 # -- dpadmm-loss --------------------------------------------------------------------------------
 def _loss(out, setup: Setup) -> Report:
     data = paper_data(setup)
     results, dws = {}, {}
     for kind in ("l1", "l2"):
-        results[kind], dws[kind] = _family(setup, data, kind, ALG2_SETTINGS,
+        results[kind], dws[kind] = run_family(setup, data, kind, ALG2_SETTINGS,
                                            ("paper", "corrected"))
     report = Report("dpadmm-loss", "DP-ADMM (paper 002) Figs. 1, 3, 4, 5: convergence on Adult")
     report.notes += [
@@ -278,7 +85,7 @@ def _loss(out, setup: Setup) -> Report:
     report.notes += _corrected_alg2_notes(setup, results["l2"])
     report.files.append(_plot_loss(out, setup, results))
     report.files.append(_plot_alg2(out, setup, results["l2"]))
-    report.files.append(_save_npz(out / "curves.npz", results,
+    report.files.append(save_npz(out / "curves.npz", results,
                                   grid_delta_eps=np.array(setup.points),
                                   alg2_settings=np.array(ALG2_SETTINGS),
                                   D_w_l1=dws["l1"], D_w_l2=dws["l2"]))
@@ -327,7 +134,7 @@ def _paired_steps(runs, axis, setup):
     order = np.argsort(values)
     x = np.take(np.moveaxis(runs, axis + 1, -1), order, axis=-1)  # (R, n_other, n_axis)
     diff = np.diff(x, axis=-1)
-    mean, se = _mean_se(diff)
+    mean, se = mean_se(diff)
     return mean, se, values[order][:-1], values[order][1:]
 
 
@@ -345,7 +152,7 @@ def _significant_rise(runs, axis, setup):
     """(n_other,) whether the largest grid value beats the smallest by more than 2 paired SEs."""
     values = (setup.delta_grid, setup.eps_grid)[axis]
     x = np.moveaxis(runs, axis + 1, -1)
-    mean, se = _mean_se(x[..., int(np.argmax(values))] - x[..., int(np.argmin(values))])
+    mean, se = mean_se(x[..., int(np.argmax(values))] - x[..., int(np.argmin(values))])
     return mean > 2 * se
 
 
@@ -401,7 +208,7 @@ def _corrected_alg2_notes(setup, res) -> list[str]:
 def _plot_loss(out, setup, results):
     fig, axes = figure(2)
     t = np.arange(1, setup.steps + 1)
-    colors = _colors(len(setup.eps_grid))
+    colors = viridis_colors(len(setup.eps_grid))
     for ax, kind in zip(axes, ("l1", "l2")):
         res = results[kind]
         curves = [(style, c, delta, eps,
@@ -415,24 +222,12 @@ def _plot_loss(out, setup, results):
             plot_band(ax, t, y.mean(0), log=log, linestyle=style, color=c, lw=1,
                       label=label if style == "-" else None)
         plot_band(ax, t, nonprivate, log=log, color="k", lw=2, label="non-private (Alg. 1)")
-        ax.set(title=_KIND[kind], xlabel="iteration $t$",
+        ax.set(title=KIND[kind], xlabel="iteration $t$",
                ylabel=metric_label("augmented_objective"))
     style_key(axes[0], f"solid: δ = {setup.delta_grid[0]:g}")
     style_key(axes[0], f"dashed: δ = {setup.delta_grid[-1]:g}", linestyle="--")
-    finish(fig, axes, "DP-ADMM Figs. 1, 3 (mean over runs): " + _setting(setup, "ℓ1 and ℓ2"))
+    finish(fig, axes, "DP-ADMM Figs. 1, 3 (mean over runs): " + title_setting(setup, "ℓ1 and ℓ2"))
     return save(fig, out / "dpadmm_loss.png")
-
-
-_KIND = {"l1": "ℓ1-regularized", "l2": "ℓ2-regularized"}
-
-
-def _setting(setup, kinds: str, epsilon: str = "per-iteration ε and total ε̄ in the legend",
-             seeds: int | None = None) -> str:
-    """The title's setting: model, data, the complete graph, N, runs and what ε is."""
-    data = "synthetic Adult stand-in" if setup.adult is None else "UCI Adult"
-    return setting_title(f"{kinds}-regularized logistic regression on {data}",
-                         "the complete graph", setup.providers,
-                         setup.seeds if seeds is None else seeds, epsilon)
 
 
 def _plot_alg2(out, setup, res):
@@ -454,15 +249,9 @@ def _plot_alg2(out, setup, res):
             plot_band(ax, t, y, log=log, linestyle=style, label=label)
         ax.set(title="ℓ2-regularized, δ = 1e-3", xlabel="iteration $t$",
                ylabel=metric_label(metric))
-    finish(fig, axes, "DP-ADMM Figs. 4, 5 (mean over runs): " + _setting(
+    finish(fig, axes, "DP-ADMM Figs. 4, 5 (mean over runs): " + title_setting(
         setup, "ℓ2", "per-iteration ε in the legend, δ = 1e-3"))
     return save(fig, out / "dpadmm_loss_alg2.png")
-
-
-def _colors(n):
-    import matplotlib
-
-    return [matplotlib.colormaps["viridis"](x) for x in np.linspace(0, 0.9, n)]
 
 
 # -- dpadmm-accuracy ----------------------------------------------------------------------------
@@ -470,7 +259,7 @@ def _accuracy(out, setup: Setup) -> Report:
     data = paper_data(setup)
     delta0 = setup.delta_grid[0]
     alg2 = tuple((e, delta0) for e in setup.eps_grid)  # Fig. 6 at Figs. 4–5's δ = 1e-3
-    results = {"l1": _family(setup, data, "l1")[0], "l2": _family(setup, data, "l2", alg2)[0]}
+    results = {"l1": run_family(setup, data, "l1")[0], "l2": run_family(setup, data, "l2", alg2)[0]}
     report = Report("dpadmm-accuracy", "DP-ADMM (paper 002) Figs. 2 and 6: test accuracy")
     report.notes.append(f"data: {data[2]}; {setup.seeds} runs, T = {setup.steps}, N = "
                         f"{setup.providers}, m_i = {setup.rows}; accuracy of the final broadcast "
@@ -491,7 +280,7 @@ def _accuracy(out, setup: Setup) -> Report:
                  f"DP-ADMM − Alg. 2: {gap.min():.3f}..{gap.max():.3f}",
                  reproduced=bool(gap.min() > MUCH_BETTER))
     report.files.append(_plot_accuracy(out, setup, results))
-    report.files.append(_save_npz(out / "accuracy.npz", results,
+    report.files.append(save_npz(out / "accuracy.npz", results,
                                   grid_delta_eps=np.array(setup.points)))
     report.write(out)
     return report
@@ -547,146 +336,10 @@ def _plot_accuracy(out, setup, results):
         eps_bars = [_eps_bar(setup, e, dl) for e in setup.eps_grid for dl in setup.delta_grid]
         ax.set_xscale("log" if choose_log(eps_bars) else "linear")
         ax.set(xlabel=r"total $\bar\varepsilon$ after $T$ steps (moments accountant)",
-               ylabel=metric_label("test_accuracy"), title=_KIND[kind])
-    finish(fig, axes, "DP-ADMM Figs. 2, 6 (mean over runs, final $w^T$): " + _setting(
+               ylabel=metric_label("test_accuracy"), title=KIND[kind])
+    finish(fig, axes, "DP-ADMM Figs. 2, 6 (mean over runs, final $w^T$): " + title_setting(
         setup, "ℓ1 and ℓ2", "total ε̄ on the x axis"))
     return save(fig, out / "dpadmm_accuracy.png")
-
-
-# -- dpadmm-table3 ------------------------------------------------------------------------------
-def _table3(out, setup: Setup) -> Report:
-    data = paper_data(setup)  # first: a bad --adult file fails before any work
-    report = Report("dpadmm-table3", "DP-ADMM (paper 002) Table III and the privacy table")
-    rows = composition_table(setup.eps_grid, setup.delta_grid, setup.steps)
-    out.mkdir(parents=True, exist_ok=True)
-    (out / "privacy_table.md").write_text(table_markdown(rows) + "\n")
-    (out / "privacy_table.json").write_text(json.dumps(rows, indent=1))
-    report.files += [str(out / "privacy_table.md"), str(out / "privacy_table.json")]
-    _privacy_claims(report, rows)
-    times = _timings(setup, data)
-    report.notes.append(f"timing data: {data[2]}; ℓ2, δ = 1e-3 (Table III's δ is unspecified); "
-                        f"best of {setup.seeds} calls of the jitted engine core (jaxdp.simulate, one "
-                        "seed; compile excluded), "
-                        f"{setup.steps} iterations, N = {setup.providers}, m_i = {setup.rows}, "
-                        f"{jax.devices()[0].platform}, one device; the paper: MATLAB, Intel Core "
-                        "3.40 GHz, 16 GB")
-    _timing_claims(report, times, setup.steps)
-    (out / "timings.json").write_text(json.dumps(times, indent=1))
-    report.files.append(str(out / "timings.json"))
-    report.files.append(_plot_table3(out, setup, rows, times))
-    report.write(out)
-    return report
-
-
-def _privacy_claims(report, rows):
-    for eps, printed in ((0.05, 0.5009), (0.1, 1.0193)):
-        value, tau = (float(v) for v in moments_accountant(STEPS, eps, 1e-3))
-        report.claim(f"eps-bar-{eps:g}", f"Sec. VI-B: ε = {eps:g}, δ = 1e-3, T = 100 gives "
-                     f"ε̄ = {printed}", paper=printed, ours=f"{value:.6f} (τ* = {tau:.0f})",
-                     reproduced=round(value, 4) == printed)
-    slack = [r["moments_accountant"] - r["pld"] for r in rows]
-    report.claim("eps-bar-valid", "Thm 2: DP-ADMM is (ε̄, δ)-DP: a tight accountant (dp-accounting "
-                 "PLD) of the same Gaussian releases gives ε ≤ ε̄ at every grid point",
-                 paper="(ε̄, δ)-DP by the moments accountant",
-                 ours=f"ε̄ − ε_PLD in [{min(slack):.4f}, {max(slack):.4f}]; see privacy_table.md",
-                 reproduced=min(slack) >= 0)
-    c1 = [r["moments_accountant"] / (np.sqrt(r["steps"]) * r["eps"]) for r in rows]
-    report.claim("eps-bar-sqrt-T", "Thm 2: ε̄ = c₁ √T ε for a constant c₁ (taken as: c₁ varies by "
-                 "less than 10% over the grid)", paper="ε̄ = c₁√T ε",
-                 ours=f"c₁ in [{min(c1):.3f}, {max(c1):.3f}]",
-                 reproduced=max(c1) / min(c1) < 1.1)
-
-
-def _timings(setup, data):
-    """Seconds per ``steps`` iterations of each method (ℓ2, δ = 1e-3), best of ``seeds`` runs."""
-    problem, D_w = paper_split(setup, data[0], data[1], "l2", 0)
-    net = network.make_network("complete", setup.providers)
-    methods = {
-        "nonprivate": lambda e: (ConsensusADMM(), ConsensusADMMParams(rho=RHO)),
-        "alg2": lambda e: (NaivePrivateADMM(variant="paper"),
-                           NaivePrivateADMMParams(rho=RHO, eps=e, delta=1e-3)),
-        "alg2_corrected": lambda e: (NaivePrivateADMM(),
-                                     NaivePrivateADMMParams(rho=RHO, eps=e, delta=1e-3)),
-        "dp_admm": lambda e: (DPADMM(), DPADMMParams(rho=RHO, eps=e, delta=1e-3, D_w=D_w)),
-    }
-    key = jax.random.key(0)
-    times = {}
-    for name, make in _progress(methods.items(), setup.progress, "dpadmm timing"):
-        alg, params = make(TABLE3_EPS[0])
-        for p in (make(e)[1] for e in TABLE3_EPS):
-            alg.validate(p, problem, net)
-        compiled = jax.jit(functools.partial(_final_state, alg, setup.steps)).lower(
-            problem, net, params, key).compile()  # one program for every ε (Params are traced)
-        times[name] = [_best_time(compiled, (problem, net, make(e)[1], key), setup.seeds)
-                       for e in TABLE3_EPS]
-    return times
-
-
-def _final_state(alg, steps, problem, net, params, key):
-    """The engine's pure core for one seed, metrics only at the end (what a run costs)."""
-    return simulate(alg, problem, net, params, key, steps=steps, record_every=steps)[0].state
-
-
-def _best_time(compiled, args, repeats: int) -> float:
-    """Best wall time of ``repeats`` calls, waiting for the result (compile excluded)."""
-    best = math.inf
-    for _ in range(repeats):
-        t0 = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        best = min(best, time.perf_counter() - t0)
-    return best
-
-
-def _timing_claims(report, times, steps):
-    def fmt(name):
-        return ", ".join(f"ε={e:g}: {t:.3g}s" for e, t in zip(TABLE3_EPS, times[name]))
-
-    ours = "; ".join(f"{n} [{fmt(n)}]" for n in times)
-    paper = "; ".join(f"{n} [" + ", ".join(f"{t:.3f}s" for t in v) + "]"
-                      for n, v in TABLE3_PAPER.items())
-    order = all(d < n < a for d, n, a in zip(times["dp_admm"], times["nonprivate"],
-                                             times["alg2"]))
-    report.claim("table3-order", f"Table III: per {steps} iterations DP-ADMM is faster than the "
-                 "non-private Algorithm 1, which is faster than Algorithm 2, at every ε",
-                 paper=paper, ours=ours, reproduced=order)
-    a2 = times["alg2"]
-    report.claim("table3-alg2-grows", "Table III: Algorithm 2's time grows as ε shrinks",
-                 paper="368.9s (ε=0.01) > 212.5s (0.05) > 70.1s (0.1)", ours=fmt("alg2"),
-                 reproduced=a2[0] > a2[1] > a2[2])
-
-
-def _plot_table3(out, setup, rows, times):
-    fig, (ax, ax_t) = figure(2)
-    for delta, style in ((setup.delta_grid[0], "-"), (setup.delta_grid[-1], "--")):
-        sel = [r for r in rows if r["delta"] == delta]
-        eps = [r["eps"] for r in sel]
-        for key, label in (("moments_accountant", "paper ε̄ (MA)"), ("rdp", "RDP"),
-                           ("pld", "PLD"), ("plain", "plain Tε"),
-                           ("advanced_drv", "advanced (DRV)")):
-            ax.plot(eps, [r[key] for r in sel], style, color=COLOR[key],
-                    label=label if delta == setup.delta_grid[0] else None)
-    style_key(ax, f"solid: δ = {setup.delta_grid[0]:g}")
-    style_key(ax, f"dashed: δ = {setup.delta_grid[-1]:g}", linestyle="--")
-    ax.set_xscale("log" if choose_log([r["eps"] for r in rows]) else "linear")
-    set_yscale(ax, [r[k] for r in rows for k in COLOR])
-    ax.set(xlabel="per-iteration ε", ylabel=f"total ε after $T = {setup.steps}$ iterations",
-           title="composition of T releases")
-    x = np.arange(len(TABLE3_EPS))
-    for j, (name, values) in enumerate(times.items()):
-        ax_t.bar(x + 0.2 * j, values, width=0.2, label=TIMED.get(name, name), color=f"C{5 + j}")
-    ax_t.set_xticks(x + 0.3, [f"ε = {e:g}" for e in TABLE3_EPS])
-    set_yscale(ax_t, list(times.values()))
-    ax_t.set(ylabel=f"seconds per {setup.steps} iterations (ours)", title="Table III: time")
-    calls = f"{setup.seeds} call{'s' * (setup.seeds != 1)}"
-    finish(fig, [ax, ax_t], f"DP-ADMM Table III (time: best of {calls}) and the privacy table: "
-           + _setting(setup, "ℓ2", "per-iteration ε on the x axis", seeds=1))
-    return save(fig, out / "dpadmm_table3.png")
-
-
-COLOR = {"moments_accountant": "C0", "rdp": "C1", "pld": "C2", "plain": "C3",
-         "advanced_drv": "C4"}
-TIMED = {"nonprivate": "non-private (Alg. 1)", "alg2": "Alg. 2 (printed σ)",
-         "alg2_corrected": "Alg. 2 (corrected σ)", "dp_admm": "DP-ADMM"}
 
 
 __all__ = ["Setup", "dpadmm_accuracy", "dpadmm_loss", "dpadmm_table3", "paper_metrics"]

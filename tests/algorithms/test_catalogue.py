@@ -213,10 +213,15 @@ def test_decentbench_atc_is_adapt_then_combine_not_dgd():
 
 
 def test_static_config_and_params_are_checked():
-    with pytest.raises(ValueError, match="local_steps must be an int >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"k_gt: local_steps must be an integer >= 1 \(a count .*"
+                                         r"loops and shapes\); got 0"):
         algorithms.KGT(local_steps=0)
-    with pytest.raises(ValueError, match="batch_size must be an int >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"gt_saga: batch_size must be an integer >= 1 \(.*\); "
+                                         r"got 0"):
         algorithms.GTSAGA(batch_size=0)
+    with pytest.raises(ValueError, match=r"got 2\.0"):  # a float count is refused, by value
+        algorithms.KGT(local_steps=2.0)
+    assert algorithms.KGT(local_steps=np.int64(2)).local_steps == 2  # NumPy ints are counts
     prob, net = small_problem(), small_network()
     with pytest.raises(ValueError, match="batch_size=9 exceeds the 8 samples of agent 0"):
         jaxdp.run(algorithms.GTSARAH(batch_size=9), prob, net, steps=2, progress=False)

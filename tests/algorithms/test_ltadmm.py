@@ -297,7 +297,7 @@ def test_bad_configuration_and_params_are_named():
     prob, net = small_problem(), small_network()
     with pytest.raises(ValueError, match="clip must be one of"):
         algorithms.LTADMMDP(clip="hard")
-    with pytest.raises(ValueError, match="local_steps must be an integer >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"lt_admm_dp: local_steps must be an integer >= 1 \(a count .*\); got 0"):
         algorithms.LTADMMDP(local_steps=0)
     with pytest.raises(ValueError, match="batch_size=9 exceeds the 8 samples of agent 0"):
         jaxdp.run(algorithms.LTADMMDP(batch_size=9), prob, net, steps=2, progress=False)
@@ -464,7 +464,7 @@ def test_lt_admm_vr_is_non_private_and_names_bad_configuration():
         algorithms.LTADMMVR(table="snapshot")
     with pytest.raises(ValueError, match="refresh must be one of"):
         algorithms.LTADMMVR(refresh="later")
-    with pytest.raises(ValueError, match="local_steps must be an integer >= 1; got 0"):
+    with pytest.raises(ValueError, match=r"lt_admm: local_steps must be an integer >= 1 \(a count .*\); got 0"):
         algorithms.LTADMMVR(local_steps=0)
     with pytest.raises(ValueError, match="batch_size=9 exceeds the 8 samples of agent 0"):
         jaxdp.run(algorithms.LTADMMVR(batch_size=9), prob, net, steps=2, progress=False)

@@ -35,8 +35,3 @@ def check_scalars(params, fields: tuple[str, ...]) -> None:
             raise ValueError(f"{type(params).__name__}.{field} must be a scalar (one value for "
                              f"the network); got shape {np.shape(params[field])}")
 
-
-def check_count(who: str, field: str, value: int) -> None:
-    """Static counts (local steps, batch sizes, periods) are ints >= 1."""
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"{who}: {field} must be an int >= 1; got {value!r}")

@@ -19,7 +19,8 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray
 from jaxdp.core import Algorithm, param, zeros_like_models
-from jaxdp.algorithms.catalogue._common import LocalStepParams, check_count, check_scalars, step
+from jaxdp.algorithms._checks import check_count
+from jaxdp.algorithms.catalogue._common import LocalStepParams, check_scalars, step
 
 
 @chex.dataclass(frozen=True)

@@ -29,7 +29,8 @@ from jaxdp.algorithms._sampling import (
 )
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms.catalogue.classic import StepParams
-from jaxdp.algorithms.catalogue._common import check_count, step
+from jaxdp.algorithms._checks import check_count
+from jaxdp.algorithms.catalogue._common import step
 
 
 @chex.dataclass(frozen=True)

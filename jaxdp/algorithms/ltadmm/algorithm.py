@@ -2,9 +2,10 @@ r"""LT-ADMM-DP: local-training ADMM on clipped, perturbed stochastic gradients (
 
 X. Ren, Y. Ma, N. Bastianello, K. H. Johansson, T. Parisini & A. A. Malikopoulos,
 "Communication-Efficient Distributed Learning with Differential Privacy", 2026, arXiv 2604.02558.
-Privacy (Theorem 2, tight accountants,
-calibration): :mod:`jaxdp.algorithms.ltadmm.privacy`. Baselines PORTER and PriSMA:
-:mod:`jaxdp.algorithms.ltadmm.baselines`.
+This module: LT-ADMM-DP, non-private LT-ADMM and LT-ADMM-VR. Privacy (Theorem 2, tight
+accountants, calibration): :mod:`jaxdp.algorithms.ltadmm.privacy`. Baselines PORTER and PriSMA:
+:mod:`jaxdp.algorithms.ltadmm.baselines`. The edge exchange, the soft clip, the Fig. 1 metrics and
+Table I's cost model: :mod:`jaxdp.algorithms.ltadmm.common` (re-exported here).
 
 Round k of Algorithm 1, every agent i (the consensus term is frozen at the round's start)::
 
@@ -76,8 +77,11 @@ from jaxdp.algorithms._sampling import (
     SAMPLINGS, all_sample_grads, check_minibatch, draw_batches, draw_minibatches,
     per_sample_clipped_mean, per_sample_grads, sample_counts,
 )
-from jaxdp.algorithms.catalogue.classic import admm_messages, relaxed_bridge_update
-from jaxdp.privacy import add_noise, clip_factor_soft, gaussian, noise_draws
+from jaxdp.algorithms._checks import check_choice, check_count
+from jaxdp.algorithms.ltadmm.common import (  # re-exported: their public path is also this module
+    CostModel, bridge_sums_update, bridge_update, paper_metrics, soft_clip,
+)
+from jaxdp.privacy import add_noise, gaussian, noise_draws
 
 CLIPS = ("soft", "per_sample")
 FORMS = ("edge", "node")
@@ -110,33 +114,6 @@ class LTADMMNodeState:
     yt: AgentArray  # (N, d) ỹ_k = AᵀPZ_k: Σ_j z_ji,k
     n_rows: Array  # (N,) int32 m_i, constant
     rows: Array  # (N, M) bool, constant
-
-
-# -- the cost model of Table I ------------------------------------------------------------------
-@dataclasses.dataclass(frozen=True)
-class CostModel:
-    """Modelled wall-clock time (paper §VI, Table I).
-
-    ``t_g`` is charged per minibatch gradient evaluation (the paper says per ∇f_{i,h}, but Table I
-    is consistent only with one t_g per minibatch step) and ``t_c`` per communication
-    round (one exchange with every neighbour, whatever the number of messages).
-    """
-
-    t_g: float = 0.1  # time of one local (minibatch) gradient evaluation, §VI
-    t_c: float = 1.0  # time of one communication round, §VI
-
-    def time_per_step(self, algorithm) -> float:
-        """Modelled time of one engine step (an LT-ADMM round, a baseline iteration)."""
-        grads, comms = algorithm.costs()
-        return grads * self.t_g + comms * self.t_c
-
-    def time_per_iterations(self, algorithm, iterations: int) -> float:
-        """Time of ``iterations`` gradient-step iterations, Table I's unit ("over τ iterations")."""
-        return self.time_per_step(algorithm) * iterations / algorithm.local_iterations()
-
-    def time_axis(self, algorithm, steps) -> np.ndarray:
-        """Modelled time after each of ``steps`` (engine step counts, e.g. ``Trace.steps``)."""
-        return np.asarray(steps, np.float64) * self.time_per_step(algorithm)
 
 
 # -- algorithms ---------------------------------------------------------------------------------
@@ -176,13 +153,13 @@ class LTADMMDP(Algorithm):
         "messages — a post-processing of every noisy gradient, all of which are accounted")
 
     def __post_init__(self):  # a plain (non-pytree) dataclass: checked once, at construction
-        _check_choice(self.name, "clip", self.clip, CLIPS)
-        _check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
-        _check_choice(self.name, "form", self.form, FORMS)
-        _check_choice(self.name, "variant", self.variant, VARIANTS)
-        _check_choice(self.name, "x0", self.x0, INITS)
-        _check_count(self.name, "local_steps", self.local_steps)
-        _check_count(self.name, "batch_size", self.batch_size)
+        check_choice(self.name, "clip", self.clip, CLIPS)
+        check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
+        check_choice(self.name, "form", self.form, FORMS)
+        check_choice(self.name, "variant", self.variant, VARIANTS)
+        check_choice(self.name, "x0", self.x0, INITS)
+        check_count(self.name, "local_steps", self.local_steps)
+        check_count(self.name, "batch_size", self.batch_size)
 
     def init(self, key, problem, network, params):
         x0 = zeros_like_models(problem, network)
@@ -391,8 +368,8 @@ class LTADMMVR(Algorithm):
     x0: str = "zero"
 
     def __post_init__(self):
-        _check_choice(self.name, "table", self.table, TABLES)
-        _check_choice(self.name, "refresh", self.refresh, REFRESHES)
+        check_choice(self.name, "table", self.table, TABLES)
+        check_choice(self.name, "refresh", self.refresh, REFRESHES)
         self._admm()  # checks local_steps, batch_size, form, variant and x0
 
     def _admm(self) -> LTADMM:
@@ -443,71 +420,6 @@ class LTADMMVR(Algorithm):
 
         (x_new, table), _ = jax.lax.scan(local, (x, table), batches)
         return x_new, table
-
-
-# -- shared helpers (also used by ltadmm_baselines) ---------------------------------------------
-def bridge_update(state, x_new: AgentArray, network, params):
-    """Edge exchange ``z_ij⁺ = ½ z_ij − ½ (z_ji − 2ρ x_j⁺)`` (5b), (12b).
-
-    ``state`` is any state with ``x`` and ``z`` (2E, d); returns ``(state with x⁺, z⁺, {"m"})``.
-    """
-    msg = admm_messages(state.z, x_new, params.rho, network)  # m_{j→i} = z_ji − 2ρx_j⁺
-    z_new = relaxed_bridge_update(state.z, msg, 0.5)  # (5b): the core's relaxed ADMM, a = ½
-    return state.replace(x=x_new, z=z_new), {"m": msg}
-
-
-def bridge_sums_update(state, x_new: AgentArray, network, params):
-    """(12b) on the node sums: ``y⁺ = ½(y − ỹ) + ρÃX⁺``, ``ỹ⁺ = ½(ỹ − y) + ρDX⁺``.
-
-    ``state`` is any state with ``x``, ``y`` and ``yt``; returns ``(state, {"m_sum"})`` with
-    ``Σ_j m_{j→i} = ỹ_i − 2ρ (ÃX⁺)_i``.
-    """
-    rho_adj_x = params.rho * network.apply_A(x_new)  # ρ Ã X⁺
-    y_new = 0.5 * (state.y - state.yt) + rho_adj_x
-    yt_new = 0.5 * (state.yt - state.y) + params.rho * network.degrees[:, None] * x_new
-    m_sum = state.yt - 2.0 * rho_adj_x  # Σ_j z_ji − 2ρ Σ_j x_j⁺
-    return state.replace(x=x_new, y=y_new, yt=yt_new), {"m_sum": m_sum}
-
-
-def soft_clip(g: AgentArray, zeta) -> AgentArray:
-    """``ζ/(ζ + ‖g_i‖) g_i`` per row (7) via the core's ``clip_factor_soft``; ζ = ∞ keeps g."""
-    z = jnp.broadcast_to(jnp.asarray(zeta, g.dtype), g.shape[:-1])  # scalar or (N,) -> (N,)
-    infinite = jnp.isinf(z)
-    return jnp.where(infinite[..., None], g, clip_factor_soft(g, jnp.where(infinite, 1.0, z)))
-
-
-def paper_metrics(problem, models: AgentArray) -> dict:
-    """The paper's Fig. 1 metrics at the average model x̄, each ``()``.
-
-    ``grad_norm`` ‖∇F(x̄)‖ with F = (1/N) Σ_i f_i (the appendix's normalisation; the core's
-    ``grad_norm_sq`` uses the sum); ``accuracy`` of sign(aᵀx̄) over every real training sample;
-    ``loss`` F(x̄); ``consensus_error`` ‖X − 1x̄ᵀ‖_F; and ``test_accuracy`` when the problem has a
-    test set.
-    """
-    n = problem.n_agents
-    x_bar = jnp.mean(models, axis=0)
-    grad = problem.global_grad(x_bar) / n
-    correct = (jnp.sign(problem.features @ x_bar) == problem.labels).astype(x_bar.dtype)
-    out = {
-        "grad_norm": jnp.sqrt(jnp.sum(grad * grad)),
-        "accuracy": jnp.sum(correct * problem.mask) / jnp.sum(problem.mask),
-        "loss": problem.objective(x_bar) / n,
-        "consensus_error": jnp.sqrt(jnp.sum((models - x_bar[None, :]) ** 2)),
-    }
-    if problem.test_labels.shape[0] > 0:
-        test = jnp.sign(problem.test_features @ x_bar) == problem.test_labels
-        out["test_accuracy"] = jnp.mean(test.astype(x_bar.dtype))
-    return out
-
-
-def _check_choice(who: str, field: str, value, choices) -> None:
-    if value not in choices:
-        raise ValueError(f"{who}: {field} must be one of {choices}; got {value!r}")
-
-
-def _check_count(who: str, field: str, value) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{who}: {field} must be an integer >= 1; got {value!r}")
 
 
 __all__ = [

@@ -68,7 +68,7 @@ from jaxdp.algorithms._sampling import (
     SAMPLINGS, batch_rows, check_minibatch, draw_minibatches, per_sample_clipped_mean,
     per_sample_grads, sample_counts,
 )
-from jaxdp.algorithms.ltadmm.algorithm import _check_choice, _check_count
+from jaxdp.algorithms._checks import check_choice, check_count
 from jaxdp.privacy import add_noise, noise_draws
 
 
@@ -129,8 +129,8 @@ class _Minibatched(Algorithm):
                                   "post-processing of the accounted releases")
 
     def __post_init__(self):
-        _check_count(self.name, "batch_size", self.batch_size)
-        _check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
+        check_count(self.name, "batch_size", self.batch_size)
+        check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
 
     def noise(self, key, state, params, k):
         del params, k
