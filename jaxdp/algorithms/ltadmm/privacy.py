@@ -230,8 +230,9 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     """Per-agent final ε of ``algorithm`` after ``steps`` engine steps by one method.
 
     Under the lattice sampler (the default) these are the lattice report's curves: lattice
-    sensitivities, Poisson amplification only through Zhu & Wang's general bound
-    (:mod:`jaxdp.privacy._subsampled`; none for fixed batches), no PLD, the sampler's distance in δ
+    sensitivities, amplification by subsampling only through the general theorems (Zhu & Wang
+    2019 for Poisson batches, Wang, Balle & Kasiviswanathan 2019 for fixed-size batches;
+    :mod:`jaxdp.privacy._subsampled`), no PLD, the sampler's distance in δ
     (``inf`` above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the
     report's ``"ideal …"`` curves, not a guarantee for the floats released).
 
