@@ -14,6 +14,8 @@
   :func:`subsampled_rdp_epsilon`, the Poisson-subsampled discrete Gaussian's RDP (lattice reports).
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
+* Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
+  :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``).
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -74,8 +76,24 @@ from jaxdp.privacy._report import (
     default_steps,
 )
 from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
+from jaxdp.privacy._threat import (
+    THREATS,
+    Coalition,
+    Eavesdropper,
+    Neighbours,
+    SecretPairs,
+    Threat,
+    as_threat,
+)
 
 __all__ = [
+    "THREATS",
+    "Coalition",
+    "Eavesdropper",
+    "Neighbours",
+    "SecretPairs",
+    "Threat",
+    "as_threat",
     "GAUSSIAN_RESOLUTION",
     "LAPLACE_RESOLUTION",
     "SAMPLERS",
