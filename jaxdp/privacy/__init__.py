@@ -15,7 +15,9 @@
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
-  :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``).
+  :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``);
+  :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
+  each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -84,6 +86,13 @@ from jaxdp.privacy._threat import (
     SecretPairs,
     Threat,
     as_threat,
+    parse_threat,
+)
+from jaxdp.privacy._pairwise import (
+    LinearGossip,
+    PairwiseResult,
+    gaussian_epsilon,
+    linear_gossip_epsilon,
 )
 
 __all__ = [
@@ -94,6 +103,11 @@ __all__ = [
     "SecretPairs",
     "Threat",
     "as_threat",
+    "parse_threat",
+    "LinearGossip",
+    "PairwiseResult",
+    "gaussian_epsilon",
+    "linear_gossip_epsilon",
     "GAUSSIAN_RESOLUTION",
     "LAPLACE_RESOLUTION",
     "SAMPLERS",

@@ -56,7 +56,7 @@ import dataclasses
 import numpy as np
 from scipy import linalg, special
 
-from jaxdp.privacy._threat import Coalition, Eavesdropper, Neighbours, Threat, as_threat
+from jaxdp.privacy._threat import Coalition, Eavesdropper, Neighbours, as_threat
 
 MAX_AGENTS = 100
 MAX_VIEW = 4000
@@ -323,6 +323,3 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours")
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
                           exact=exact, delta=delta)
 
-
-__all__ = ["LinearGossip", "PairwiseResult", "Threat", "gaussian_epsilon",
-           "linear_gossip_epsilon"]

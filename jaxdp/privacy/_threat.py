@@ -137,6 +137,25 @@ def as_threat(threat) -> Threat:
                      "a jaxdp.privacy.Threat")
 
 
+def parse_threat(spec: str) -> Threat:
+    """A threat model from a command-line spec: a name of :data:`THREATS`, or
+    ``coalition:I,J,...`` (the colluding agents).
+
+    Raises:
+      ValueError: an unknown name or agents that are not integers.
+    """
+    name, _, agents = str(spec).partition(":")
+    if name != "coalition":
+        if agents:
+            raise ValueError(f"threat {name!r} takes no agents; got {spec!r}")
+        return as_threat(name)
+    try:
+        return Coalition(tuple(int(a) for a in agents.split(",") if a.strip()))
+    except ValueError as err:
+        raise ValueError(f"--threat coalition:I,J,... needs agent indices; got {spec!r} "
+                         f"({err})") from None
+
+
 FALLBACK_NOTE = ("no tighter analysis of {what} under the {threat} threat model: the eavesdropper "
                  "bound (every message on every link) is returned; it is sound for this observer, "
                  "whose view is at most every message plus data and noise of agents other than "
