@@ -393,6 +393,8 @@ class PrivacyReport:
             lines.append(f"ε = inf: {self.reason}")
         if self.threat != "eavesdropper":
             lines.append(f"Threat model ({self.threat}): {self.threat_note}")
+        if self.unprotected:
+            lines.append(f"Not protected (part of the observer): agents {list(self.unprotected)}")
         if self.released:
             lines.append(f"Covers ({self.release}): {self.released}")
         lines += [f"Assumes: {a}" for a in self.assumptions]
@@ -564,6 +566,8 @@ class PrivacyReport:
             lines.append(f"ε = inf: {self.reason}")
         if self.threat != "eavesdropper":
             lines.append(f"threat model {self.threat}: {self.threat_note}")
+        if self.unprotected:
+            lines.append(f"agents {list(self.unprotected)} are part of the observer: ε = inf")
         return "\n".join(lines)
 
     def plot(self, ax=None):
