@@ -130,6 +130,17 @@ def test_pairwise_decays_with_graph_distance_on_a_path():
         assert np.all(np.diff(eps[u, :u][::-1]) < 0)
 
 
+def test_a_shift_outside_the_noise_is_not_protected():
+    """Agent 1 adds no noise to its one contribution: its neighbours see it exactly (ε = inf,
+    the shift leaves the range of a singular Σ), while agent 3, two hops away, sees it only
+    through agent 2's noisy messages (finite)."""
+    form = LinearGossip.from_network(make_network("path", 4), 3, 2.0,
+                                     sigma_local=[1.0, 0.0, 1.0, 1.0], contributions="first_step")
+    eps = linear_gossip_epsilon(form, DELTA).epsilon
+    assert np.isinf(eps[1, 0]) and np.isinf(eps[1, 2]) and np.isfinite(eps[1, 3])
+    assert eps[0, 1] == pytest.approx(float(gaussian_epsilon(2.0, DELTA)))
+
+
 def test_refuses_beyond_its_limits():
     with pytest.raises(ValueError, match="lower T"):
         linear_gossip_epsilon(LinearGossip.from_network(make_network("ring", 20), 2100, 2.0,
