@@ -85,6 +85,8 @@ def test_bad_threats_are_refused(run):
         _privacy(run, threat=Coalition([0, 99]))
     with pytest.raises(ValueError, match="at least one"):
         Coalition([])
+    with pytest.raises(ValueError, match="already under"):
+        _privacy(run, threat="neighbours").under_threat("secret_pairs")
     assert parse_threat("coalition:0,3") == Coalition((0, 3))
     assert parse_threat("neighbours") == Neighbours()
 

@@ -419,14 +419,18 @@ class PrivacyReport:
           what: the algorithm's name, for the note.
         """
         threat = as_threat(threat).check(self._n_agents())
+        if self.threat_fallback or self.threat != "eavesdropper":
+            raise ValueError(f"this report is already under the {self.threat} threat model")
         if isinstance(threat, Eavesdropper):
             return dataclasses.replace(self, threat=threat.name, threat_note=threat.describe())
         note = f"{threat.describe()}. " + FALLBACK_NOTE.format(what=what, threat=threat.name)
-        out = np.flatnonzero(threat.unprotected(self._n_agents()))
-        curves = {m: (np.where(np.isin(np.arange(c.shape[0]), out)[:, None], np.inf, c)
-                      if m in self.sound else c) for m, c in self.curves.items()}
-        logs = {m: (np.where(np.isin(np.arange(v.shape[0]), out)[:, None], np.inf, v)
-                    if m in self.sound else v) for m, v in self.log10_curves.items()}
+        unprotected = threat.unprotected(self._n_agents())
+        out = np.flatnonzero(unprotected)
+
+        def members_inf(curves: dict) -> dict:
+            return {m: np.where(unprotected[:, None], np.inf, c) if m in self.sound else c
+                    for m, c in curves.items()}
+        curves, logs = members_inf(self.curves), members_inf(self.log10_curves)
         report = dataclasses.replace(
             self, curves=curves, log10_curves=logs, threat=threat.name, threat_note=note,
             threat_fallback=True, unprotected=tuple(int(a) for a in out),
