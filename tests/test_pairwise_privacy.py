@@ -151,9 +151,9 @@ def test_refuses_beyond_its_limits():
 
 
 def _simulate_view(form: LinearGossip, u, v, c_u, trials, rng):
-    """``(trials, T·deg)``: what observer ``v`` receives, with ideal Gaussian noise (the
-    accountant is for real-valued noise), every other contribution 0 and ``v``'s own draws at 0
-    (it knows them: its view given them is what it faces)."""
+    """``(trials, T·deg)``: what observer ``v`` receives when agent ``u`` contributes ``c_u``,
+    with ideal Gaussian noise (the accountant is for real-valued noise), every other contribution
+    0 and ``v``'s own draws at 0 (it knows them: its view given them is what it faces)."""
     n, T, s, r, W = form.n_agents, form.steps, form.senders, form.receivers, form.W
     into = np.flatnonzero(r == v)
     x = np.zeros((trials, n))
@@ -162,7 +162,8 @@ def _simulate_view(form: LinearGossip, u, v, c_u, trials, rng):
         xi = rng.standard_normal((trials, n)) * form.sigma_local
         xi[:, v] = 0.0
         p = x + xi
-        p[:, u] += c_u
+        if k == 0 or form.contributions == "every_step":
+            p[:, u] += c_u
         z = rng.standard_normal((trials, s.size)) * form.sigma_message
         z[:, s == v] = 0.0
         m = p[:, s] + z
@@ -172,27 +173,36 @@ def _simulate_view(form: LinearGossip, u, v, c_u, trials, rng):
     return np.concatenate(out, axis=1)
 
 
-def test_audit_of_one_observer_stays_below_the_claim_and_catches_a_wrong_one():
-    """Agent 0 and observer 2 (two hops) on a 4-agent path, T = 3, per-message noise: the worst
-    neighbouring pair (c_0 = ±Δ/2 at every step: the accountant says its bound is attained),
-    the likelihood-ratio statistic wᵀy with w = Σ⁺Aδ from the brute-force matrices, and a
-    Clopper–Pearson lower bound on ε at δ = 1e-3. The bound must stay below the accountant's
-    ε_{0→2}, and exceed a claim made with half the sensitivity (the positive control)."""
-    u, v, delta, trials = 0, 2, 1e-3, 200_000
-    unit = LinearGossip.from_network(make_network("path", 4), 3, 1.0, sigma_message=1.0)
+AUDITS = {  # (graph, N, T, noise, u, v)
+    "path, message noise, two hops": ("path", 4, 3, dict(sigma_message=1.0), 0, 2),
+    "ring, local noise, one contribution, two hops": (
+        "ring", 5, 3, dict(sigma_local=1.0, contributions="first_step"), 0, 2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(AUDITS))
+def test_audit_of_one_observer_stays_below_the_claim_and_catches_a_wrong_one(name):
+    """Agent u and an observer v two hops away: the worst neighbouring pair (c_u = ±Δ/2 at
+    every contribution step: the accountant says its bound is attained there), Δ set so that
+    μ_{u→v} = 2, the likelihood-ratio statistic wᵀy with w = Σ⁺Aδ from the brute-force
+    matrices, and a Clopper–Pearson lower bound on ε at δ = 1e-3. The bound must stay below the
+    accountant's ε_{u→v}, and exceed a claim made with half the sensitivity (positive control)."""
+    graph, n, steps, noise, u, v = AUDITS[name]
+    delta, trials = 1e-3, 200_000
+    unit = LinearGossip.from_network(make_network(graph, n), steps, 1.0, **noise)
     mu_unit = observer_mu(unit, views(unit, "neighbours")[v])[0][u]
-    form = LinearGossip.from_network(make_network("path", 4), 3, 2.0 / mu_unit,
-                                     sigma_message=1.0)  # μ_{0→2} = 2
+    form = LinearGossip.from_network(make_network(graph, n), steps, 2.0 / mu_unit, **noise)
     result = linear_gossip_epsilon(form, delta)
     assert result.mu[u, v] == pytest.approx(2.0) and result.exact[u, v]
     claimed = result.epsilon[u, v]
 
     G, kinds = _protocol_matrices(form)
     view = views(form, "neighbours")[v]
-    rows = [k * form.senders.size + e for k in range(3) for e in view.edges]
-    noise = [j for j, (kind, a, _) in enumerate(kinds) if kind != "c"
-             and not (kind == "z" and form.senders[a] == v) and not (kind == "xi" and a == v)]
-    sigma = G[rows][:, noise] @ G[rows][:, noise].T
+    rows = [k * form.senders.size + e for k in range(steps) for e in view.edges]
+    noise_vars = [j for j, (kind, a, _) in enumerate(kinds) if kind != "c"
+                  and not (kind == "z" and form.senders[a] == v)
+                  and not (kind == "xi" and a == v)]
+    sigma = G[rows][:, noise_vars] @ G[rows][:, noise_vars].T
     shift = G[rows][:, [j for j, (kind, a, _) in enumerate(kinds) if kind == "c" and a == u]]
     w = np.linalg.pinv(sigma, hermitian=True) @ shift.sum(axis=1) * form.sensitivity
 
