@@ -78,24 +78,12 @@ def epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
 
 
 def gaussian_mechanism_epsilon(mu: float, delta: float) -> float:
-    """Exact ε(δ) of a Gaussian mechanism with sensitivity/σ = ``mu`` (Balle & Wang 2018, Thm 8).
-
-    Solves ``Φ(−ε/μ + μ/2) − e^ε Φ(−ε/μ − μ/2) = δ`` for ε by bisection (float64).
-    """
+    """Exact ε(δ) of a Gaussian mechanism with sensitivity/σ = ``mu`` (Balle & Wang 2018, Thm 8):
+    :func:`jaxdp.privacy.gaussian_epsilon` for one ``mu > 0``."""
+    from jaxdp.privacy import gaussian_epsilon
     if not (mu > 0 and 0 < delta < 1):
         raise ValueError(f"need mu > 0 and 0 < delta < 1; got mu={mu}, delta={delta}")
-
-    def delta_of(eps):
-        return (stats.norm.cdf(-eps / mu + mu / 2)
-                - math.exp(eps) * stats.norm.cdf(-eps / mu - mu / 2))
-
-    lo, hi = 0.0, mu * mu / 2 + mu * math.sqrt(2 * math.log(1 / delta)) + 1.0
-    if delta_of(0.0) <= delta:
-        return 0.0
-    for _ in range(200):
-        mid = (lo + hi) / 2
-        lo, hi = (mid, hi) if delta_of(mid) > delta else (lo, mid)
-    return hi
+    return float(gaussian_epsilon(mu, delta))
 
 
 def epsilon_lower_bound(scores_0, scores_1, *, delta: float, confidence: float = 0.95,

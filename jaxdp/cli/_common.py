@@ -60,7 +60,8 @@ def _private_params(alg, setting, params, args):
             raise ValueError(f"{alg.name} does not support --epsilon: it is not private")
         _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
         params = _calibrate(alg, problem, net, params, args)
-    return params, _report(alg, problem, net, params, args.steps, args.delta)
+    return params, _report(alg, problem, net, params, args.steps, args.delta,
+                           getattr(args, "threat", "eavesdropper"))
 
 
 def _refuse_noise_param(alg, args, flag: str) -> None:
@@ -114,9 +115,11 @@ def _warn_meaningless(epsilon, name: str, field) -> None:
         _stage("jaxdp: " + line)
 
 
-def _report(alg, problem, net, params, steps, delta):
-    """The privacy report under the contract, or ``None`` (not private)."""
-    return alg.privacy(problem, net, params, steps, delta=delta)
+def _report(alg, problem, net, params, steps, delta, threat="eavesdropper"):
+    """The privacy report under the contract against ``threat`` (a ``--threat`` spec), or
+    ``None`` (not private)."""
+    from jaxdp.privacy import parse_threat
+    return alg.privacy(problem, net, params, steps, delta=delta, threat=parse_threat(threat))
 
 
 def _write_run(out: Path, name: str, trace, report, args) -> dict:

@@ -88,6 +88,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("algorithm", nargs="?", default=None,
                    help="registry name (see `jaxdp list`); may come from --config")
     _setting_arguments(s, out="out")
+    s.add_argument("--threat", default="eavesdropper", metavar="MODEL",
+                   help="who observes: eavesdropper (every message, the default), neighbours "
+                        "(each agent sees what it receives: pairwise ε), secret_pairs, or "
+                        "coalition:I,J,... (colluding agents); without a tighter analysis the "
+                        "eavesdropper bound is reported, and privacy.json says so")
     _param_argument(s)
     s.add_argument("--metric", default="grad_norm_sq", help="metric to plot")
     s.set_defaults(func=_cmd_run)

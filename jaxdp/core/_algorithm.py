@@ -124,7 +124,7 @@ class Algorithm:
         return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
 
     def privacy(self, problem, network, params: Params, steps: int, *, delta: float = 1e-5,
-                release: str = "messages"):
+                release: str = "messages", threat="eavesdropper"):
         """The privacy guarantee of ``steps`` steps: a :class:`jaxdp.privacy.PrivacyReport`.
 
         ``report.epsilon`` (per agent) and ``report.epsilon_max`` are the guarantee: a sound
@@ -138,6 +138,12 @@ class Algorithm:
           delta: the δ of every (ε, δ) curve, in ``(0, 1)``.
           release: ``"messages"`` (every message sent) or ``"messages+models"`` (and the final
             models: ``inf`` where they leak beyond the messages).
+          threat: who observes (:mod:`jaxdp.privacy._threat`): ``"eavesdropper"`` (every message
+            on every link, the default), ``"neighbours"`` (pairwise: each agent sees what it
+            receives), ``"secret_pairs"``, or a :class:`~jaxdp.privacy.Threat` such as
+            ``Coalition([0, 3])``. Without a tighter analysis for this algorithm, the
+            eavesdropper bound is returned (sound for every observer) and the report says so
+            (``report.threat_fallback``).
 
         Returns:
           The report, or ``None`` for a non-private algorithm.
@@ -146,11 +152,11 @@ class Algorithm:
           ValueError: ``steps < 1``, δ outside ``(0, 1)``, an unknown ``release``, or Params the
             accountant cannot use (naming the value).
         """
-        from jaxdp.privacy import check_delta, check_release
+        from jaxdp.privacy import as_threat, check_delta, check_release
 
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"{self.name}.privacy: steps must be an int >= 1; got {steps!r}")
-        delta, release = check_delta(delta), check_release(release)
+        delta, release, threat = check_delta(delta), check_release(release), as_threat(threat)
         if network is not None and network.n_agents != problem.n_agents:  # None: not needed
             raise ValueError(f"{self.name}.privacy: the network has {network.n_agents} agents but "
                              f"the problem has data for {problem.n_agents}")
@@ -161,6 +167,7 @@ class Algorithm:
             report = report.idealized(FLOAT_SAMPLER_REASON)
         if release == "messages+models":
             report = report.covering_models(self.models_covered, self.models_note)
+        report = report.under_threat(threat.check(problem.n_agents), self.name)
         for assumption in report.failed_assumptions():
             warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
                           f"which fails on this problem ({assumption.how})", stacklevel=2)

@@ -14,6 +14,10 @@
   :func:`subsampled_rdp_epsilon`, the Poisson-subsampled discrete Gaussian's RDP (lattice reports).
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
+* Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
+  :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``);
+  :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
+  each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -74,8 +78,36 @@ from jaxdp.privacy._report import (
     default_steps,
 )
 from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
+from jaxdp.privacy._threat import (
+    THREATS,
+    Coalition,
+    Eavesdropper,
+    Neighbours,
+    SecretPairs,
+    Threat,
+    as_threat,
+    parse_threat,
+)
+from jaxdp.privacy._pairwise import (
+    LinearGossip,
+    PairwiseResult,
+    gaussian_epsilon,
+    linear_gossip_epsilon,
+)
 
 __all__ = [
+    "THREATS",
+    "Coalition",
+    "Eavesdropper",
+    "Neighbours",
+    "SecretPairs",
+    "Threat",
+    "as_threat",
+    "parse_threat",
+    "LinearGossip",
+    "PairwiseResult",
+    "gaussian_epsilon",
+    "linear_gossip_epsilon",
     "GAUSSIAN_RESOLUTION",
     "LAPLACE_RESOLUTION",
     "SAMPLERS",

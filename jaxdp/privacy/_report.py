@@ -30,6 +30,7 @@ from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import PrivacyEvents, lattice_methods
 from jaxdp.privacy._subsampled import lattice_rdp_epsilon
+from jaxdp.privacy._threat import FALLBACK_NOTE, Eavesdropper, Neighbours, as_threat
 
 NOTES = {
     "pure_dp": "pure ε-DP (δ = 0): Σ Δ/b over every Laplace release, basic composition "
@@ -153,6 +154,16 @@ class Assumption:
         return f"{self.statement} [{self.status}{': ' + self.how if self.how else ''}]"
 
 
+OWN_NOISE = Assumption(
+    "the eavesdropper accountant charges each agent's releases to its own noise only, composed "
+    "adaptively given the whole transcript, so an observer who also knows other agents' data and "
+    "noise (independent of the protected agent's data) learns nothing the bound does not cover",
+    enforced=False, how="the library's accountants declare PrivacyEvents per agent, each stream "
+    "with that agent's own noise scale; an accountant built otherwise must not fall back",
+    holds=None)
+"""The assumption under which the eavesdropper bound holds for every threat model."""
+
+
 @dataclasses.dataclass(frozen=True, eq=False)
 class PrivacyReport:
     """ε per agent after each reported step, by several methods.
@@ -171,6 +182,15 @@ class PrivacyReport:
       release: ``"messages"`` or ``"messages+models"`` (:data:`RELEASES`).
       assumptions: the :class:`Assumption` s the sound curves rest on.
       reason: why the guarantee is ``inf``, when it is.
+      threat: the threat model the guarantee is promised against (a name of
+        :data:`~jaxdp.privacy.THREATS`; ``"eavesdropper"``: every message on every link).
+      threat_note: the observer in words, and how the bound was obtained under it.
+      threat_fallback: ``True`` when no tighter analysis exists for :attr:`threat` and the
+        eavesdropper bound (sound for every observer) is what the report holds.
+      pairwise: ``(N, N)`` final ``ε_{u→v}`` (row: protected agent ``u``, column: observer ``v``;
+        ``inf`` on the diagonal) under ``threat="neighbours"``, else ``None``.
+      unprotected: agents that are part of the observer (a coalition's members): their ε is
+        ``inf`` and :attr:`epsilon_max` is the max over the other agents.
 
     Raises:
       ValueError: a curve whose shape is not ``(N, len(steps))`` with one ``N`` for all, an
@@ -189,6 +209,11 @@ class PrivacyReport:
     release: str = "messages"
     assumptions: tuple[Assumption, ...] = ()
     reason: str = ""
+    threat: str = "eavesdropper"
+    threat_note: str = ""
+    threat_fallback: bool = False
+    pairwise: np.ndarray | None = None
+    unprotected: tuple[int, ...] = ()
 
     def __post_init__(self):
         steps = np.asarray(self.steps, dtype=np.int64).reshape(-1)
@@ -338,25 +363,38 @@ class PrivacyReport:
 
     @property
     def epsilon_max(self) -> float:
-        """The guarantee: the largest final ε over agents."""
-        return float(np.max(self.epsilon))
+        """The guarantee: the largest final ε over the protected agents (every agent unless
+        :attr:`unprotected`; ``inf`` when none is protected)."""
+        eps = np.delete(self.epsilon, list(self.unprotected))
+        return float(np.max(eps)) if eps.size else float("inf")
 
     @property
     def headline(self) -> str:
         """The sound method that gives the worst agent's final guarantee (``""`` if none)."""
         if not self.sound or not np.isfinite(self.epsilon_max):
             return ""
-        i = int(np.argmax(self.epsilon))
+        i = int(np.argmax(np.where(self._protected(), self.epsilon, -np.inf)))
         return min(self.sound, key=lambda m: self.log10(m)[i, -1])
 
+    def _protected(self) -> np.ndarray:
+        """``(N,)`` bool: the agents the guarantee protects."""
+        mask = np.ones(self._n_agents(), bool)
+        mask[list(self.unprotected)] = False
+        return mask
+
     def summary(self) -> str:
-        """One paragraph: the guarantee, its relation, what it covers and rests on."""
-        eps = _format(float(np.max(self.epsilon_log10_curve()[:, -1])))
+        """One paragraph: the guarantee, its relation, observer, what it covers and rests on."""
+        final = self.epsilon_log10_curve()[:, -1][self._protected()]
+        eps = _format(float(np.max(final)) if final.size else np.inf)
         lines = [f"ε = {eps} (max over agents, {self.headline or 'no finite bound'}) at "
                  f"δ = {self.delta:g} after step {self.steps[-1]}, per {self.unit}: "
                  f"{self.relation_text}."]
         if self.reason:
             lines.append(f"ε = inf: {self.reason}")
+        if self.threat != "eavesdropper":
+            lines.append(f"Threat model ({self.threat}): {self.threat_note}")
+        if self.unprotected:
+            lines.append(f"Not protected (part of the observer): agents {list(self.unprotected)}")
         if self.released:
             lines.append(f"Covers ({self.release}): {self.released}")
         lines += [f"Assumes: {a}" for a in self.assumptions]
@@ -369,6 +407,39 @@ class PrivacyReport:
     def with_contract(self, **fields) -> PrivacyReport:
         """A copy with contract fields replaced (``relation``, ``released``, ``assumptions``...)."""
         return dataclasses.replace(self, **fields)
+
+    def under_threat(self, threat, what: str = "this algorithm") -> PrivacyReport:
+        """This (eavesdropper) report under ``threat`` with no tighter analysis: the same bound,
+        which is sound for every observer (:mod:`jaxdp.privacy._threat`), and a report that says
+        so (:attr:`threat_fallback`). A coalition's members get ``inf`` (the observer holds their
+        data); under ``"neighbours"`` :attr:`pairwise` is each agent's bound for every observer.
+
+        Args:
+          threat: a :class:`~jaxdp.privacy.Threat` or its name.
+          what: the algorithm's name, for the note.
+        """
+        threat = as_threat(threat).check(self._n_agents())
+        if self.threat_fallback or self.threat != "eavesdropper":
+            raise ValueError(f"this report is already under the {self.threat} threat model")
+        if isinstance(threat, Eavesdropper):
+            return dataclasses.replace(self, threat=threat.name, threat_note=threat.describe())
+        note = f"{threat.describe()}. " + FALLBACK_NOTE.format(what=what, threat=threat.name)
+        unprotected = threat.unprotected(self._n_agents())
+        out = np.flatnonzero(unprotected)
+
+        def members_inf(curves: dict) -> dict:
+            return {m: np.where(unprotected[:, None], np.inf, c) if m in self.sound else c
+                    for m, c in curves.items()}
+        curves, logs = members_inf(self.curves), members_inf(self.log10_curves)
+        report = dataclasses.replace(
+            self, curves=curves, log10_curves=logs, threat=threat.name, threat_note=note,
+            threat_fallback=True, unprotected=tuple(int(a) for a in out),
+            assumptions=self.assumptions + (OWN_NOISE,))
+        if isinstance(threat, Neighbours):
+            pairwise = np.repeat(report.epsilon[:, None], self._n_agents(), axis=1)
+            np.fill_diagonal(pairwise, np.inf)
+            report = dataclasses.replace(report, pairwise=pairwise)
+        return report
 
     def covering_models(self, covered: bool, note: str) -> PrivacyReport:
         """The report for ``release="messages+models"``.
@@ -457,6 +528,11 @@ class PrivacyReport:
             "assumptions": [{**dataclasses.asdict(a), "status": a.status}
                             for a in self.assumptions],
             "reason": self.reason,
+            "threat": self.threat,
+            "threat_note": self.threat_note,
+            "threat_fallback": self.threat_fallback,
+            "unprotected": list(self.unprotected),
+            "pairwise": None if self.pairwise is None else self.pairwise.tolist(),
             "sound": list(self.sound),
             "steps": [int(s) for s in self.steps],
             "methods": {
@@ -492,6 +568,10 @@ class PrivacyReport:
                      f"{self.relation_text}; * sound accountant)")
         if self.reason:
             lines.append(f"ε = inf: {self.reason}")
+        if self.threat != "eavesdropper":
+            lines.append(f"threat model {self.threat}: {self.threat_note}")
+        if self.unprotected:
+            lines.append(f"agents {list(self.unprotected)} are part of the observer: ε = inf")
         return "\n".join(lines)
 
     def plot(self, ax=None):
