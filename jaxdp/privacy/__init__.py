@@ -65,18 +65,15 @@ from jaxdp.privacy._mechanisms import (
     laplace_like,
     noise_draws,
 )
-from jaxdp.privacy._report import (
-    GUARANTEE,
-    PAPER_CORRECTED,
-    PAPER_PRINTED,
+from jaxdp.privacy._contract import (
     RELATIONS,
     RELEASES,
-    SAMPLER_SHARE,
     Assumption,
-    PrivacyReport,
     check_release,
     default_steps,
 )
+from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
+from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
 from jaxdp.privacy._threat import (
     THREATS,
