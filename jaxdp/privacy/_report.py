@@ -27,23 +27,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxdp.privacy._closed_form import closed_form_curve
-from jaxdp.privacy._contract import (
-    HUGE_LOG10,
-    OWN_NOISE,
-    RELATIONS,
-    Assumption,
-    check_release,
-    default_steps,
-    format_log10,
-)
+from jaxdp.privacy._contract import (HUGE_LOG10, OWN_NOISE, RELATIONS, Assumption, check_release,
+                                     default_steps, format_log10)
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import PrivacyEvents, lattice_methods
-from jaxdp.privacy._sampler_error import (
-    LATTICE_NOTE,
-    SAMPLER_SHARE,
-    run_sampler_tv,
-    within_sampler_error,
-)
+from jaxdp.privacy._sampler_error import (LATTICE_NOTE, SAMPLER_SHARE, run_sampler_tv,
+                                          within_sampler_error)
 from jaxdp.privacy._subsampled import lattice_rdp_epsilon
 from jaxdp.privacy._threat import FALLBACK_NOTE, Eavesdropper, Neighbours, as_threat
 
