@@ -208,10 +208,19 @@ class Algorithm:
         ``problem.dim`` coordinates) and the stream is marked ``lattice``; else unchanged."""
         if self.sampler_of() != "lattice":
             return events
-        from jaxdp.privacy import concat
+        from jaxdp.privacy import LatticeClampWarning, clamp_warning, concat
+
+        def scale_of(s):
+            return np.exp(np.minimum(s.log_scale, 700.0))
+
+        clamped = [clamp_warning(scale_of(s), problem.features.dtype, s.mechanism)
+                   for s in events.streams]
+        if any(clamped):  # once per report, the first stream that clamps
+            warnings.warn(f"{self.name}: {next(c for c in clamped if c)}", LatticeClampWarning,
+                          stacklevel=3)
 
         def on_lattice(s):
-            scale = np.exp(np.minimum(s.log_scale, 700.0))
+            scale = scale_of(s)
             sens = np.where(s.sensitivity > 0, lattice_sensitivity(
                 s.sensitivity, problem.dim, scale, problem.features.dtype, law=s.mechanism,
                 clipped=clipped), 0.0)

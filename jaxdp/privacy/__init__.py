@@ -47,6 +47,8 @@ from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat, lattice_met
 from jaxdp.privacy._lattice import (
     GAUSSIAN_RESOLUTION,
     LAPLACE_RESOLUTION,
+    LatticeClampWarning,
+    clamp_warning,
     lattice_draws,
     lattice_release,
     lattice_sensitivity,
@@ -114,6 +116,8 @@ __all__ = [
     "lattice_methods",
     "lattice_release",
     "lattice_sensitivity",
+    "LatticeClampWarning",
+    "clamp_warning",
     "noise_draws",
     "sampler_tv",
     "unit_roundoff",
