@@ -23,6 +23,15 @@ from jaxdp.problems._losses import (
     NonconvexLogistic,
     masked_mean,
 )
+from jaxdp.problems._model import (
+    SAMPLE_LOSSES,
+    ModelLoss,
+    ModelProblem,
+    ParamLayout,
+    clipped_grad_mean,
+    from_model,
+    per_example_grads,
+)
 from jaxdp.problems._problem import Problem
 from jaxdp.problems._reference import solve_reference
 from jaxdp.problems._synthetic import (
@@ -53,6 +62,13 @@ __all__ = [
     "logistic",
     "make_problem",
     "masked_mean",
+    "ModelLoss",
+    "ModelProblem",
+    "ParamLayout",
+    "SAMPLE_LOSSES",
+    "clipped_grad_mean",
+    "from_model",
+    "per_example_grads",
     "nonconvex_logistic",
     "partition",
     "solve_reference",

@@ -1,0 +1,227 @@
+"""Model problems (issue 25): ``from_model`` against the closed-form problems, per-example
+gradients and clipping against explicit loops, capability refusals, metrics."""
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+import jaxdp
+from jaxdp.algorithms import _sampling
+from jaxdp.problems import (
+    ModelProblem, clipped_grad_mean, from_arrays, from_model, per_example_grads,
+)
+
+
+def _linear(params, x):
+    return x @ params["w"]
+
+
+def _mlp_init(key, sizes, dtype=jnp.float64):
+    keys = jax.random.split(key, len(sizes) - 1)
+    return [{"W": jax.random.normal(k, (a, b), dtype) / np.sqrt(a), "b": jnp.zeros((b,), dtype)}
+            for k, a, b in zip(keys, sizes[:-1], sizes[1:], strict=True)]
+
+
+def _mlp(params, x):
+    h = x.reshape(x.shape[0], -1)
+    for layer in params[:-1]:
+        h = jnp.tanh(h @ layer["W"] + layer["b"][None, :])
+    return h @ params[-1]["W"] + params[-1]["b"][None, :]
+
+
+def _pooled(seed=0, n=61, d=5):
+    rng = np.random.default_rng(seed)
+    Z = rng.normal(size=(n, d))
+    y = np.where(Z @ rng.normal(size=d) + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    parts = np.array_split(rng.permutation(n), 4)
+    return Z, y, parts
+
+
+def _mlp_problem(dtype=jnp.float64, **kw):
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(50, 3, 2))
+    y = rng.integers(0, 3, size=50)
+    parts = np.array_split(np.arange(40), 4)
+    theta0 = _mlp_init(jax.random.key(0), [6, 5, 3], dtype)
+    return from_model(_mlp, theta0, x[:40], y[:40], parts=parts, test=(x[40:], y[40:]),
+                      dtype=dtype, **kw)
+
+
+def test_linear_logistic_model_reproduces_logistic_problem():
+    """A linear apply with the logistic loss and weight decay c is Problem("logistic", lam=c)."""
+    with jax.enable_x64(True):
+        Z, y, parts = _pooled()
+        lam = 0.05
+        closed = from_arrays([Z[p] for p in parts], [y[p] for p in parts], loss="logistic",
+                             reg={"lam": lam}, dtype=jnp.float64, reference=False)
+        model = from_model(_linear, {"w": jnp.zeros(5, jnp.float64)}, Z, y, parts=parts,
+                           loss="logistic", weight_decay=lam, dtype=jnp.float64)
+        X = jax.random.normal(jax.random.key(3), (4, 5), jnp.float64)
+        np.testing.assert_allclose(model.local_grads(X), closed.local_grads(X), rtol=0, atol=1e-10)
+        np.testing.assert_allclose(model.local_losses(X), closed.local_losses(X), atol=1e-10)
+        idx = jnp.tile(jnp.arange(3), (4, 1))
+        np.testing.assert_allclose(_sampling.per_sample_grads(model, X, idx),
+                                   _sampling.per_sample_grads(closed, X, idx), atol=1e-10)
+        assert model.dim == closed.dim == 5
+
+
+def test_param_pytree_round_trip_and_displacement():
+    """Models are x = θ − θ₀ in ravel_pytree order; params_of(0) is θ₀."""
+    with jax.enable_x64(True):
+        problem = _mlp_problem()
+        theta0 = _mlp_init(jax.random.key(0), [6, 5, 3])
+        flat, _ = jax.flatten_util.ravel_pytree(theta0)
+        assert problem.dim == flat.size == 6 * 5 + 5 + 5 * 3 + 3
+        back = problem.params_of(jnp.zeros(problem.dim))
+        jax.tree.map(lambda a, b: np.testing.assert_array_equal(a, b), back, theta0)
+        shifted = problem.params_of(jnp.arange(problem.dim, dtype=jnp.float64))
+        np.testing.assert_array_equal(jax.flatten_util.ravel_pytree(shifted)[0],
+                                      flat + jnp.arange(problem.dim))
+
+
+def test_local_grads_match_autodiff_of_theta():
+    """∇f_i in x is ∇ of the masked mean loss in θ (a loop over agents and their real rows)."""
+    with jax.enable_x64(True):
+        problem = _mlp_problem(weight_decay=0.1)
+        X = 0.1 * jax.random.normal(jax.random.key(2), (4, problem.dim), jnp.float64)
+        got = problem.local_grads(X)
+        for i in range(4):
+            real = np.asarray(problem.mask[i]) > 0
+            a, y = problem.features[i][real], problem.labels[i][real]
+
+            def f(x, a=a, y=y):
+                logits = _mlp(problem.params_of(x), a)
+                ce = jax.nn.logsumexp(logits, axis=1) - logits[jnp.arange(len(y)), y]
+                return jnp.mean(ce) + 0.05 * jnp.sum(x * x)
+
+            np.testing.assert_allclose(got[i], jax.grad(f)(X[i]), atol=1e-10)
+
+
+@pytest.mark.parametrize("max_elements", [1, 50, 10**9])
+def test_per_example_grads_match_loop(max_elements):
+    """vmap(grad) in micro-batches equals a Python loop over the rows, whatever the bound."""
+    with jax.enable_x64(True):
+        problem = _mlp_problem(max_elements=max_elements)
+        x = 0.1 * jax.random.normal(jax.random.key(4), (problem.dim,), jnp.float64)
+        a, y = problem.features[0], problem.labels[0]
+        got = per_example_grads(problem.loss, x, a, y, problem.reg)
+        one = jnp.ones((1,))
+        for s in range(a.shape[0]):
+            want = problem.loss.grad(x, a[s:s + 1], y[s:s + 1], one, problem.reg)
+            np.testing.assert_allclose(got[s], want, atol=1e-10)
+
+
+@pytest.mark.parametrize("max_elements", [1, 70, 10**9])
+def test_clipped_grad_mean_matches_loop(max_elements):
+    """Σ_s w_s clip(g_s, C) / Σ w (Abadi et al. 2016) against a per-sample loop, micro-batched."""
+    with jax.enable_x64(True):
+        problem = _mlp_problem(max_elements=max_elements)
+        x = jax.random.normal(jax.random.key(5), (problem.dim,), jnp.float64)
+        a, y = problem.features[1], problem.labels[1]
+        w = jnp.asarray(np.random.default_rng(0).integers(0, 2, a.shape[0]), jnp.float64)
+        C = 0.3
+        want = np.zeros(problem.dim)
+        for s in range(a.shape[0]):
+            g = np.asarray(problem.loss.grad(x, a[s:s + 1], y[s:s + 1], jnp.ones(1), problem.reg))
+            want += float(w[s]) * g * min(1.0, C / np.linalg.norm(g))
+        got = clipped_grad_mean(problem.loss, x, a, y, w, C, problem.reg)
+        np.testing.assert_allclose(got, want / float(jnp.sum(w)), atol=1e-10)
+        norms = np.linalg.norm(per_example_grads(problem.loss, x, a, y, problem.reg), axis=1)
+        assert norms.max() > C  # clipping was active
+        unclipped = clipped_grad_mean(problem.loss, x, a, y, w, jnp.inf, problem.reg, 2.0)
+        full = per_example_grads(problem.loss, x, a, y, problem.reg)
+        np.testing.assert_allclose(unclipped, (w[:, None] * full).sum(0) / 2.0, atol=1e-10)
+
+
+def test_sampling_clipped_mean_on_model_problem():
+    """The algorithms' per-sample clipping helper runs on a model problem (per-agent loop)."""
+    with jax.enable_x64(True):
+        problem = _mlp_problem()
+        X = jax.random.normal(jax.random.key(6), (4, problem.dim), jnp.float64)
+        idx = jnp.tile(jnp.arange(4), (4, 1))
+        got = _sampling.per_sample_clipped_mean(problem, X, idx, 0.2)
+        for i in range(4):
+            ones = jnp.ones(4)
+            want = clipped_grad_mean(problem.loss, X[i], problem.features[i, :4],
+                                     problem.labels[i, :4], ones, 0.2, problem.reg)
+            np.testing.assert_allclose(got[i], want, atol=1e-10)
+
+
+def test_metrics_have_test_accuracy_and_no_x_star():
+    problem = _mlp_problem(dtype=jnp.float32)
+    metrics = problem.metrics(jnp.zeros((4, problem.dim), jnp.float32))
+    assert {"objective", "test_loss", "test_accuracy", "agent_test_accuracy_mean",
+            "agent_test_accuracy_min", "consensus_error"} <= set(metrics)
+    assert "dist_to_opt" not in metrics and "suboptimality" not in metrics
+    assert all(np.isfinite(v) for v in metrics.values())
+    assert 0.0 <= float(metrics["test_accuracy"]) <= 1.0
+
+
+def test_program_size_does_not_grow_with_rows():
+    """The per-example program is a loop: its jaxpr has the same size for 8 and 800 rows."""
+    problem = _mlp_problem(dtype=jnp.float32, max_elements=200)
+    x = jnp.zeros(problem.dim, jnp.float32)
+
+    def size(b):
+        a = jnp.zeros((b, 3, 2), jnp.float32)
+        y = jnp.zeros((b,), jnp.int32)
+        fn = lambda a, y: clipped_grad_mean(problem.loss, x, a, y, jnp.ones(b), 1.0, problem.reg)
+        return len(str(jax.make_jaxpr(fn)(a, y)))
+
+    assert abs(size(8) - size(800)) < 50  # only the shapes' digits change
+
+
+def test_dgd_runs_and_learns_on_model_problem():
+    problem = _mlp_problem(dtype=jnp.float64)  # the run's dtype (x64 is on in the tests)
+    net = jaxdp.network.build_network(jaxdp.network.ring(4))
+    alg = jaxdp.algorithms.DGD()
+    params = alg.params_type(alpha=0.5)
+    trace = jaxdp.run(alg, problem, net, params, steps=40, seeds=1, progress=False)
+    obj = np.asarray(trace.metrics["objective"])[0]
+    assert obj[-1] < obj[0]
+
+
+def test_algorithms_needing_more_refuse_before_the_run():
+    """An algorithm declaring a need the problem lacks is refused by the engine, by name."""
+    problem = _mlp_problem(dtype=jnp.float32)
+    net = jaxdp.network.build_network(jaxdp.network.ring(4))
+    alg = jaxdp.algorithms.REGISTRY["recal"]()
+    with pytest.raises(ValueError, match="recal cannot run on problem .*smoothness"):
+        jaxdp.run(alg, problem, net, steps=2, progress=False)
+    exact = jaxdp.algorithms.LDPADMM(primal="exact", private=False)
+    assert "hessian" in exact.requirements()
+    with pytest.raises(ValueError, match="hessian"):
+        jaxdp.run(exact, problem, net, steps=2, progress=False)
+
+
+def test_model_problem_refuses_smoothness_and_bounds_are_inf():
+    problem = _mlp_problem(dtype=jnp.float32)
+    with pytest.raises(ValueError, match="no smoothness bound"):
+        problem.smoothness()
+    assert np.all(np.isinf(problem.gradient_bound()))
+    assert isinstance(problem, ModelProblem) and "x_star" not in problem.capabilities
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({"loss": "hinge"}, "unknown loss 'hinge'"),
+    ({"parts": [np.arange(3), np.array([], int)]}, "agent 1 has no sample"),
+    ({"parts": [np.arange(3), np.array([99])]}, "outside"),
+    ({"labels": np.full(40, 7)}, "class label 7 is not an integer in \\[0, 3\\)"),
+    ({"weight_decay": -1.0}, "weight_decay"),
+    ({"max_elements": 0}, "max_elements"),
+])
+def test_bad_input_is_named(kwargs, match):
+    rng = np.random.default_rng(0)
+    base = dict(features=rng.normal(size=(40, 3, 2)), labels=rng.integers(0, 3, 40),
+                parts=np.array_split(np.arange(40), 4))
+    base.update(kwargs)
+    theta0 = _mlp_init(jax.random.key(0), [6, 5, 3], jnp.float32)
+    features, labels = base.pop("features"), base.pop("labels")
+    with pytest.raises(ValueError, match=match):
+        from_model(_mlp, theta0, features, labels, **base)
+
+
+def test_integer_parameter_leaf_is_refused():
+    with pytest.raises(ValueError, match=r"parameter \['n'\] has dtype int"):
+        from_model(_linear, {"w": jnp.zeros(2), "n": jnp.zeros(1, jnp.int32)},
+                   np.zeros((4, 2)), np.ones(4), parts=[np.arange(4)], loss="logistic")
