@@ -8,25 +8,13 @@ import pytest
 import jaxdp
 from jaxdp.algorithms import _sampling
 from jaxdp.problems import (
-    ModelProblem, clipped_grad_mean, from_arrays, from_model, per_example_grads,
+    ModelProblem, clipped_grad_mean, from_arrays, from_model, mlp_apply, mlp_init,
+    per_example_grads,
 )
 
 
 def _linear(params, x):
     return x @ params["w"]
-
-
-def _mlp_init(key, sizes, dtype=jnp.float64):
-    keys = jax.random.split(key, len(sizes) - 1)
-    return [{"W": jax.random.normal(k, (a, b), dtype) / np.sqrt(a), "b": jnp.zeros((b,), dtype)}
-            for k, a, b in zip(keys, sizes[:-1], sizes[1:], strict=True)]
-
-
-def _mlp(params, x):
-    h = x.reshape(x.shape[0], -1)
-    for layer in params[:-1]:
-        h = jnp.tanh(h @ layer["W"] + layer["b"][None, :])
-    return h @ params[-1]["W"] + params[-1]["b"][None, :]
 
 
 def _pooled(seed=0, n=61, d=5):
@@ -42,8 +30,8 @@ def _mlp_problem(dtype=jnp.float64, **kw):
     x = rng.normal(size=(50, 3, 2))
     y = rng.integers(0, 3, size=50)
     parts = np.array_split(np.arange(40), 4)
-    theta0 = _mlp_init(jax.random.key(0), [6, 5, 3], dtype)
-    return from_model(_mlp, theta0, x[:40], y[:40], parts=parts, test=(x[40:], y[40:]),
+    theta0 = mlp_init(jax.random.key(0), [6, 5, 3], dtype)
+    return from_model(mlp_apply, theta0, x[:40], y[:40], parts=parts, test=(x[40:], y[40:]),
                       dtype=dtype, **kw)
 
 
@@ -69,7 +57,7 @@ def test_param_pytree_round_trip_and_displacement():
     """Models are x = θ − θ₀ in ravel_pytree order; params_of(0) is θ₀."""
     with jax.enable_x64(True):
         problem = _mlp_problem()
-        theta0 = _mlp_init(jax.random.key(0), [6, 5, 3])
+        theta0 = mlp_init(jax.random.key(0), [6, 5, 3], jnp.float64)
         flat, _ = jax.flatten_util.ravel_pytree(theta0)
         assert problem.dim == flat.size == 6 * 5 + 5 + 5 * 3 + 3
         back = problem.params_of(jnp.zeros(problem.dim))
@@ -90,7 +78,7 @@ def test_local_grads_match_autodiff_of_theta():
             a, y = problem.features[i][real], problem.labels[i][real]
 
             def f(x, a=a, y=y):
-                logits = _mlp(problem.params_of(x), a)
+                logits = mlp_apply(problem.params_of(x), a)
                 ce = jax.nn.logsumexp(logits, axis=1) - logits[jnp.arange(len(y)), y]
                 return jnp.mean(ce) + 0.05 * jnp.sum(x * x)
 
@@ -215,10 +203,10 @@ def test_bad_input_is_named(kwargs, match):
     base = dict(features=rng.normal(size=(40, 3, 2)), labels=rng.integers(0, 3, 40),
                 parts=np.array_split(np.arange(40), 4))
     base.update(kwargs)
-    theta0 = _mlp_init(jax.random.key(0), [6, 5, 3], jnp.float32)
+    theta0 = mlp_init(jax.random.key(0), [6, 5, 3], jnp.float32)
     features, labels = base.pop("features"), base.pop("labels")
     with pytest.raises(ValueError, match=match):
-        from_model(_mlp, theta0, features, labels, **base)
+        from_model(mlp_apply, theta0, features, labels, **base)
 
 
 def test_integer_parameter_leaf_is_refused():

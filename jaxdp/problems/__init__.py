@@ -23,6 +23,15 @@ from jaxdp.problems._losses import (
     NonconvexLogistic,
     masked_mean,
 )
+from jaxdp.problems._datasets import (
+    load_arrays,
+    load_cifar10,
+    load_digits,
+    load_mnist,
+    read_idx,
+    train_test_split,
+)
+from jaxdp.problems._digits import digits_mlp, mlp_apply, mlp_init
 from jaxdp.problems._model import (
     SAMPLE_LOSSES,
     ModelLoss,
@@ -31,6 +40,17 @@ from jaxdp.problems._model import (
     clipped_grad_mean,
     from_model,
     per_example_grads,
+)
+from jaxdp.problems._partition import (
+    SPLITS,
+    dirichlet_split,
+    histogram_report,
+    iid_split,
+    label_histogram,
+    label_quantity_split,
+    shard_split,
+    size_skew_split,
+    split,
 )
 from jaxdp.problems._problem import Problem
 from jaxdp.problems._reference import solve_reference
@@ -69,6 +89,24 @@ __all__ = [
     "clipped_grad_mean",
     "from_model",
     "per_example_grads",
+    "SPLITS",
+    "digits_mlp",
+    "dirichlet_split",
+    "histogram_report",
+    "iid_split",
+    "label_histogram",
+    "label_quantity_split",
+    "load_arrays",
+    "load_cifar10",
+    "load_digits",
+    "load_mnist",
+    "mlp_apply",
+    "mlp_init",
+    "read_idx",
+    "shard_split",
+    "size_skew_split",
+    "split",
+    "train_test_split",
     "nonconvex_logistic",
     "partition",
     "solve_reference",
