@@ -31,7 +31,7 @@ from jaxdp.problems._datasets import (
     read_idx,
     train_test_split,
 )
-from jaxdp.problems._digits import digits_mlp, mlp_apply, mlp_init
+from jaxdp.problems._digits import MODEL_PROBLEMS, digits_mlp, mlp_apply, mlp_init
 from jaxdp.problems._model import (
     SAMPLE_LOSSES,
     ModelLoss,
@@ -62,6 +62,7 @@ from jaxdp.problems._synthetic import (
     make_problem,
     nonconvex_logistic,
     partition,
+    problem_builders,
 )
 
 __all__ = [
@@ -90,6 +91,7 @@ __all__ = [
     "from_model",
     "per_example_grads",
     "SPLITS",
+    "MODEL_PROBLEMS",
     "digits_mlp",
     "dirichlet_split",
     "histogram_report",
@@ -109,5 +111,6 @@ __all__ = [
     "train_test_split",
     "nonconvex_logistic",
     "partition",
+    "problem_builders",
     "solve_reference",
 ]

@@ -61,4 +61,7 @@ def digits_mlp(n_agents: int = 16, *, seed: int = 0, split: str = "iid", hidden:
                       weight_decay=weight_decay, dtype=dtype, name="digits_mlp", **extra)
 
 
-__all__ = ["digits_mlp", "mlp_apply", "mlp_init"]
+MODEL_PROBLEMS = {"digits_mlp": digits_mlp}
+"""Neural-network problems by name (``make_problem`` and ``jaxdp run --problem`` find them)."""
+
+__all__ = ["MODEL_PROBLEMS", "digits_mlp", "mlp_apply", "mlp_init"]

@@ -313,6 +313,26 @@ class ModelProblem(Problem):
         """The parameter pytree θ₀ + x of one model row x (d,)."""
         return self.loss.params_of(x)
 
+    def clipped_sample_mean(self, X: AgentArray, batch_idx: Array, weights: Array | None, clip,
+                            denominator=None) -> AgentArray:
+        """(N, d): each agent's :func:`clipped_grad_mean` over the rows ``batch_idx`` (N, b).
+
+        Args:
+          X: (N, d) models.
+          batch_idx: (N, b) rows of each shard.
+          weights: (N, b) row weights, or ``None`` for all ones.
+          clip: C, scalar or (N,) (``inf``: no clipping).
+          denominator: what each agent's weighted sum is divided by; default Σ weights (b).
+        """
+        features, labels, _ = self._rows(batch_idx)
+        weights = jnp.ones(batch_idx.shape, X.dtype) if weights is None else weights
+        clips = jnp.broadcast_to(jnp.asarray(clip, X.dtype), X.shape[:1])
+
+        def agent(x, a, y, w, c):
+            return clipped_grad_mean(self.loss, x, a, y, w, c, self.reg, denominator)
+
+        return jax.vmap(agent)(X, features, labels, weights, clips)
+
     def smoothness(self) -> np.ndarray:
         """Raises ValueError: a general model has no known smoothness bound."""
         return self.loss.data_smoothness(self.features, self.mask)
