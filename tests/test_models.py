@@ -236,3 +236,40 @@ def test_models_page_examples_run(capsys):
     first = out.split("]")[0].strip("[ \n").split()
     assert all(float(a) > 0.5 for a in first)
     assert "total  1438" in out  # 1,797 − 359 held out
+
+
+def test_cli_runs_digits_mlp_with_a_split(tmp_path, capsys):
+    from jaxdp.cli import main
+    code = main(["run", "dgd", "--problem", "digits_mlp", "--split", "shards:2", "--agents", "4",
+                 "--network", "ring", "--param", "alpha=0.5", "--steps", "20", "--seeds", "1",
+                 "--problem-param", "hidden=8", "--out", str(tmp_path), "--force"])
+    assert code == 0
+    assert "test_accuracy" in capsys.readouterr().out
+
+
+def test_cli_split_on_a_linear_problem_is_refused(tmp_path, capsys):
+    from jaxdp.cli import main
+    assert main(["run", "dgd", "--problem", "nonconvex_logistic", "--split", "iid", "--agents",
+                 "4", "--steps", "2", "--out", str(tmp_path)]) == 2
+    assert "--split: nonconvex_logistic has no split argument" in capsys.readouterr().err
+
+
+@pytest.mark.slow
+def test_every_registered_algorithm_runs_or_is_refused_by_name():
+    """On a model problem each algorithm runs (finite metrics) or is refused before the run by
+    a ValueError naming the problem or its loss."""
+    problem = problems_digits(hidden=0)
+    net = jaxdp.network.make_network("complete", 4)
+    for name in sorted(jaxdp.algorithms.REGISTRY):
+        alg = jaxdp.algorithms.get(name)
+        try:
+            trace = jaxdp.run(alg, problem, net, steps=2, seeds=1, progress=False,
+                              record_every=2)
+        except ValueError as e:
+            assert "digits_mlp" in str(e) or "'model'" in str(e), (name, str(e))
+            continue
+        assert np.isfinite(np.asarray(trace.metrics["objective"])).all(), name
+
+
+def problems_digits(**kw):
+    return jaxdp.problems.digits_mlp(4, split="iid", dtype=jnp.float64, **kw)
