@@ -273,3 +273,14 @@ def test_every_registered_algorithm_runs_or_is_refused_by_name():
 
 def problems_digits(**kw):
     return jaxdp.problems.digits_mlp(4, split="iid", dtype=jnp.float64, **kw)
+
+
+def test_equal_builds_share_one_static_loss():
+    """The loss (apply, layout, θ₀ by content) is static metadata: two builds of the same model
+    hash equal (one compiled program); another θ₀ does not."""
+    a = jaxdp.problems.digits_mlp(4, hidden=4, dtype=jnp.float64)
+    b = jaxdp.problems.digits_mlp(4, hidden=4, dtype=jnp.float64)
+    c = jaxdp.problems.digits_mlp(4, hidden=4, dtype=jnp.float64, init_seed=1)
+    assert a.loss == b.loss and hash(a.loss) == hash(b.loss)
+    assert a.loss != c.loss
+    assert jax.tree.structure(a) == jax.tree.structure(b)

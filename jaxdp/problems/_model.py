@@ -268,20 +268,22 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
     """
     b, d = features.shape[0], x.shape[0]
     rows = micro_batch_rows(b, d, loss.max_elements)
-    pad = -b % rows
-    padded = [jnp.concatenate([a, jnp.zeros((pad,) + a.shape[1:], a.dtype)])
-              for a in (features, labels, weights)]
-    chunks = [a.reshape((-1, rows) + a.shape[1:]) for a in padded]
     one = jnp.ones((1,), x.dtype)
     c = jnp.asarray(clip, x.dtype)
 
-    def add_chunk(total, chunk):
-        a, y, w = chunk
+    def chunk_sum(a, y, w):
         g = jax.vmap(lambda ai, yi: loss.grad(x, ai[None], yi[None], one, reg))(a, y)
         g = jnp.where(jnp.isinf(c), g, clip_by_norm(g, jnp.where(jnp.isinf(c), 1.0, c)))
-        return total + jnp.einsum("b,bd->d", w.astype(g.dtype), g), None
+        return jnp.einsum("b,bd->d", w.astype(g.dtype), g)
 
-    total, _ = jax.lax.scan(add_chunk, jnp.zeros((d,), x.dtype), tuple(chunks))
+    if rows == b:  # one micro-batch: no loop (XLA fuses across it)
+        total = chunk_sum(features, labels, weights)
+    else:
+        pad = -b % rows
+        chunks = [jnp.concatenate([a, jnp.zeros((pad,) + a.shape[1:], a.dtype)]).reshape(
+            (-1, rows) + a.shape[1:]) for a in (features, labels, weights)]
+        total, _ = jax.lax.scan(lambda t, ch: (t + chunk_sum(*ch), None),
+                                jnp.zeros((d,), x.dtype), tuple(chunks))
     return total / (jnp.sum(weights) if denominator is None else denominator)
 
 
