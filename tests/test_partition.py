@@ -1,4 +1,4 @@
-"""Partitioners (issue 25): determinism given a seed, exact coverage, and their statistical shape."""
+"""Partitioners (issue 25): determinism given a seed, exact coverage, their statistical shape."""
 import numpy as np
 import pytest
 

@@ -143,7 +143,8 @@ def load_arrays(source, features_key: str = "x", labels_key: str = "y"
 def train_test_split(features, labels, test_fraction: float = 0.2, *, seed: int = 0):
     """``(train_x, train_y, test_x, test_y)``: a seeded random ``test_fraction`` held out."""
     if not 0.0 < test_fraction < 1.0:
-        raise ValueError(f"train_test_split: test_fraction must be in (0, 1); got {test_fraction!r}")
+        raise ValueError("train_test_split: test_fraction must be in (0, 1); got "
+                         f"{test_fraction!r}")
     n = len(labels)
     order = np.random.default_rng(seed).permutation(n)
     n_test = max(1, int(round(test_fraction * n)))

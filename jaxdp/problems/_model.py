@@ -75,7 +75,7 @@ DEFAULT_MAX_ELEMENTS = 2**24
 """Default bound on the live per-example gradient entries (rows × d) of one micro-batch."""
 
 
-# --- parameters: pytree <-> flat vector ------------------------------------------------------------
+# --- parameters: pytree <-> flat vector -----------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ParamLayout:
     """Static description of a parameter pytree: unflattens a (d,) vector (hashable).
