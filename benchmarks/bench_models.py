@@ -47,14 +47,17 @@ def accuracy_runs(args) -> None:
     print(_line(f"dgd α={args.alpha}", _run(DGD(), problem, net,
                                             DGD.params_type(alpha=args.alpha), args.steps,
                                             args.seeds)))
+    smallest = int(np.min(np.sum(np.asarray(problem.mask), axis=1)))
+    batch = min(args.batch, smallest)  # Poisson rate b/m_i <= 1 on every agent
     for epsilon in args.epsilons:
         for alg, params in ((DPDGD(), DPDGD.params_type(alpha=args.alpha, clip=1.0)),
-                            (PORTER(batch_size=args.batch, sampling="poisson"),
+                            (PORTER(batch_size=batch, sampling="poisson"),
                              PORTER.params_type(eta=args.alpha, clip=1.0))):
             params = calibrate_params(alg, problem, net, params, args.steps, epsilon=epsilon,
                                       delta=1e-5)
-            print(_line(f"{alg.name}", _run(alg, problem, net, params, args.steps, args.seeds),
-                        epsilon))
+            alg.validate(params, problem, net)
+            label = alg.name + (f" b={batch}" if alg.name == "porter" else "")
+            print(_line(label, _run(alg, problem, net, params, args.steps, args.seeds), epsilon))
 
 
 def clipping_cost(args) -> None:

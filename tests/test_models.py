@@ -183,6 +183,8 @@ def test_algorithms_needing_more_refuse_before_the_run():
     alg = jaxdp.algorithms.REGISTRY["recal"]()
     with pytest.raises(ValueError, match="recal cannot run on problem .*smoothness"):
         jaxdp.run(alg, problem, net, steps=2, progress=False)
+    wrapped = jaxdp.channels.with_channel(alg, jaxdp.channels.parse_channel("drop:0.1"))
+    assert "smoothness" in wrapped.requirements()  # a wrapper needs what it wraps
     exact = jaxdp.algorithms.LDPADMM(primal="exact", private=False)
     assert "hessian" in exact.requirements()
     with pytest.raises(ValueError, match="hessian"):

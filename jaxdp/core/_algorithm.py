@@ -104,8 +104,11 @@ class Algorithm:
 
     # -- contract ---------------------------------------------------------------------------------
     def requirements(self) -> frozenset[str]:
-        """What this configuration needs from a problem beyond gradients (default: ``requires``)."""
-        return frozenset(self.requires)
+        """What this configuration needs from a problem beyond gradients: ``requires``, and
+        what a wrapped algorithm (an ``inner`` field, e.g. a channel's) needs."""
+        inner = getattr(self, "inner", None)
+        wrapped = inner.requirements() if isinstance(inner, Algorithm) else frozenset()
+        return frozenset(self.requires) | wrapped
 
     def default_params(self) -> Params:
         """The paper's experiment settings."""
