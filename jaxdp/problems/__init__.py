@@ -10,6 +10,11 @@ and step-size rules need. Example::
     grads = problem.local_grads(X)                         # X: (N, d) -> (N, d)
     metrics = problem.metrics(X)                           # dict of () arrays
     M = problem.smoothness()                               # host: (N,) numpy
+
+Neural networks (docs/models.md): ``from_model(apply, init_params, features, labels,
+parts=split(labels, N, "dirichlet:0.3", seed=0))`` builds a ``ModelProblem`` for any JAX model,
+``digits_mlp`` one on the packaged UCI digits; ``load_mnist``, ``load_cifar10`` and
+``load_arrays`` read files a user has.
 """
 
 from jaxdp.problems._adult import adult_synthetic, load_adult, normalize_adult
