@@ -286,3 +286,13 @@ def test_equal_builds_share_one_static_loss():
     assert a.loss == b.loss and hash(a.loss) == hash(b.loss)
     assert a.loss != c.loss
     assert jax.tree.structure(a) == jax.tree.structure(b)
+
+
+def test_step_costs_count_image_rows():
+    """The cost counter counts gradient rows of (8, 8) images: DGD computes every agent's full
+    local gradient once a step (N grad calls, every real and padded row)."""
+    problem = jaxdp.problems.digits_mlp(4, hidden=4, dtype=jnp.float64)
+    net = jaxdp.network.build_network(jaxdp.network.ring(4))
+    costs = jaxdp.algorithms.DGD().costs_per_step(problem, net, jaxdp.algorithms.DGDParams())
+    assert costs["grad_calls"] == pytest.approx(4.0)
+    assert costs["sample_grads"] == pytest.approx(4 * problem.n_samples)
