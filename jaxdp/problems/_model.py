@@ -188,11 +188,6 @@ class ModelLoss(_Ridge):
         """The sample loss's name (``"custom"`` for a callable)."""
         return self.sample_loss if isinstance(self.sample_loss, str) else "custom"
 
-    @property
-    def is_classifier(self) -> bool:
-        """Whether predictions have an accuracy (cross-entropy or logistic loss)."""
-        return self.kind in ("cross_entropy", "logistic")
-
     def params_of(self, x: Array):
         """θ = θ₀ + x as the parameter pytree."""
         return self.layout.unflatten(jnp.asarray(self.init.value, x.dtype) + x)
