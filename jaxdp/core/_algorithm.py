@@ -68,6 +68,11 @@ class Algorithm:
       models_note: why the models are covered, or what they leak.
       noise_field: the Params field that scales the noise (ε decreases as it grows), used to
         calibrate a run to a target ε; ``None`` when the algorithm cannot be calibrated that way.
+      requires: what the algorithm needs from a problem beyond local gradients, among
+        :data:`PROBLEM_NEEDS` (e.g. ``("hessian",)``); a problem's ``capabilities`` must hold
+        them, else :func:`check_problem_supports` refuses the run before it starts (a model
+        problem gives only gradients). Override :meth:`requirements` when they depend on the
+        configuration.
     """
 
     name: ClassVar[str] = "algorithm"
@@ -78,6 +83,7 @@ class Algorithm:
     models_covered: ClassVar[bool] = False
     models_note: ClassVar[str] = ("the final models are not shown to be a post-processing of the "
                                   "accounted releases")
+    requires: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -97,6 +103,13 @@ class Algorithm:
                             "inputs, then calls it)")
 
     # -- contract ---------------------------------------------------------------------------------
+    def requirements(self) -> frozenset[str]:
+        """What this configuration needs from a problem beyond gradients: ``requires``, and
+        what a wrapped algorithm (an ``inner`` field, e.g. a channel's) needs."""
+        inner = getattr(self, "inner", None)
+        wrapped = inner.requirements() if isinstance(inner, Algorithm) else frozenset()
+        return frozenset(self.requires) | wrapped
+
     def default_params(self) -> Params:
         """The paper's experiment settings."""
         return self.params_type()
@@ -311,6 +324,35 @@ class Algorithm:
                 f"got {type(params).__name__}"
             )
         check_params(params, network.n_agents)
+
+
+PROBLEM_NEEDS = {
+    "gradients": "local gradients",
+    "sample_gradients": "per-sample gradients",
+    "smoothness": "a bound on the Lipschitz constant of each local gradient (problem.smoothness)",
+    "hessian": "local Hessians of a margin loss (Newton steps)",
+    "local_solve": "an exact local minimization using the loss's closed-form structure",
+    "x_star": "a reference solution x*",
+}
+"""What an algorithm may need from a problem (:attr:`Algorithm.requires`) and what a problem may
+give (its ``capabilities``), with their meanings."""
+
+
+def check_problem_supports(algorithm: Algorithm, problem) -> None:
+    """Host: raise ValueError when ``problem`` lacks something ``algorithm`` requires.
+
+    A problem without a ``capabilities`` attribute is assumed to give everything.
+    """
+    offered = getattr(problem, "capabilities", None)
+    if offered is None:
+        return
+    missing = sorted(algorithm.requirements() - frozenset(offered))
+    if missing:
+        needs = "; ".join(f"{m}: {PROBLEM_NEEDS.get(m, m)}" for m in missing)
+        raise ValueError(
+            f"{algorithm.name} cannot run on problem {getattr(problem, 'name', '?')!r}: it needs "
+            f"{needs}, which this problem cannot give (it gives {sorted(offered)}); pick an "
+            "algorithm that needs only gradients")
 
 
 def standard_draws(key: PRNGKey, names: tuple[str, ...], shape, sampler) -> dict[str, Array]:
