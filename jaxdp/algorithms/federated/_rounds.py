@@ -1,0 +1,160 @@
+r"""The federated round on the engine's network: a data-less server as the average of K_N.
+
+**Design.** The clients are the N agents of the :class:`~jaxdp.problems.Problem` (each holds its
+shard); the server holds no data and is *not* an agent row. Its aggregate of the uploads
+``U`` (N, d) is ``N·(W U)_0`` on the complete graph K_N with Metropolis weights, where
+``W = 11ᵀ/N`` (:func:`~jaxdp.network.check_averaging`; the same structure as DP-ADMM's trainer,
+:mod:`jaxdp.algorithms.dpadmm`), and its broadcast model is kept as N equal rows (what each client
+receives). Why not a star whose hub is the server: the hub would be an agent of the Problem — with
+data, a row of every ``(N, d)`` state and a per-agent ε — and a star's W does not average; a
+dedicated round type outside ``Network`` would bypass the channels, the cost counter and the
+release counting, which all see the products. Here every upload goes through ``network.mix(...,
+message="update")``, so a channel (:func:`jaxdp.channels.with_channel`) acts on the uploads, the
+costs count the products, and the privacy reports are per client (agent) unchanged.
+
+A round ``t`` (one engine step), with ``x^t`` the server model:
+
+1. Client selection ``S_t`` from the step's uniform draws ``u ∈ [0, 1)^N`` (:func:`select`):
+   ``"uniform"`` — the ``clients`` smallest ``u`` (a uniformly random subset of fixed size, as in
+   McMahan et al. 2017, Algorithm 1, ``S_t`` = random set of ``m`` clients); ``"poisson"`` — each
+   client independently with probability ``rate`` (``u_i < rate``; the sampling DP-FedAvg's
+   amplification assumes, McMahan et al. 2018, Algorithm 1). The mask is kept in the state.
+2. Every client runs ``local_steps`` (E) full-batch gradient steps of its local objective from
+   ``x^t`` (a fixed-count inner ``lax.scan``, :func:`local_descent`); only the selected upload.
+3. The server aggregates the selected uploads (:func:`server_sum`) and updates ``x^{t+1}``.
+
+All clients compute step 2 (stacked, one program); the unselected clients' results are masked out
+and never leave the client (zero rows in the messages).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from jaxdp._types import AgentArray, Array, per_agent
+from jaxdp.core import Algorithm, param, zeros_like_models
+from jaxdp.network import check_averaging
+
+SELECTIONS = ("uniform", "poisson")
+"""Client selection schemes (see the module)."""
+WEIGHTINGS = ("data", "uniform")
+"""Server weights of the selected uploads: by data size ``n_k`` (McMahan et al. 2017, eq. of
+Algorithm 1: ``Σ_{k∈S} n_k/n_S``) or uniform (``1/|S|``)."""
+
+
+@chex.dataclass(frozen=True)
+class FedParams:
+    alpha: float = param(0.05, domain="positive", doc="η (η_l), client learning rate")
+    server_lr: float = param(1.0, domain="positive", per_agent=False,
+                             doc="η_g, server step on the averaged update (1: FedAvg's average)")
+
+
+@chex.dataclass(frozen=True)
+class FedState:
+    x: AgentArray  # (N, d) x^t, the server model as each client receives it (equal rows)
+    selected: Array  # (N,) bool S_{t-1}, the last round's selection
+
+
+def select(u: Array, selection: str, clients: int, rate: float) -> Array:
+    """``(N,)`` bool selection mask from uniform draws ``u`` (see the module)."""
+    if selection == "poisson":
+        return u < rate
+    rank = jnp.argsort(jnp.argsort(u))  # rank of each client's draw (ties have probability 0)
+    return rank < clients
+
+
+def server_sum(network, values: AgentArray, message: str) -> Array:
+    """``(d,)`` the server's sum ``Σ_i values_i`` of the uploads, ``N·(W values)_0`` with
+    ``W = 11ᵀ/N`` (one product, so a channel sees every upload under ``message``)."""
+    return network.n_agents * network.mix(values, message=message)[0]
+
+
+def local_descent(x: AgentArray, problem, alpha, steps: int, correction) -> AgentArray:
+    """E = ``steps`` local steps ``φ ← φ − α(∇F(φ) + correction(φ))`` from ``φ = x``, every
+    client at once (``alpha`` scalar or ``(N,)``; a fixed-count ``lax.scan``)."""
+    a = per_agent(alpha, x)
+
+    def body(phi, _):
+        return phi - a * (problem.local_grads(phi) + correction(phi)), None
+    return jax.lax.scan(body, x, None, length=steps)[0]
+
+
+def broadcast(v: Array, n: int) -> AgentArray:
+    """The server's ``(d,)`` vector as the ``(N, d)`` rows its clients receive."""
+    return jnp.broadcast_to(v, (n,) + v.shape)
+
+
+def check_config(who: str, selection: str, clients, rate: float, local_steps: int,
+                 weighting: str) -> None:
+    """Static configuration, before any run (naming the bad value)."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"{who}: selection must be one of {SELECTIONS}; got {selection!r}")
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"{who}: weighting must be one of {WEIGHTINGS}; got {weighting!r}")
+    for field, value in (("local_steps", local_steps),) + (
+            (("clients", clients),) if clients is not None else ()):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{who}: {field} must be an int >= 1; got {value!r}")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+        raise ValueError(f"{who}: rate (Poisson client sampling q) must be in (0, 1]; got "
+                         f"{rate!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Federated(Algorithm):
+    """A federated round (module docstring). Subclasses give the client update and the server rule.
+
+    Static configuration: ``local_steps`` (E), ``selection`` (:data:`SELECTIONS`), ``clients``
+    (the fixed count of ``"uniform"``; ``None``: every client), ``rate`` (q of ``"poisson"``),
+    ``weighting`` (:data:`WEIGHTINGS`).
+    """
+
+    params_type = FedParams
+    local_steps: int = 5
+    selection: str = "uniform"
+    clients: int | None = None
+    rate: float = 1.0
+    weighting: str = "data"
+
+    def __post_init__(self):
+        check_config(self.name, self.selection, self.clients, self.rate, self.local_steps,
+                     self.weighting)
+
+    def validate(self, params, problem, network) -> None:
+        super().validate(params, problem, network)
+        check_averaging(network, self.name)
+        if self.clients is not None and self.clients > network.n_agents:
+            raise ValueError(f"{self.name}: clients must be <= the N = {network.n_agents} "
+                             f"clients of the network; got {self.clients}")
+
+    def init(self, key, problem, network, params):
+        del key, params
+        x0 = zeros_like_models(problem, network)
+        return FedState(x=x0, selected=jnp.zeros(network.n_agents, bool))
+
+    def noise(self, key, state, params, k):
+        del params, k
+        return {"u": jax.random.uniform(key, state.selected.shape, state.x.dtype)}
+
+    def selected(self, noise, n: int) -> Array:
+        """The round's selection mask ``S_t`` from its draws."""
+        return select(noise["u"], self.selection, n if self.clients is None else self.clients,
+                      self.rate)
+
+    def weights(self, problem, mask: Array, dtype) -> Array:
+        """``(N,)`` server weights of the selected clients (``n_k`` or 1; 0 off ``S_t``)."""
+        w = problem.mask.sum(axis=1) if self.weighting == "data" else jnp.ones(mask.shape)
+        return jnp.where(mask, w, 0).astype(dtype)
+
+    def average(self, network, uploads: AgentArray, weights: Array, message: str) -> Array:
+        """``(d,)`` ``Σ_{k∈S} w_k U_k / Σ_{k∈S} w_k`` (0 when nobody is selected)."""
+        total = jnp.sum(weights)
+        summed = server_sum(network, weights[:, None] * uploads, message)
+        return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0)
+
+
+__all__ = ["FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",
+           "local_descent", "select", "server_sum"]

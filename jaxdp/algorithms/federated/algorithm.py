@@ -1,0 +1,126 @@
+r"""The non-private federated baselines on the federated round of :mod:`._rounds`.
+
+Notation: ``x^t`` the server model, ``S_t`` the selected clients, E = ``local_steps``, η = α the
+client rate, η_g = ``server_lr``, ``n_k`` client k's number of samples, ``F_k`` its objective.
+Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD is one step here).
+
+* **FedAvg** — McMahan, Moore, Ramage, Hampson & Agüera y Arcas, "Communication-efficient
+  learning of deep networks from decentralized data", AISTATS 2017, Algorithm 1
+  (FederatedAveraging): ClientUpdate ``w ← w − η∇F_k(w)`` E times from ``x^t``; server
+  ``x^{t+1} = x^t + η_g Σ_{k∈S_t} (n_k/n_S)(w_k − x^t)`` (η_g = 1: the paper's
+  ``Σ_{k∈S_t} (n_k/n_S) w_k``, the weighted average of eq. (1)'s ``Σ_k (n_k/n) F_k``).
+* **FedProx** — Li, Sahu, Zaheer, Sanjabi, Talwalkar & Smith, "Federated optimization in
+  heterogeneous networks", MLSys 2020, Algorithm 2: each selected client approximately minimizes
+  ``h_k(w; x^t) = F_k(w) + (μ/2)‖w − x^t‖²`` (eq. (2)), here by E gradient steps
+  ``w ← w − η(∇F_k(w) + μ(w − x^t))`` (a γ-inexact solver as in the paper's experiments); the
+  server averages as FedAvg. μ = 0 is FedAvg (tested).
+* **SCAFFOLD** — Karimireddy, Kale, Mohri, Reddi, Stich & Suresh, "SCAFFOLD: stochastic
+  controlled averaging for federated learning", ICML 2020, Algorithm 1 with control variates
+  option II: ``y ← y − η(∇F_i(y) − c_i + c)`` E times from ``x``; ``c_i⁺ = c_i − c + (x − y)/(Eη)``;
+  uploads ``Δy_i = y − x``, ``Δc_i = c_i⁺ − c_i``; server ``x ← x + η_g/|S| Σ_{i∈S} Δy_i``,
+  ``c ← c + (1/N) Σ_{i∈S} Δc_i``; c⁰ = c_i⁰ = 0. Unselected clients keep ``c_i``.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax.numpy as jnp
+
+from jaxdp._types import AgentArray, per_agent
+from jaxdp.algorithms.federated._rounds import (
+    FedParams, FedState, Federated, broadcast, local_descent, server_sum,
+)
+from jaxdp.core import param
+
+
+@chex.dataclass(frozen=True)
+class FedProxParams:
+    alpha: float = param(0.05, domain="positive", doc="η, client learning rate")
+    server_lr: float = param(1.0, domain="positive", per_agent=False,
+                             doc="η_g, server step on the averaged update (1: the average)")
+    mu: float = param(0.1, domain="nonnegative",
+                      doc="μ, proximal weight of h_k = F_k + (μ/2)‖w − x^t‖² (Li et al. eq. (2))")
+
+
+@chex.dataclass(frozen=True)
+class ScaffoldState:
+    x: AgentArray  # (N, d) x, server model (equal rows)
+    selected: jnp.ndarray  # (N,) bool last selection
+    c: AgentArray  # (N, d) c, server control variate (equal rows)
+    ci: AgentArray  # (N, d) c_i, client control variates
+
+
+@dataclasses.dataclass(frozen=True)
+class FedAvg(Federated):
+    """FedAvg (McMahan et al. 2017, Algorithm 1); see the module."""
+
+    name = "fedavg"
+    cites = ("McMahan, Moore, Ramage, Hampson & Agüera y Arcas, AISTATS 2017, Algorithm 1",)
+    provenance = "standard"
+
+    def correction(self, state, params):
+        """The drift added to each local gradient, a function of φ (FedAvg: none)."""
+        del state, params
+        return jnp.zeros_like
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, x = state.x.shape[0], state.x
+        mask = self.selected(noise, n)
+        y = local_descent(x, problem, params.alpha, self.local_steps,
+                          self.correction(state, params))
+        upload = jnp.where(mask[:, None], y - x, 0)  # Δ_k = w_k − x^t, selected clients only
+        avg = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
+        x_new = broadcast(x[0] + params.server_lr * avg, n)
+        return FedState(x=x_new, selected=mask), {"update": upload, "x": x_new}
+
+
+@dataclasses.dataclass(frozen=True)
+class FedProx(FedAvg):
+    """FedProx (Li et al. 2020, Algorithm 2): FedAvg with the proximal term μ(w − x^t)."""
+
+    name = "fedprox"
+    cites = ("Li, Sahu, Zaheer, Sanjabi, Talwalkar & Smith, MLSys 2020, Algorithm 2, eq. (2)",)
+    params_type = FedProxParams
+
+    def correction(self, state, params):
+        mu, x = per_agent(params.mu, state.x), state.x
+        return lambda phi: mu * (phi - x)
+
+
+@dataclasses.dataclass(frozen=True)
+class Scaffold(Federated):
+    """SCAFFOLD (Karimireddy et al. 2020, Algorithm 1, option II); see the module. Its server
+    averages the model updates uniformly (``weighting="uniform"``, the paper's ``1/|S|``)."""
+
+    name = "scaffold"
+    cites = ("Karimireddy, Kale, Mohri, Reddi, Stich & Suresh, ICML 2020, Algorithm 1 "
+             "(option II)",)
+    provenance = "standard"
+    params_type = FedParams
+    weighting: str = "uniform"
+
+    def init(self, key, problem, network, params):
+        base = super().init(key, problem, network, params)
+        zeros = jnp.zeros_like(base.x)
+        return ScaffoldState(x=base.x, selected=base.selected, c=zeros, ci=zeros)
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, x = state.x.shape[0], state.x
+        mask = self.selected(noise, n)
+        drift = state.c - state.ci
+        y = local_descent(x, problem, params.alpha, self.local_steps, lambda phi: drift)
+        ci_plus = -drift + (x - y) / (self.local_steps * per_agent(params.alpha, x))  # option II
+        d_y = jnp.where(mask[:, None], y - x, 0)
+        d_c = jnp.where(mask[:, None], ci_plus - state.ci, 0)
+        avg = self.average(network, d_y, self.weights(problem, mask, x.dtype), "update")
+        c_sum = server_sum(network, d_c, "control") / n  # (1/N) Σ_{i∈S} Δc_i
+        x_new = broadcast(x[0] + params.server_lr * avg, n)
+        c_new = broadcast(state.c[0] + c_sum, n)
+        state = ScaffoldState(x=x_new, selected=mask, c=c_new, ci=state.ci + d_c)
+        return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
+
+
+__all__ = ["FedAvg", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]

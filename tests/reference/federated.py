@@ -1,0 +1,92 @@
+"""Per-node references for the federated family: a loop over clients, then a server.
+
+Each function advances one round with explicit Python loops over the clients (selection, local
+steps, upload) and a separate server that sums the uploads it receives, and returns
+``(state, messages)`` as numpy dicts; ``noise`` holds the draws the JAX step received (the
+selection draws ``u``, the server's or clients' standard noise draws).
+"""
+import numpy as np
+
+from tests.reference.common import local_grad
+
+
+def _a(v, i):
+    v = np.asarray(v, np.float64)
+    return float(v) if v.ndim == 0 else float(v[i])
+
+
+def selection(u, scheme, clients, rate):
+    """The selected clients, by a loop: Poisson ``u_i < q``; uniform: the ``clients`` smallest."""
+    n = len(u)
+    if scheme == "poisson":
+        return [i for i in range(n) if u[i] < rate]
+    order = sorted(range(n), key=lambda i: u[i])
+    return sorted(order[: n if clients is None else clients])
+
+
+def client_update(problem, i, x, alpha, steps, drift=lambda w: 0.0):
+    """E local gradient steps of client i from the server model ``x``."""
+    w = x.copy()
+    for _ in range(steps):
+        w = w - alpha * (local_grad(problem, i, w) + drift(w))
+    return w
+
+
+def data_sizes(problem):
+    return [float(np.asarray(problem.mask[i], np.float64).sum()) for i in range(problem.n_agents)]
+
+
+def clip(v, c):
+    norm = np.sqrt(np.sum(v * v))
+    return v * min(1.0, c / norm) if norm > 0 else v
+
+
+def _server_average(uploads, weights, chosen, d):
+    total = sum(weights[i] for i in chosen)
+    if total == 0:
+        return np.zeros(d)
+    return sum((weights[i] * uploads[i] for i in chosen), np.zeros(d)) / total
+
+
+def fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
+           clients=None, rate=1.0, weighting="data", mu=None):
+    """FedAvg (McMahan et al. 2017, Alg. 1); with ``mu``: FedProx (Li et al. 2020, Alg. 2)."""
+    x = st["x"][0]
+    n, d = st["x"].shape
+    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    uploads = np.zeros((n, d))
+    for i in chosen:
+        drift = (lambda w: 0.0) if mu is None else (lambda w, i=i: _a(mu, i) * (w - x))
+        uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps, drift) - x
+    weights = data_sizes(problem) if weighting == "data" else [1.0] * n
+    x_new = x + float(p["server_lr"]) * _server_average(uploads, weights, chosen, d)
+    rows = np.tile(x_new, (n, 1))
+    mask = np.zeros(n)
+    mask[chosen] = 1.0
+    return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}
+
+
+def fedprox(st, noise, problem, W, p, k, **config):
+    return fedavg(st, noise, problem, W, p, k, mu=p["mu"], **config)
+
+
+def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
+             clients=None, rate=1.0):
+    """SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II), uniform server average."""
+    x, c = st["x"][0], st["c"][0]
+    n, d = st["x"].shape
+    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    d_y, d_c, ci = np.zeros((n, d)), np.zeros((n, d)), st["ci"].copy()
+    for i in chosen:
+        a = _a(p["alpha"], i)
+        y = client_update(problem, i, x, a, local_steps, lambda w, i=i: c - st["ci"][i])
+        ci_plus = st["ci"][i] - c + (x - y) / (local_steps * a)
+        d_y[i], d_c[i] = y - x, ci_plus - st["ci"][i]
+        ci[i] = ci_plus
+    x_new = x + float(p["server_lr"]) * _server_average(d_y, [1.0] * n, chosen, d)
+    c_new = c + sum((d_c[i] for i in chosen), np.zeros(d)) / n
+    mask = np.zeros(n)
+    mask[chosen] = 1.0
+    rows, c_rows = np.tile(x_new, (n, 1)), np.tile(c_new, (n, 1))
+    return ({"x": rows, "selected": mask, "c": c_rows, "ci": ci},
+            {"update": d_y, "control": d_c, "x": rows, "c": c_rows})
