@@ -41,7 +41,9 @@ from jaxdp.algorithms.dpadmm.baselines import (
     NaivePrivateADMMParams,
 )
 from jaxdp.algorithms.dpp2.algorithm import DPP2, DPP2Params
-from jaxdp.algorithms.federated import FedAvg, FedParams, FedProx, FedProxParams, Scaffold
+from jaxdp.algorithms.federated import (
+    DPFedAvg, DPFedAvgParams, FedAvg, FedParams, FedProx, FedProxParams, LDPFedAvg, Scaffold,
+)
 from jaxdp.algorithms.dpp2.baselines import PPDC, DiaDSP, DiaDSPParams, PPDCParams
 from jaxdp.algorithms.ldp.algorithm import LDPADMM, LDPDGD, LDPADMMParams, LDPDGDParams, LDPDGDStar
 from jaxdp.algorithms.ldp.baselines import (
@@ -77,7 +79,7 @@ _CLASSES = (DGD, DPDGD, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA,
             ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
             YiPrimalDual, GTSAGA, GTSARAH, GTVR,
-            FedAvg, FedProx, Scaffold)
+            FedAvg, FedProx, Scaffold, DPFedAvg, LDPFedAvg)
 REGISTRY = Registry(_CLASSES)
 
 
@@ -128,4 +130,4 @@ __all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "PROVENANCES",
     "DPMRADMMParams", "ConsensusADMMParams", "NaivePrivateADMMParams", "DPADMMParams",
     "LTADMMDPParams", "LTADMMVRParams", "PORTERParams", "PriSMAParams",
     "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "YiPDParams",
-    "GTVRParams", "FedParams", "FedProxParams"]
+    "GTVRParams", "FedParams", "FedProxParams", "DPFedAvgParams"]

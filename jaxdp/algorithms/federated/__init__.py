@@ -4,8 +4,9 @@ SCAFFOLD (:mod:`~jaxdp.algorithms.federated.algorithm`), and user-level DP-FedAv
 and local noise (:mod:`~jaxdp.algorithms.federated.private`)."""
 from jaxdp.algorithms.federated._rounds import SELECTIONS, WEIGHTINGS, FedParams, FedState, Federated
 from jaxdp.algorithms.federated.algorithm import FedAvg, FedProx, FedProxParams, Scaffold
+from jaxdp.algorithms.federated.private import DPFedAvg, DPFedAvgParams, LDPFedAvg
 
-CLASSES = (FedAvg, FedProx, Scaffold)
+CLASSES = (FedAvg, FedProx, Scaffold, DPFedAvg, LDPFedAvg)
 
-__all__ = ["CLASSES", "FedAvg", "FedParams", "FedProx", "FedProxParams", "FedState", "Federated",
+__all__ = ["CLASSES", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg", "FedAvg", "FedParams", "FedProx", "FedProxParams", "FedState", "Federated",
            "SELECTIONS", "Scaffold", "WEIGHTINGS"]
