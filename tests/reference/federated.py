@@ -90,3 +90,45 @@ def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="un
     rows, c_rows = np.tile(x_new, (n, 1)), np.tile(c_new, (n, 1))
     return ({"x": rows, "selected": mask, "c": c_rows, "ci": ci},
             {"update": d_y, "control": d_c, "x": rows, "c": c_rows})
+
+
+def lattice(v, scale, z, resolution=4096):
+    """The lattice Gaussian release γ(round(v/γ) + zR), γ = scale/R (no clamp at these sizes)."""
+    gamma = scale / resolution
+    return (np.round(v / gamma) + z * resolution) * gamma
+
+
+def dp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, rate=0.5):
+    """DP-FedAvg (McMahan et al. 2018, Alg. 1): Poisson clients, clipped uploads, the server's
+    sum released with lattice noise zC, x ← x + η_g r/(qN)."""
+    x = st["x"][0]
+    n, d = st["x"].shape
+    chosen = selection(noise["u"], "poisson", None, rate)
+    total = np.zeros(d)
+    for i in chosen:
+        w = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
+        total = total + clip(w - x, float(p["clip"]))
+    r = lattice(total, float(p["z"] * p["clip"]), noise["xi"])
+    rows = np.tile(x + float(p["server_lr"]) * r / (rate * n), (n, 1))
+    mask = np.zeros(n)
+    mask[chosen] = 1.0
+    return {"x": rows, "selected": mask}, {"x": rows}
+
+
+def ldp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
+               clients=None, rate=1.0):
+    """Local-DP FedAvg: each selected client uploads its clipped update with lattice noise zC;
+    the server averages the uploads uniformly."""
+    x = st["x"][0]
+    n, d = st["x"].shape
+    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    uploads = np.zeros((n, d))
+    for i in chosen:
+        w = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
+        uploads[i] = lattice(clip(w - x, float(p["clip"])), float(p["z"] * p["clip"]),
+                             noise["xi"][i])
+    x_new = x + float(p["server_lr"]) * _server_average(uploads, [1.0] * n, chosen, d)
+    rows = np.tile(x_new, (n, 1))
+    mask = np.zeros(n)
+    mask[chosen] = 1.0
+    return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}

@@ -48,7 +48,7 @@ from jaxdp.algorithms.federated._rounds import (
 from jaxdp.core import param
 from jaxdp.network import averaging_gap
 from jaxdp.privacy import (
-    SAMPLER_SHARE, Assumption, PrivacyEvents, add_noise, clip_by_norm, lattice_sensitivity,
+    SAMPLER_SHARE, Assumption, PrivacyEvents, PrivacyReport, add_noise, clip_by_norm, lattice_sensitivity,
     noise_draws, unit_roundoff,
 )
 
@@ -128,6 +128,11 @@ class DPFedAvg(_Private):
     def account(self, problem, network, params, steps, *, delta):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
         c_eff = c * sum_slack(network, problem.features.dtype)
+        if not np.isfinite(c_eff):
+            return PrivacyReport.infinite(
+                n, steps, delta, "the network is not K_N, so N·(W U)_0 is not the server's sum "
+                "and no sensitivity bounds it (make_network('complete', N))",
+                relation="replace_agent", assumptions=(CLIP_ASSUMPTION,))
         events = self.declare_releases(PrivacyEvents.from_schedule(
             "gaussian", sensitivity=np.full((n, 1), 2 * c_eff), scale=np.full((n, 1), scale),
             n_agents=n, steps=steps,
