@@ -52,7 +52,7 @@ from jaxdp.privacy import (
     noise_draws, unit_roundoff,
 )
 
-AMPLIFIED = "rdp, Poisson-amplified (replace = remove + add)"
+AMPLIFIED = "rdp, Poisson replace"
 AMPLIFIED_NOTE = (
     "RDP of the Poisson-subsampled lattice Gaussian (Zhu & Wang, ICML 2019, Thm 5, both "
     "directions) for one client added or removed, turned into one replaced by Mironov's weak "
