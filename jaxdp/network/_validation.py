@@ -354,14 +354,13 @@ def _connected_edges(n: int, senders, receivers, message: str) -> None:
 
 
 def averaging_gap(network) -> float:
-    """``max |W_ij − 1/N|`` over every entry of ``network``'s mixing matrix (host, float64), or
-    ``inf`` when an edge of K_N is missing (a missing edge is a zero entry of W)."""
+    """``max |W_ij − 1/N|`` over every entry of ``network``'s mixing matrix (host, float64; a
+    missing edge of K_N is a zero entry of W, off by 1/N)."""
     n = network.n_agents
-    if network.n_edges != n * (n - 1) // 2:
-        return float("inf")
     weights = np.concatenate([np.asarray(network.w_diag, np.float64),
                               np.asarray(network.w_edge, np.float64)])
-    return float(np.max(np.abs(weights - 1.0 / n)))
+    gap = float(np.max(np.abs(weights - 1.0 / n)))
+    return gap if network.n_edges == n * (n - 1) // 2 else max(gap, 1.0 / n)
 
 
 def check_averaging(network, who: str, tol: float = DEFAULT_TOL) -> float:
@@ -376,9 +375,8 @@ def check_averaging(network, who: str, tol: float = DEFAULT_TOL) -> float:
     """
     gap = averaging_gap(network)
     if not gap <= tol:
-        shown = max(gap, 1.0 / network.n_agents) if np.isinf(gap) else gap
         raise ValueError(
             f"{who} needs the central server's average: network.W must be 11ᵀ/N, the complete "
             f"graph with Metropolis weights (make_network('complete', N)); got max |W − 11ᵀ/N| = "
-            f"{shown:.3g}")
+            f"{gap:.3g}")
     return gap

@@ -156,19 +156,15 @@ def test_replace_one_rdp_dominates_add_remove_and_the_full_batch_at_q_one():
     np.testing.assert_allclose(replace_rdp(mu, 1.0, orders), closed, rtol=1e-12)
 
 
-def test_sum_slack_is_one_plus_rounding_on_k_n_and_inf_off_it():
+def test_sum_slack_is_one_plus_rounding_on_k_n():
+    """On K_N (Metropolis) the server's computed sum is within rounding of the exact one; on a
+    ring row 0 of W weighs a client by up to 1/3 > 1/N, and the bound grows with it."""
     from jaxdp.algorithms.federated.private import sum_slack
 
     net = network.make_network("complete", 10)
     assert 1.0 < sum_slack(net, jnp.float64) < 1 + 1e-12
     assert 1.0 < sum_slack(net, jnp.float32) < 1 + 1e-4
-    assert np.isinf(sum_slack(network.make_network("ring", 10), jnp.float64))
-    report = _report(algorithms.DPFedAvg(), 5.0, 3)
-    prob = small_problem("least_squares", n_agents=10)
-    ring = algorithms.DPFedAvg().privacy(prob, network.make_network("ring", 10),
-                                         algorithms.DPFedAvgParams(), 3)
-    assert np.isfinite(report.epsilon_max) and np.isinf(ring.epsilon_max)
-    assert "not K_N" in ring.reason
+    assert sum_slack(network.make_network("ring", 10), jnp.float64) > 3.0
 
 
 def test_ldp_fedavg_is_k_releases_of_2c_at_zc_and_equals_the_unamplified_central_curve():
