@@ -366,6 +366,7 @@ def averaging_gap(network) -> float:
 def check_averaging(network, who: str, tol: float = DEFAULT_TOL) -> float:
     """Check that ``network.mix`` is a server's average: W = 11ᵀ/N to ``tol``, the complete graph
     K_N with Metropolis (or max-degree) weights, ``make_network('complete', N)``; returns the gap.
+    The tolerance is at least 4 ulps of W's dtype (1/N is not exact in float32).
 
     Algorithms with a data-less server or trainer (DP-ADMM, the federated family) compute its
     average of the N uploads as any row of ``network.mix`` and need this.
@@ -374,6 +375,7 @@ def check_averaging(network, who: str, tol: float = DEFAULT_TOL) -> float:
       ValueError: naming ``who`` and the gap ``max |W − 11ᵀ/N|``.
     """
     gap = averaging_gap(network)
+    tol = max(tol, 4 * float(np.finfo(np.asarray(network.w_diag).dtype).eps))
     if not gap <= tol:
         raise ValueError(
             f"{who} needs the central server's average: network.W must be 11ᵀ/N, the complete "
