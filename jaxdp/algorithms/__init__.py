@@ -42,7 +42,8 @@ from jaxdp.algorithms.dpadmm.baselines import (
 )
 from jaxdp.algorithms.dpp2.algorithm import DPP2, DPP2Params
 from jaxdp.algorithms.federated import (
-    DPFedAvg, DPFedAvgParams, FedAvg, FedParams, FedProx, FedProxParams, LDPFedAvg, Scaffold,
+    DPFedAvg, DPFedAvgParams, FedAdagrad, FedAdam, FedAvg, FedNova, FedOptParams, FedParams,
+    FedProx, FedProxParams, FedYogi, LDPFedAvg, Scaffold,
 )
 from jaxdp.algorithms.dpp2.baselines import PPDC, DiaDSP, DiaDSPParams, PPDCParams
 from jaxdp.algorithms.ldp.algorithm import LDPADMM, LDPDGD, LDPADMMParams, LDPDGDParams, LDPDGDStar
@@ -79,7 +80,7 @@ _CLASSES = (DGD, DPDGD, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA,
             ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
             YiPrimalDual, GTSAGA, GTSARAH, GTVR,
-            FedAvg, FedProx, Scaffold, DPFedAvg, LDPFedAvg)
+            FedAvg, FedProx, Scaffold, FedNova, FedAdam, FedYogi, FedAdagrad, DPFedAvg, LDPFedAvg)
 REGISTRY = Registry(_CLASSES)
 
 
@@ -130,4 +131,4 @@ __all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "PROVENANCES",
     "DPMRADMMParams", "ConsensusADMMParams", "NaivePrivateADMMParams", "DPADMMParams",
     "LTADMMDPParams", "LTADMMVRParams", "PORTERParams", "PriSMAParams",
     "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "YiPDParams",
-    "GTVRParams", "FedParams", "FedProxParams", "DPFedAvgParams"]
+    "GTVRParams", "FedParams", "FedProxParams", "FedOptParams", "DPFedAvgParams"]

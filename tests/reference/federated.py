@@ -24,10 +24,15 @@ def selection(u, scheme, clients, rate):
     return sorted(order[: n if clients is None else clients])
 
 
+def steps_of(steps, i):
+    """Client i's number of local steps (one count for all, or a tuple per client)."""
+    return steps[i] if isinstance(steps, tuple) else steps
+
+
 def client_update(problem, i, x, alpha, steps, drift=lambda w: 0.0):
-    """E local gradient steps of client i from the server model ``x``."""
+    """τ_i local gradient steps of client i from the server model ``x``."""
     w = x.copy()
-    for _ in range(steps):
+    for _ in range(steps_of(steps, i)):
         w = w - alpha * (local_grad(problem, i, w) + drift(w))
     return w
 
@@ -80,7 +85,7 @@ def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="un
     for i in chosen:
         a = _a(p["alpha"], i)
         y = client_update(problem, i, x, a, local_steps, lambda w, i=i: c - st["ci"][i])
-        ci_plus = st["ci"][i] - c + (x - y) / (local_steps * a)
+        ci_plus = st["ci"][i] - c + (x - y) / (steps_of(local_steps, i) * a)
         d_y[i], d_c[i] = y - x, ci_plus - st["ci"][i]
         ci[i] = ci_plus
     x_new = x + float(p["server_lr"]) * _server_average(d_y, [1.0] * n, chosen, d)
@@ -132,3 +137,61 @@ def ldp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="
     mask = np.zeros(n)
     mask[chosen] = 1.0
     return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}
+
+
+def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
+            clients=None, rate=1.0, weighting="data"):
+    """FedNova (Wang et al. 2020, eq. (6)-(7)): normalized updates d_i = (x − y_i)/τ_i,
+    x⁺ = x − η_g τ_eff Σ p_i d_i."""
+    x = st["x"][0]
+    n, d = st["x"].shape
+    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    uploads = np.zeros((n, d))
+    for i in chosen:
+        y = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
+        uploads[i] = (x - y) / steps_of(local_steps, i)
+    sizes = data_sizes(problem) if weighting == "data" else [1.0] * n
+    total = sum(sizes[i] for i in chosen)
+    tau_eff = sum(sizes[i] * steps_of(local_steps, i) for i in chosen) / total if chosen else 0.0
+    x_new = x - float(p["server_lr"]) * tau_eff * _server_average(uploads, sizes, chosen, d)
+    rows = np.tile(x_new, (n, 1))
+    mask = np.zeros(n)
+    mask[chosen] = 1.0
+    return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}
+
+
+def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_scheme="uniform",
+           clients=None, rate=1.0):
+    """FedOpt (Reddi et al. 2021, Alg. 2): pseudo-gradient −Δ_t, then optax's adam / yogi /
+    adagrad written out elementwise (bias-corrected moments; Yogi's sign rule; Adagrad's sum)."""
+    x = st["x"][0]
+    n, d = st["x"].shape
+    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    uploads = np.zeros((n, d))
+    for i in chosen:
+        uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps) - x
+    g = -_server_average(uploads, [1.0] * n, chosen, d)
+    lr, b1, b2, tau = (float(p[f]) for f in ("server_lr", "b1", "b2", "tau"))
+    inner, rest = st["opt"][0], st["opt"][1:]
+    new_x = np.zeros(d)
+    if optimizer == "adagrad":
+        s = inner.sum_of_squares + g * g
+        for j in range(d):
+            new_x[j] = x[j] - lr * (g[j] / np.sqrt(s[j]) if s[j] > 0 else 0.0)
+        inner = inner._replace(sum_of_squares=s)
+    else:
+        mu = b1 * inner.mu + (1 - b1) * g
+        if optimizer == "adam":
+            nu = b2 * inner.nu + (1 - b2) * g * g
+        else:  # yogi
+            nu = inner.nu - (1 - b2) * np.sign(inner.nu - g * g) * g * g
+        t = inner.count + 1
+        for j in range(d):
+            m_hat, v_hat = mu[j] / (1 - b1 ** t), nu[j] / (1 - b2 ** t)
+            new_x[j] = x[j] - lr * m_hat / (np.sqrt(v_hat) + tau)
+        inner = inner._replace(count=t, mu=mu, nu=nu)
+    rows = np.tile(new_x, (n, 1))
+    mask = np.zeros(n)
+    mask[chosen] = 1.0
+    return ({"x": rows, "selected": mask, "opt": (inner, *rest)},
+            {"update": uploads, "x": rows})

@@ -72,14 +72,24 @@ def server_sum(network, values: AgentArray, message: str) -> Array:
     return network.n_agents * network.mix(values, message=message)[0]
 
 
-def local_descent(x: AgentArray, problem, alpha, steps: int, correction) -> AgentArray:
+def local_descent(x: AgentArray, problem, alpha, steps, correction) -> AgentArray:
     """E = ``steps`` local steps ``φ ← φ − α(∇F(φ) + correction(φ))`` from ``φ = x``, every
-    client at once (``alpha`` scalar or ``(N,)``; a fixed-count ``lax.scan``)."""
+    client at once (``alpha`` scalar or ``(N,)``; a fixed-count ``lax.scan``). ``steps`` is one
+    count for all or a tuple ``(τ_1, ..., τ_N)`` (heterogeneous local work, as FedNova studies):
+    the scan runs ``max τ_i`` steps and client i stops after its τ_i."""
     a = per_agent(alpha, x)
+    taus = jnp.asarray(steps)[:, None] if isinstance(steps, tuple) else None
 
-    def body(phi, _):
-        return phi - a * (problem.local_grads(phi) + correction(phi)), None
-    return jax.lax.scan(body, x, None, length=steps)[0]
+    def body(phi, k):
+        moved = phi - a * (problem.local_grads(phi) + correction(phi))
+        return (moved if taus is None else jnp.where(k < taus, moved, phi)), None
+    length = max(steps) if isinstance(steps, tuple) else steps
+    return jax.lax.scan(body, x, jnp.arange(length))[0]
+
+
+def step_counts(steps, like: Array) -> Array:
+    """``τ`` broadcast against ``like`` ``(N, d)``: the scalar count or the ``(N, 1)`` counts."""
+    return jnp.asarray(steps, like.dtype)[:, None] if isinstance(steps, tuple) else steps
 
 
 def broadcast(v: Array, n: int) -> AgentArray:
@@ -94,7 +104,8 @@ def check_config(who: str, selection: str, clients, rate: float, local_steps: in
         raise ValueError(f"{who}: selection must be one of {SELECTIONS}; got {selection!r}")
     if weighting not in WEIGHTINGS:
         raise ValueError(f"{who}: weighting must be one of {WEIGHTINGS}; got {weighting!r}")
-    for field, value in (("local_steps", local_steps),) + (
+    counts = local_steps if isinstance(local_steps, tuple) and local_steps else (local_steps,)
+    for field, value in tuple(("local_steps", c) for c in counts) + (
             (("clients", clients),) if clients is not None else ()):
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise ValueError(f"{who}: {field} must be an int >= 1; got {value!r}")
@@ -107,13 +118,13 @@ def check_config(who: str, selection: str, clients, rate: float, local_steps: in
 class Federated(Algorithm):
     """A federated round (module docstring). Subclasses give the client update and the server rule.
 
-    Static configuration: ``local_steps`` (E), ``selection`` (:data:`SELECTIONS`), ``clients``
+    Static configuration: ``local_steps`` (E, or a tuple of one count per client), ``selection`` (:data:`SELECTIONS`), ``clients``
     (the fixed count of ``"uniform"``; ``None``: every client), ``rate`` (q of ``"poisson"``),
     ``weighting`` (:data:`WEIGHTINGS`).
     """
 
     params_type = FedParams
-    local_steps: int = 5
+    local_steps: int | tuple[int, ...] = 5
     selection: str = "uniform"
     clients: int | None = None
     rate: float = 1.0
@@ -126,6 +137,9 @@ class Federated(Algorithm):
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)
         check_averaging(network, self.name)
+        if isinstance(self.local_steps, tuple) and len(self.local_steps) != network.n_agents:
+            raise ValueError(f"{self.name}: local_steps must have one count per client "
+                             f"({network.n_agents}); got {len(self.local_steps)}")
         if self.clients is not None and self.clients > network.n_agents:
             raise ValueError(f"{self.name}: clients must be <= the N = {network.n_agents} "
                              f"clients of the network; got {self.clients}")
@@ -157,4 +171,4 @@ class Federated(Algorithm):
 
 
 __all__ = ["FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",
-           "local_descent", "select", "server_sum"]
+           "local_descent", "select", "server_sum", "step_counts"]

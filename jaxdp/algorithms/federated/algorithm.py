@@ -19,6 +19,12 @@ Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD 
   option II: ``y ← y − η(∇F_i(y) − c_i + c)`` E times from ``x``; ``c_i⁺ = c_i − c + (x − y)/(Eη)``;
   uploads ``Δy_i = y − x``, ``Δc_i = c_i⁺ − c_i``; server ``x ← x + η_g/|S| Σ_{i∈S} Δy_i``,
   ``c ← c + (1/N) Σ_{i∈S} Δc_i``; c⁰ = c_i⁰ = 0. Unselected clients keep ``c_i``.
+* **FedNova** — Wang, Liu, Liang, Joshi & Poor, "Tackling the objective inconsistency problem in
+  heterogeneous federated optimization", NeurIPS 2020, eq. (6)–(7) with local GD (a_i = 1 of
+  length τ_i, ‖a_i‖₁ = τ_i): client i runs τ_i local steps (``local_steps`` a tuple for
+  heterogeneous work) and uploads its normalized update ``d_i = (x − y_i)/τ_i``; the server sets
+  ``x⁺ = x − η_g τ_eff Σ_{i∈S} p_i d_i`` with ``p_i = n_i/n_S`` and ``τ_eff = Σ_{i∈S} p_i τ_i``.
+  With equal τ_i it is FedAvg (tested).
 """
 from __future__ import annotations
 
@@ -29,7 +35,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.federated._rounds import (
-    FedParams, FedState, Federated, broadcast, local_descent, server_sum,
+    FedParams, FedState, Federated, broadcast, local_descent, server_sum, step_counts,
 )
 from jaxdp.core import param
 
@@ -112,7 +118,8 @@ class Scaffold(Federated):
         mask = self.selected(noise, n)
         drift = state.c - state.ci
         y = local_descent(x, problem, params.alpha, self.local_steps, lambda phi: drift)
-        ci_plus = -drift + (x - y) / (self.local_steps * per_agent(params.alpha, x))  # option II
+        ci_plus = -drift + (x - y) / (step_counts(self.local_steps, x)
+                                      * per_agent(params.alpha, x))  # option II
         d_y = jnp.where(mask[:, None], y - x, 0)
         d_c = jnp.where(mask[:, None], ci_plus - state.ci, 0)
         avg = self.average(network, d_y, self.weights(problem, mask, x.dtype), "update")
@@ -123,4 +130,26 @@ class Scaffold(Federated):
         return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
 
 
-__all__ = ["FedAvg", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
+__all__ = ["FedAvg", "FedNova", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
+
+
+@dataclasses.dataclass(frozen=True)
+class FedNova(Federated):
+    """FedNova (Wang et al. 2020, eq. (6)–(7), local GD); see the module."""
+
+    name = "fednova"
+    cites = ("Wang, Liu, Liang, Joshi & Poor, NeurIPS 2020, eq. (6)-(7) (FedNova)",)
+    provenance = "standard"
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, x = state.x.shape[0], state.x
+        mask = self.selected(noise, n)
+        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
+        taus = jnp.broadcast_to(step_counts(self.local_steps, x), (n, 1))
+        upload = jnp.where(mask[:, None], (x - y) / taus, 0)  # d_i, normalized
+        p = self.weights(problem, mask, x.dtype)
+        d = self.average(network, upload, p, "update")  # Σ p_i d_i
+        tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
+        x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
+        return FedState(x=x_new, selected=mask), {"update": upload, "x": x_new}
