@@ -188,6 +188,18 @@ def test_adaptive_server_optimizers_descend(name):
     assert tr.final("dist_to_opt")[0] < 1e-2 * float(jnp.sum(prob.x_star ** 2))
 
 
+def test_costs_count_the_selected_clients_and_the_server_round_trip():
+    """FedAvg with m = 3 of N = 6, E = 5: 15 local gradients and 3 uploads + 6 broadcasts per
+    round; SCAFFOLD has two server products (model and control variate)."""
+    prob, net = _setting()
+    fed = algorithms.FedAvg(clients=3).costs_per_step(prob, net, algorithms.FedParams())
+    assert (fed["grad_calls"], fed["rounds"], fed["messages"]) == (15.0, 1.0, 9.0)
+    assert fed["bits"] == 9.0 * prob.dim * 64 or fed["bits"] == 9.0 * prob.dim * 32
+    sca = algorithms.Scaffold(selection="poisson", rate=0.5).costs_per_step(
+        prob, net, algorithms.FedParams())
+    assert (sca["grad_calls"], sca["rounds"], sca["messages"]) == (15.0, 2.0, 18.0)
+
+
 def test_bad_configuration_is_refused_before_the_run():
     prob, net = _setting()
     with pytest.raises(ValueError, match="selection must be one of .* got 'random'"):

@@ -163,8 +163,29 @@ class Federated(Algorithm):
         w = problem.mask.sum(axis=1) if self.weighting == "data" else jnp.ones(mask.shape)
         return jnp.where(mask, w, 0).astype(dtype)
 
+    def participation(self, n: int) -> float:
+        """The expected fraction of clients selected per round: ``clients/N`` or q."""
+        if self.selection == "poisson":
+            return float(self.rate)
+        return 1.0 if self.clients is None else self.clients / n
+
+    def costs_per_step(self, problem, network, params) -> dict[str, float]:
+        """The traced costs (:meth:`Algorithm.costs_per_step`) as the method spends them: the
+        selected clients' local work only (the program computes every client's, stacked), and per
+        server product one upload per selected client plus one broadcast per client, instead of
+        the ``2E`` directed messages of a K_N product."""
+        costs = super().costs_per_step(problem, network, params)
+        n, frac = network.n_agents, self.participation(network.n_agents)
+        per_round = n * (frac + 1.0)
+        scale = per_round / max(costs["messages"] / max(costs["rounds"], 1.0), 1.0)
+        return {**costs, "grad_calls": costs["grad_calls"] * frac,
+                "sample_grads": costs["sample_grads"] * frac,
+                "messages": costs["messages"] * scale, "bits": costs["bits"] * scale}
+
     def average(self, network, uploads: AgentArray, weights: Array, message: str) -> Array:
-        """``(d,)`` ``Σ_{k∈S} w_k U_k / Σ_{k∈S} w_k`` (0 when nobody is selected)."""
+        """``(d,)`` ``Σ_{k∈S} w_k U_k / Σ_{k∈S} w_k`` (0 when nobody is selected). The product
+        carries ``w_k U_k`` (the weights are public), so a channel on ``message`` sees exactly
+        ``U_k`` under ``weighting="uniform"``."""
         total = jnp.sum(weights)
         summed = server_sum(network, weights[:, None] * uploads, message)
         return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0)
