@@ -40,6 +40,9 @@ CASES = [
           clients=2),
     _case("scaffold", ref.scaffold, "nonconvex_logistic", local_steps=3, selection="poisson",
           rate=0.4),
+    _case("fedavg", ref.fedavg, "logistic", local_steps=2, selection="data_size", clients=3),
+    _case("fedavg", ref.fedavg, local_steps=2, selection="fair", clients=4),
+    _case("scaffold", ref.scaffold, local_steps=2, selection="fair", clients=2),
     _case("fednova", ref.fednova, local_steps=(1, 2, 3, 4, 5, 6)),
     _case("fednova", ref.fednova, "logistic", {"alpha": 0.3}, local_steps=(3, 1, 4, 1, 5, 2),
           selection="poisson", rate=0.6),
@@ -119,16 +122,34 @@ def _setting(n=6):
     return small_problem("least_squares", n_agents=n), network.make_network("complete", n)
 
 
-def test_uniform_selection_has_fixed_size_and_poisson_has_rate_q():
-    """Over 4000 rounds: uniform picks exactly m clients, each with frequency m/N; Poisson picks
-    each client with frequency q (4σ binomial band)."""
+def _select(scheme, u, m=2, rate=0.3, sizes=None, counts=None):
+    n = u.shape[-1]
+    sizes = jnp.ones(n) if sizes is None else jnp.asarray(sizes, float)
+    counts = jnp.zeros(n, jnp.int32) if counts is None else jnp.asarray(counts)
+    return np.asarray(jax.vmap(lambda v: federated._rounds.select(v, scheme, m, rate, sizes,
+                                                                   counts))(u))
+
+
+def test_selection_schemes_draw_what_they_claim():
+    """Over 4000 rounds (4σ binomial bands): uniform picks exactly m clients, each with frequency
+    m/N; Poisson each with frequency q; data size (m = 1) client k with n_k/Σn, and (m = 2)
+    the pair frequencies of numpy's successive sampling; fair takes the least selected."""
     u = jax.random.uniform(jax.random.key(0), (4000, 6))
-    uni = jax.vmap(lambda v: federated._rounds.select(v, "uniform", 2, 1.0))(u)
-    assert np.all(np.asarray(uni).sum(axis=1) == 2)
     band = 4 * np.sqrt(0.25 / 4000)
-    np.testing.assert_allclose(np.asarray(uni).mean(axis=0), 2 / 6, atol=band)
-    poi = jax.vmap(lambda v: federated._rounds.select(v, "poisson", 0, 0.3))(u)
-    np.testing.assert_allclose(np.asarray(poi).mean(axis=0), 0.3, atol=band)
+    uni = _select("uniform", u)
+    assert np.all(uni.sum(axis=1) == 2)
+    np.testing.assert_allclose(uni.mean(axis=0), 2 / 6, atol=band)
+    np.testing.assert_allclose(_select("poisson", u).mean(axis=0), 0.3, atol=band)
+    sizes = np.array([1.0, 2, 3, 4, 5, 15])
+    one = _select("data_size", u, m=1, sizes=sizes)
+    np.testing.assert_allclose(one.mean(axis=0), sizes / sizes.sum(), atol=band)
+    two = _select("data_size", u, m=2, sizes=sizes)
+    p = sizes / sizes.sum()
+    first_or_second = p + np.array([sum(p[j] * p[i] / (1 - p[j]) for j in range(6) if j != i)
+                                    for i in range(6)])
+    np.testing.assert_allclose(two.mean(axis=0), first_or_second, atol=band)
+    fair = _select("fair", u[:1], m=3, counts=[2, 0, 1, 0, 2, 1])[0]
+    assert fair.tolist() == [False, True, True, True, False, False]
 
 
 def test_fedprox_with_mu_zero_is_fedavg():
@@ -290,6 +311,10 @@ def test_float_sampler_reports_inf_with_the_reason(cls):
 def test_dp_fedavg_refuses_selection_without_the_poisson_estimator():
     with pytest.raises(ValueError, match="needs selection='poisson' and weighting='uniform'"):
         algorithms.DPFedAvg(selection="uniform")
+    with pytest.raises(ValueError, match="data sizes.* got weighting='data', selection='uniform'"):
+        algorithms.LDPFedAvg(weighting="data")
+    with pytest.raises(ValueError, match="data sizes.* got weighting='uniform', selection='data_size'"):
+        algorithms.LDPFedAvg(selection="data_size", clients=2)
     with pytest.raises(ValueError, match=r"DPFedAvgParams.z must be > 0 .* got -1"):
         prob, net = _setting()
         jaxdp.run(algorithms.DPFedAvg(), prob, net, algorithms.DPFedAvgParams(z=-1.0), steps=2,

@@ -15,13 +15,32 @@ def _a(v, i):
     return float(v) if v.ndim == 0 else float(v[i])
 
 
-def selection(u, scheme, clients, rate):
-    """The selected clients, by a loop: Poisson ``u_i < q``; uniform: the ``clients`` smallest."""
+def selection(u, scheme, clients, rate, sizes, counts):
+    """The selected clients, by a loop: Poisson ``u_i < q``; uniform: the ``clients`` smallest
+    ``u``; data size: the ``clients`` largest ``log n_i − log(−log u_i)`` (Gumbel top-k); fair: the
+    ``clients`` least selected so far, ties to the lower index."""
     n = len(u)
+    m = n if clients is None else clients
     if scheme == "poisson":
         return [i for i in range(n) if u[i] < rate]
-    order = sorted(range(n), key=lambda i: u[i])
-    return sorted(order[: n if clients is None else clients])
+    if scheme == "fair":
+        return sorted(sorted(range(n), key=lambda i: (counts[i], i))[:m])
+    if scheme == "data_size":
+        keys = [np.log(sizes[i]) - np.log(-np.log(u[i])) for i in range(n)]
+        return sorted(sorted(range(n), key=lambda i: (-keys[i], i))[:m])
+    return sorted(sorted(range(n), key=lambda i: u[i])[:m])
+
+
+def chosen_clients(st, noise, problem, scheme, clients, rate):
+    return selection(noise["u"], scheme, clients, rate, data_sizes(problem), st["counts"])
+
+
+def counts_after(st, chosen):
+    """The cumulative selection counts after this round."""
+    counts = st["counts"].copy()
+    for i in chosen:
+        counts[i] += 1
+    return counts
 
 
 def steps_of(steps, i):
@@ -58,7 +77,7 @@ def fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unif
     """FedAvg (McMahan et al. 2017, Alg. 1); with ``mu``: FedProx (Li et al. 2020, Alg. 2)."""
     x = st["x"][0]
     n, d = st["x"].shape
-    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
     uploads = np.zeros((n, d))
     for i in chosen:
         drift = (lambda w: 0.0) if mu is None else (lambda w, i=i: _a(mu, i) * (w - x))
@@ -66,9 +85,7 @@ def fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unif
     weights = data_sizes(problem) if weighting == "data" else [1.0] * n
     x_new = x + float(p["server_lr"]) * _server_average(uploads, weights, chosen, d)
     rows = np.tile(x_new, (n, 1))
-    mask = np.zeros(n)
-    mask[chosen] = 1.0
-    return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}
+    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": uploads, "x": rows}
 
 
 def fedprox(st, noise, problem, W, p, k, **config):
@@ -80,7 +97,7 @@ def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="un
     """SCAFFOLD (Karimireddy et al. 2020, Alg. 1, option II), uniform server average."""
     x, c = st["x"][0], st["c"][0]
     n, d = st["x"].shape
-    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
     d_y, d_c, ci = np.zeros((n, d)), np.zeros((n, d)), st["ci"].copy()
     for i in chosen:
         a = _a(p["alpha"], i)
@@ -90,10 +107,8 @@ def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="un
         ci[i] = ci_plus
     x_new = x + float(p["server_lr"]) * _server_average(d_y, [1.0] * n, chosen, d)
     c_new = c + sum((d_c[i] for i in chosen), np.zeros(d)) / n
-    mask = np.zeros(n)
-    mask[chosen] = 1.0
     rows, c_rows = np.tile(x_new, (n, 1)), np.tile(c_new, (n, 1))
-    return ({"x": rows, "selected": mask, "c": c_rows, "ci": ci},
+    return ({"x": rows, "counts": counts_after(st, chosen), "c": c_rows, "ci": ci},
             {"update": d_y, "control": d_c, "x": rows, "c": c_rows})
 
 
@@ -108,16 +123,14 @@ def dp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, rate=0.5):
     sum released with lattice noise zC, x ← x + η_g r/(qN)."""
     x = st["x"][0]
     n, d = st["x"].shape
-    chosen = selection(noise["u"], "poisson", None, rate)
+    chosen = chosen_clients(st, noise, problem, "poisson", None, rate)
     total = np.zeros(d)
     for i in chosen:
         w = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
         total = total + clip(w - x, float(p["clip"]))
     r = lattice(total, float(p["z"] * p["clip"]), noise["xi"])
     rows = np.tile(x + float(p["server_lr"]) * r / (rate * n), (n, 1))
-    mask = np.zeros(n)
-    mask[chosen] = 1.0
-    return {"x": rows, "selected": mask}, {"x": rows}
+    return {"x": rows, "counts": counts_after(st, chosen)}, {"x": rows}
 
 
 def ldp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
@@ -126,7 +139,7 @@ def ldp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="
     the server averages the uploads uniformly."""
     x = st["x"][0]
     n, d = st["x"].shape
-    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
     uploads = np.zeros((n, d))
     for i in chosen:
         w = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
@@ -134,9 +147,7 @@ def ldp_fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="
                              noise["xi"][i])
     x_new = x + float(p["server_lr"]) * _server_average(uploads, [1.0] * n, chosen, d)
     rows = np.tile(x_new, (n, 1))
-    mask = np.zeros(n)
-    mask[chosen] = 1.0
-    return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}
+    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": uploads, "x": rows}
 
 
 def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
@@ -145,7 +156,7 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
     x⁺ = x − η_g τ_eff Σ p_i d_i."""
     x = st["x"][0]
     n, d = st["x"].shape
-    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
     uploads = np.zeros((n, d))
     for i in chosen:
         y = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
@@ -155,9 +166,7 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
     tau_eff = sum(sizes[i] * steps_of(local_steps, i) for i in chosen) / total if chosen else 0.0
     x_new = x - float(p["server_lr"]) * tau_eff * _server_average(uploads, sizes, chosen, d)
     rows = np.tile(x_new, (n, 1))
-    mask = np.zeros(n)
-    mask[chosen] = 1.0
-    return {"x": rows, "selected": mask}, {"update": uploads, "x": rows}
+    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": uploads, "x": rows}
 
 
 def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_scheme="uniform",
@@ -166,7 +175,7 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
     adagrad written out elementwise (bias-corrected moments; Yogi's sign rule; Adagrad's sum)."""
     x = st["x"][0]
     n, d = st["x"].shape
-    chosen = selection(noise["u"], selection_scheme, clients, rate)
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
     uploads = np.zeros((n, d))
     for i in chosen:
         uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps) - x
@@ -191,7 +200,5 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
             new_x[j] = x[j] - lr * m_hat / (np.sqrt(v_hat) + tau)
         inner = inner._replace(count=t, mu=mu, nu=nu)
     rows = np.tile(new_x, (n, 1))
-    mask = np.zeros(n)
-    mask[chosen] = 1.0
-    return ({"x": rows, "selected": mask, "opt": (inner, *rest)},
+    return ({"x": rows, "counts": counts_after(st, chosen), "opt": (inner, *rest)},
             {"update": uploads, "x": rows})

@@ -18,7 +18,12 @@ A round ``t`` (one engine step), with ``x^t`` the server model:
    ``"uniform"`` — the ``clients`` smallest ``u`` (a uniformly random subset of fixed size, as in
    McMahan et al. 2017, Algorithm 1, ``S_t`` = random set of ``m`` clients); ``"poisson"`` — each
    client independently with probability ``rate`` (``u_i < rate``; the sampling DP-FedAvg's
-   amplification assumes, McMahan et al. 2018, Algorithm 1). The mask is kept in the state.
+   amplification assumes, McMahan et al. 2018, Algorithm 1); ``"data_size"`` — ``m`` clients
+   without replacement with probability ∝ ``n_k`` (successive sampling, as numpy's
+   ``choice(replace=False, p=n/Σn)``), drawn as the top ``m`` of ``log n_k − log(−log u_k)``
+   (Gumbel top-k; Efraimidis & Spirakis 2006); ``"fair"`` — the ``m`` clients selected least
+   often so far, ties to the lower index (decent-bench's ``FairSelection``, deterministic). The
+   cumulative selection counts are kept in the state.
 2. Every client runs ``local_steps`` (E) full-batch gradient steps of its local objective from
    ``x^t`` (a fixed-count inner ``lax.scan``, :func:`local_descent`); only the selected upload.
 3. The server aggregates the selected uploads (:func:`server_sum`) and updates ``x^{t+1}``.
@@ -38,7 +43,7 @@ from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.network import check_averaging
 
-SELECTIONS = ("uniform", "poisson")
+SELECTIONS = ("uniform", "poisson", "data_size", "fair")
 """Client selection schemes (see the module)."""
 WEIGHTINGS = ("data", "uniform")
 """Server weights of the selected uploads: by data size ``n_k`` (McMahan et al. 2017, eq. of
@@ -55,15 +60,25 @@ class FedParams:
 @chex.dataclass(frozen=True)
 class FedState:
     x: AgentArray  # (N, d) x^t, the server model as each client receives it (equal rows)
-    selected: Array  # (N,) bool S_{t-1}, the last round's selection
+    counts: Array  # (N,) int, how many rounds selected each client so far
 
 
-def select(u: Array, selection: str, clients: int, rate: float) -> Array:
-    """``(N,)`` bool selection mask from uniform draws ``u`` (see the module)."""
+def select(u: Array, selection: str, clients: int, rate: float, sizes: Array,
+           counts: Array) -> Array:
+    """``(N,)`` bool selection mask from uniform draws ``u`` (see the module): ``sizes`` are the
+    clients' data sizes (``"data_size"``), ``counts`` their past selections (``"fair"``)."""
     if selection == "poisson":
         return u < rate
-    rank = jnp.argsort(jnp.argsort(u))  # rank of each client's draw (ties have probability 0)
-    return rank < clients
+    if selection == "fair":
+        return rank_of(counts) < clients  # stable: ties keep the lower index first
+    if selection == "data_size":
+        return rank_of(-(jnp.log(sizes) - jnp.log(-jnp.log(u)))) < clients  # Gumbel top-k
+    return rank_of(u) < clients  # ties have probability 0
+
+
+def rank_of(v: Array) -> Array:
+    """Each entry's rank in ``v`` ascending (a stable sort)."""
+    return jnp.argsort(jnp.argsort(v, stable=True), stable=True)
 
 
 def server_sum(network, values: AgentArray, message: str) -> Array:
@@ -147,16 +162,20 @@ class Federated(Algorithm):
     def init(self, key, problem, network, params):
         del key, params
         x0 = zeros_like_models(problem, network)
-        return FedState(x=x0, selected=jnp.zeros(network.n_agents, bool))
+        return FedState(x=x0, counts=jnp.zeros(network.n_agents, jnp.int32))
 
     def noise(self, key, state, params, k):
         del params, k
-        return {"u": jax.random.uniform(key, state.selected.shape, state.x.dtype)}
+        return {"u": jax.random.uniform(key, state.counts.shape, state.x.dtype)}
 
-    def selected(self, noise, n: int) -> Array:
-        """The round's selection mask ``S_t`` from its draws."""
+    def select_clients(self, noise, state, problem) -> Array:
+        """The round's selection mask ``S_t`` from its draws (and the state, for ``"fair"``)."""
+        n = state.counts.shape[0]
         return select(noise["u"], self.selection, n if self.clients is None else self.clients,
-                      self.rate)
+                      self.rate, problem.mask.sum(axis=1), state.counts)
+
+    def counters(self, state):
+        return {"client_selections": jnp.sum(state.counts)}
 
     def weights(self, problem, mask: Array, dtype) -> Array:
         """``(N,)`` server weights of the selected clients (``n_k`` or 1; 0 off ``S_t``)."""
@@ -192,4 +211,4 @@ class Federated(Algorithm):
 
 
 __all__ = ["FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",
-           "local_descent", "select", "server_sum", "step_counts"]
+           "local_descent", "rank_of", "select", "server_sum", "step_counts"]

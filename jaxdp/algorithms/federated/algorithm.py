@@ -52,7 +52,7 @@ class FedProxParams:
 @chex.dataclass(frozen=True)
 class ScaffoldState:
     x: AgentArray  # (N, d) x, server model (equal rows)
-    selected: jnp.ndarray  # (N,) bool last selection
+    counts: jnp.ndarray  # (N,) int past selections of each client
     c: AgentArray  # (N, d) c, server control variate (equal rows)
     ci: AgentArray  # (N, d) c_i, client control variates
 
@@ -73,13 +73,13 @@ class FedAvg(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.selected(noise, n)
+        mask = self.select_clients(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps,
                           self.correction(state, params))
         upload = jnp.where(mask[:, None], y - x, 0)  # Δ_k = w_k − x^t, selected clients only
         avg = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return FedState(x=x_new, selected=mask), {"update": upload, "x": x_new}
+        return FedState(x=x_new, counts=state.counts + mask), {"update": upload, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -110,12 +110,12 @@ class Scaffold(Federated):
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
         zeros = jnp.zeros_like(base.x)
-        return ScaffoldState(x=base.x, selected=base.selected, c=zeros, ci=zeros)
+        return ScaffoldState(x=base.x, counts=base.counts, c=zeros, ci=zeros)
 
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.selected(noise, n)
+        mask = self.select_clients(noise, state, problem)
         drift = state.c - state.ci
         y = local_descent(x, problem, params.alpha, self.local_steps, lambda phi: drift)
         ci_plus = -drift + (x - y) / (step_counts(self.local_steps, x)
@@ -126,7 +126,7 @@ class Scaffold(Federated):
         c_sum = server_sum(network, d_c, "control") / n  # (1/N) Σ_{i∈S} Δc_i
         x_new = broadcast(x[0] + params.server_lr * avg, n)
         c_new = broadcast(state.c[0] + c_sum, n)
-        state = ScaffoldState(x=x_new, selected=mask, c=c_new, ci=state.ci + d_c)
+        state = ScaffoldState(x=x_new, counts=state.counts + mask, c=c_new, ci=state.ci + d_c)
         return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
 
 
@@ -144,7 +144,7 @@ class FedNova(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.selected(noise, n)
+        mask = self.select_clients(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
         taus = jnp.broadcast_to(step_counts(self.local_steps, x), (n, 1))
         upload = jnp.where(mask[:, None], (x - y) / taus, 0)  # d_i, normalized
@@ -152,4 +152,4 @@ class FedNova(Federated):
         d = self.average(network, upload, p, "update")  # Σ p_i d_i
         tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
         x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
-        return FedState(x=x_new, selected=mask), {"update": upload, "x": x_new}
+        return FedState(x=x_new, counts=state.counts + mask), {"update": upload, "x": x_new}

@@ -49,7 +49,7 @@ class FedOptParams:
 @chex.dataclass(frozen=True)
 class FedOptState:
     x: AgentArray  # (N, d) server model (equal rows)
-    selected: jnp.ndarray  # (N,) bool last selection
+    counts: jnp.ndarray  # (N,) int past selections of each client
     opt: Any  # optax state of the server optimizer, shaped like one model (d,)
 
 
@@ -76,19 +76,19 @@ class FedOpt(Federated):
 
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
-        return FedOptState(x=base.x, selected=base.selected,
+        return FedOptState(x=base.x, counts=base.counts,
                            opt=self.server(params).init(base.x[0]))
 
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.selected(noise, n)
+        mask = self.select_clients(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
         upload = jnp.where(mask[:, None], y - x, 0)
         delta = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
         x_new = broadcast(x[0] + update, n)
-        return FedOptState(x=x_new, selected=mask, opt=opt), {"update": upload, "x": x_new}
+        return FedOptState(x=x_new, counts=state.counts + mask, opt=opt), {"update": upload, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)

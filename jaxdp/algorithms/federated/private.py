@@ -118,12 +118,12 @@ class DPFedAvg(_Private):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.selected(noise, n)
+        mask = self.select_clients(noise, state, problem)
         uploads = jnp.where(mask[:, None], self.clipped_updates(state, problem, params), 0)
         total = server_sum(network, uploads, "update")  # the trusted server's sum
         r = add_noise(total, params.z * params.clip, noise["xi"], sampler=self.sampler)
         x_new = broadcast(x[0] + params.server_lr * r / (self.rate * n), n)
-        return FedState(x=x_new, selected=mask), {"x": x_new}
+        return FedState(x=x_new, counts=state.counts + mask), {"x": x_new}
 
     def account(self, problem, network, params, steps, *, delta):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
@@ -162,6 +162,14 @@ class LDPFedAvg(_Private):
     provenance = "standard"
     weighting: str = "uniform"
 
+    def __post_init__(self):
+        super().__post_init__()
+        if self.weighting != "uniform" or self.selection == "data_size":
+            raise ValueError(f"{self.name}: the server would read the clients' data sizes, which "
+                             "the relation (a client's whole data set replaced) may change: "
+                             "weighting must be 'uniform' and selection not 'data_size'; got "
+                             f"weighting={self.weighting!r}, selection={self.selection!r}")
+
     def noise(self, key, state, params, k):
         keys = jax.random.split(key)
         draws = super().noise(keys[0], state, params, k)
@@ -171,13 +179,13 @@ class LDPFedAvg(_Private):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.selected(noise, n)
+        mask = self.select_clients(noise, state, problem)
         noisy = add_noise(self.clipped_updates(state, problem, params),
                           params.z * params.clip, noise["xi"], sampler=self.sampler)
         uploads = jnp.where(mask[:, None], noisy, 0)  # only the selected clients upload
         avg = self.average(network, uploads, self.weights(problem, mask, x.dtype), "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return FedState(x=x_new, selected=mask), {"update": uploads, "x": x_new}
+        return FedState(x=x_new, counts=state.counts + mask), {"update": uploads, "x": x_new}
 
     def account(self, problem, network, params, steps, *, delta):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
