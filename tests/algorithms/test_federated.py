@@ -82,8 +82,8 @@ def test_every_federated_algorithm_is_registered_and_tested():
 FIXTURE_DIR = Path(__file__).resolve().parents[1] / "fixtures" / "decentbench_fed"
 FIXTURES = json.loads((FIXTURE_DIR / "fixtures.json").read_text())
 NO_DECENTBENCH = {
-    "fedadam": "server step is optax.adam (bias-corrected); decent-bench prints Reddi's uncorrected",
-    "fedyogi": "server step is optax.yogi (bias-corrected); decent-bench prints Reddi's uncorrected",
+    "fedadam": "server step is optax.adam (bias-corrected); decent-bench's is Reddi's uncorrected",
+    "fedyogi": "server step is optax.yogi (bias-corrected); decent-bench's is Reddi's uncorrected",
     "fedadagrad": "server step is optax.adagrad (τ² initial sum, no momentum); decent-bench's "
                   "FedAdagrad has momentum and τ outside the root",
     "dp_fedavg": "decent-bench has no DP-FedAvg",
@@ -231,7 +231,7 @@ def test_bad_configuration_is_refused_before_the_run():
         algorithms.Scaffold(local_steps=0)
     with pytest.raises(ValueError, match="local_steps must be an int >= 1; got 0"):
         algorithms.FedNova(local_steps=(1, 0, 2))
-    with pytest.raises(ValueError, match=r"local_steps must have one count per client \(6\); got 2"):
+    with pytest.raises(ValueError, match=r"one count per client \(6\); got 2"):
         jaxdp.run(algorithms.FedNova(local_steps=(1, 2)), prob, net, steps=2, progress=False)
     with pytest.raises(ValueError, match=r"FedOptParams.b1 must be in \[0, 1\) .* got 1"):
         jaxdp.run(algorithms.FedAdam(), prob, net, algorithms.FedOptParams(b1=1.0), steps=2,
@@ -313,7 +313,7 @@ def test_dp_fedavg_refuses_selection_without_the_poisson_estimator():
         algorithms.DPFedAvg(selection="uniform")
     with pytest.raises(ValueError, match="data sizes.* got weighting='data', selection='uniform'"):
         algorithms.LDPFedAvg(weighting="data")
-    with pytest.raises(ValueError, match="data sizes.* got weighting='uniform', selection='data_size'"):
+    with pytest.raises(ValueError, match="data sizes.* selection='data_size'"):
         algorithms.LDPFedAvg(selection="data_size", clients=2)
     with pytest.raises(ValueError, match=r"DPFedAvgParams.z must be > 0 .* got -1"):
         prob, net = _setting()

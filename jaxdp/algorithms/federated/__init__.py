@@ -1,14 +1,17 @@
 """Federated baselines on the same engine (issue 27): a data-less server as the average of K_N
-(:mod:`jaxdp.algorithms.federated._rounds`, where the design is argued), FedAvg, FedProx and
-SCAFFOLD, FedNova (:mod:`~jaxdp.algorithms.federated.algorithm`), FedAdam / FedYogi / FedAdagrad
-(:mod:`~jaxdp.algorithms.federated.fedopt`, optax server optimizers), and user-level DP-FedAvg with central
-and local noise (:mod:`~jaxdp.algorithms.federated.private`)."""
-from jaxdp.algorithms.federated._rounds import SELECTIONS, WEIGHTINGS, FedParams, FedState, Federated
+(:mod:`jaxdp.algorithms.federated._rounds`, where the design is argued); FedAvg, FedProx,
+SCAFFOLD and FedNova (:mod:`~jaxdp.algorithms.federated.algorithm`); FedAdam, FedYogi and
+FedAdagrad with optax server optimizers (:mod:`~jaxdp.algorithms.federated.fedopt`); user-level
+DP-FedAvg with central and local noise (:mod:`~jaxdp.algorithms.federated.private`)."""
+from jaxdp.algorithms.federated._rounds import (
+    SELECTIONS, WEIGHTINGS, FedParams, FedState, Federated,
+)
 from jaxdp.algorithms.federated.algorithm import FedAvg, FedNova, FedProx, FedProxParams, Scaffold
 from jaxdp.algorithms.federated.fedopt import FedAdagrad, FedAdam, FedOptParams, FedYogi
 from jaxdp.algorithms.federated.private import DPFedAvg, DPFedAvgParams, LDPFedAvg
 
 CLASSES = (FedAvg, FedProx, Scaffold, FedNova, FedAdam, FedYogi, FedAdagrad, DPFedAvg, LDPFedAvg)
 
-__all__ = ["CLASSES", "FedAdagrad", "FedAdam", "FedNova", "FedOptParams", "FedYogi", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg", "FedAvg", "FedParams", "FedProx", "FedProxParams", "FedState", "Federated",
-           "SELECTIONS", "Scaffold", "WEIGHTINGS"]
+__all__ = ["CLASSES", "DPFedAvg", "DPFedAvgParams", "FedAdagrad", "FedAdam", "FedAvg", "FedNova",
+           "FedOptParams", "FedParams", "FedProx", "FedProxParams", "FedState", "FedYogi",
+           "Federated", "LDPFedAvg", "SELECTIONS", "Scaffold", "WEIGHTINGS"]

@@ -133,9 +133,10 @@ def check_config(who: str, selection: str, clients, rate: float, local_steps: in
 class Federated(Algorithm):
     """A federated round (module docstring). Subclasses give the client update and the server rule.
 
-    Static configuration: ``local_steps`` (E, or a tuple of one count per client), ``selection`` (:data:`SELECTIONS`), ``clients``
-    (the fixed count of ``"uniform"``; ``None``: every client), ``rate`` (q of ``"poisson"``),
-    ``weighting`` (:data:`WEIGHTINGS`).
+    Static configuration: ``local_steps`` (E, or a tuple of one count per client), ``selection``
+    (:data:`SELECTIONS`), ``clients`` (the fixed count of ``"uniform"``, ``"data_size"`` and
+    ``"fair"``; ``None``: every client), ``rate`` (q of ``"poisson"``), ``weighting``
+    (:data:`WEIGHTINGS`).
     """
 
     params_type = FedParams

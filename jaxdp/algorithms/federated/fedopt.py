@@ -88,7 +88,8 @@ class FedOpt(Federated):
         delta = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
         x_new = broadcast(x[0] + update, n)
-        return FedOptState(x=x_new, counts=state.counts + mask, opt=opt), {"update": upload, "x": x_new}
+        state = FedOptState(x=x_new, counts=state.counts + mask, opt=opt)
+        return state, {"update": upload, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
