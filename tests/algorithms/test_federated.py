@@ -15,7 +15,7 @@ from jaxdp.algorithms import federated
 from tests.harness import Case, reference_match, small_problem
 from tests.reference import federated as ref
 
-jax.config.update("jax_enable_x64", True)  # the tests' own float64 (never at import of jaxdp)
+# float64: enabled for every test by tests/conftest.py (the library never flips it)
 
 
 def _case(name, fn, problem="least_squares", overrides=None, **config):
@@ -219,6 +219,20 @@ def test_costs_count_the_selected_clients_and_the_server_round_trip():
     sca = algorithms.Scaffold(selection="poisson", rate=0.5).costs_per_step(
         prob, net, algorithms.FedParams())
     assert (sca["grad_calls"], sca["rounds"], sca["messages"]) == (15.0, 2.0, 18.0)
+
+
+def test_the_server_average_is_checked_to_the_weights_precision():
+    """K_N with Metropolis or max-degree weights is a server's average (float64 and float32,
+    where 1/N is not exact); a ring is not, and the error names the gap."""
+    for weights in ("metropolis", "max_degree"):
+        assert network.check_averaging(network.make_network("complete", 10, weights=weights),
+                                       "x") < 1e-15
+    with jax.enable_x64(False):
+        net32 = network.make_network("complete", 10)
+    assert 0 < network.averaging_gap(net32) < 1e-7
+    network.check_averaging(net32, "x")
+    with pytest.raises(ValueError, match=r"fedavg needs the central server's average.* = 0\.233"):
+        network.check_averaging(network.make_network("ring", 10), "fedavg")
 
 
 def test_bad_configuration_is_refused_before_the_run():
