@@ -202,3 +202,25 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
     rows = np.tile(new_x, (n, 1))
     return ({"x": rows, "counts": counts_after(st, chosen), "opt": (inner, *rest)},
             {"update": uploads, "x": rows})
+
+
+def feddyn(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
+           clients=None, rate=1.0):
+    """FedDyn (Acar et al. 2021, Alg. 1): local steps on f_i − ⟨g_i, θ⟩ + (α/2)‖θ − θ^t‖²,
+    g_i ← g_i − α(θ_i − θ^t); h ← h − (α/N)Σ(θ_i − θ^t); θ = mean θ_i − h/α."""
+    x, h, a = st["x"][0], st["h"][0], float(p["penalty"])
+    n, d = st["x"].shape
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
+    uploads, g = np.zeros((n, d)), st["g"].copy()
+    for i in chosen:
+        y = client_update(problem, i, x, _a(p["alpha"], i), local_steps,
+                          lambda w, i=i: -st["g"][i] + a * (w - x))
+        uploads[i] = y - x
+        g[i] = st["g"][i] - a * (y - x)
+    x_new = x
+    if chosen:
+        h = h - a / n * sum((uploads[i] for i in chosen), np.zeros(d))
+        x_new = sum((x + uploads[i] for i in chosen), np.zeros(d)) / len(chosen) - h / a
+    rows = np.tile(x_new, (n, 1))
+    return ({"x": rows, "counts": counts_after(st, chosen), "h": np.tile(h, (n, 1)), "g": g},
+            {"update": uploads, "x": rows})

@@ -25,6 +25,12 @@ Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD 
   heterogeneous work) and uploads its normalized update ``d_i = (x − y_i)/τ_i``; the server sets
   ``x⁺ = x − η_g τ_eff Σ_{i∈S} p_i d_i`` with ``p_i = n_i/n_S`` and ``τ_eff = Σ_{i∈S} p_i τ_i``.
   With equal τ_i it is FedAvg (tested).
+* **FedDyn** — Acar, Zhao, Matas, Mattina, Whatmough & Saligrama, "Federated learning based on
+  dynamic regularization", ICLR 2021, Algorithm 1: client i approximately minimizes
+  ``f_i(θ) − ⟨g_i, θ⟩ + (α/2)‖θ − θ^t‖²`` by E gradient steps from θ^t (as in the paper's
+  experiments), then ``g_i ← g_i − α(θ_i − θ^t)``; the server sets
+  ``h ← h − (α/N) Σ_{i∈S} (θ_i − θ^t)`` and ``θ^{t+1} = (1/|S|) Σ_{i∈S} θ_i − h/α`` (unchanged
+  when nobody is selected); g_i⁰ = h⁰ = 0.
 """
 from __future__ import annotations
 
@@ -47,6 +53,21 @@ class FedProxParams:
                              doc="η_g, server step on the averaged update (1: the average)")
     mu: float = param(0.1, domain="nonnegative",
                       doc="μ, proximal weight of h_k = F_k + (μ/2)‖w − x^t‖² (Li et al. eq. (2))")
+
+
+@chex.dataclass(frozen=True)
+class FedDynParams:
+    alpha: float = param(0.05, domain="positive", doc="η, client learning rate")
+    penalty: float = param(0.1, domain="positive", per_agent=False,
+                           doc="α, dynamic regularization weight (Acar et al. 2021, Algorithm 1)")
+
+
+@chex.dataclass(frozen=True)
+class FedDynState:
+    x: AgentArray  # (N, d) θ^t, server model (equal rows)
+    counts: jnp.ndarray  # (N,) int past selections of each client
+    h: AgentArray  # (N, d) h, the server's state (equal rows)
+    g: AgentArray  # (N, d) g_i, the clients' dynamic states (∇L_i of the paper)
 
 
 @chex.dataclass(frozen=True)
@@ -130,7 +151,7 @@ class Scaffold(Federated):
         return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
 
 
-__all__ = ["FedAvg", "FedNova", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
+__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedNova", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -153,3 +174,42 @@ class FedNova(Federated):
         tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
         x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
         return FedState(x=x_new, counts=state.counts + mask), {"update": upload, "x": x_new}
+
+
+@dataclasses.dataclass(frozen=True)
+class FedDyn(Federated):
+    """FedDyn (Acar et al. 2021, Algorithm 1); see the module. Its server averages the selected
+    models uniformly (``weighting="uniform"``, the only one allowed)."""
+
+    name = "feddyn"
+    cites = ("Acar, Zhao, Matas, Mattina, Whatmough & Saligrama, ICLR 2021, Algorithm 1",)
+    provenance = "standard"
+    params_type = FedDynParams
+    weighting: str = "uniform"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.weighting != "uniform":
+            raise ValueError(f"{self.name}: the server's h sums the selected updates and θ "
+                             f"averages them uniformly: weighting must be 'uniform'; got "
+                             f"{self.weighting!r}")
+
+    def init(self, key, problem, network, params):
+        base = super().init(key, problem, network, params)
+        zeros = jnp.zeros_like(base.x)
+        return FedDynState(x=base.x, counts=base.counts, h=zeros, g=zeros)
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, x, a = state.x.shape[0], state.x, params.penalty
+        mask = self.select_clients(noise, state, problem)
+        y = local_descent(x, problem, params.alpha, self.local_steps,
+                          lambda phi: -state.g + a * (phi - x))
+        upload = jnp.where(mask[:, None], y - x, 0)
+        avg = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
+        some = jnp.any(mask)
+        h = state.h[0] - a / n * jnp.sum(mask) * avg  # Σ_{i∈S}(θ_i − θ^t) = |S|·avg
+        x_new = broadcast(jnp.where(some, x[0] + avg - h / a, x[0]), n)
+        g = jnp.where(mask[:, None], state.g - a * (y - x), state.g)
+        state = FedDynState(x=x_new, counts=state.counts + mask, h=broadcast(h, n), g=g)
+        return state, {"update": upload, "x": x_new}
