@@ -50,6 +50,9 @@ ALGORITHMS = {
     "feddyn": ("logistic", "FedDyn", {"step_size": 0.3, "num_local_steps": 3, "penalty": 0.2},
                "feddyn", {"local_steps": 3}, {"alpha": 0.3, "penalty": 0.2},
                SAME + " (g_i⁰ = h⁰ = 0)"),
+    "fedpd": ("least_squares", "FedPD", {"step_size": 0.1, "num_local_steps": 3, "penalty": 0.5},
+              "fedpd", {"local_steps": 3}, {"alpha": 0.1, "eta": 0.5},
+              SAME + " (skip probability p = 0: every round averages the centres)"),
     "fednova": ("least_squares", "FedNova", {"step_size": 0.05, "num_local_steps": [1, 2, 3, 4,
                                                                                      5, 6]},
                 "fednova", {"local_steps": (1, 2, 3, 4, 5, 6)}, {"alpha": 0.05},
@@ -81,7 +84,9 @@ def run_decentbench(spec_path: str) -> None:
         kwargs = dict(entry["decentbench_kwargs"])
         if isinstance(kwargs.get("num_local_steps"), list):
             kwargs["num_local_steps"] = dict(zip(clients, kwargs["num_local_steps"], strict=True))
-        alg = getattr(federated, entry["decentbench_class"])(selection_scheme=None, **kwargs)
+        if entry["decentbench_class"] != "FedPD":  # FedPD has no selection (every client)
+            kwargs["selection_scheme"] = None
+        alg = getattr(federated, entry["decentbench_class"])(**kwargs)
         traj = [np.zeros(p2p.DIM)]
 
         def record(_k, net=net, traj=traj):

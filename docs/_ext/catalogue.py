@@ -52,6 +52,7 @@ ORIGINALS = {
     "Scaffold": ("bib-scaffold", "Karimireddy et al. 2020"),
     "FedNova": ("bib-fednova", "Wang et al. 2020"),
     "FedDyn": ("bib-feddyn", "Acar et al. 2021"),
+    "FedPD": ("bib-fedpd", "Zhang et al. 2021"),
     "FedAdam": ("bib-fedopt", "Reddi et al. 2021"),
     "FedYogi": ("bib-fedopt", "Reddi et al. 2021"),
     "FedAdagrad": ("bib-fedopt", "Reddi et al. 2021"),

@@ -45,6 +45,8 @@ CASES = [
     _case("scaffold", ref.scaffold, local_steps=2, selection="fair", clients=2),
     _case("fednova", ref.fednova, local_steps=(1, 2, 3, 4, 5, 6)),
     _case("feddyn", ref.feddyn, local_steps=3),
+    _case("fedpd", ref.fedpd, "logistic", {"eta": 0.5}, local_steps=3),
+    _case("fedpd", ref.fedpd, overrides={"p": 0.5, "alpha": 0.1}, local_steps=(1, 2, 3, 1, 2, 3)),
     _case("feddyn", ref.feddyn, "logistic", {"alpha": 0.2, "penalty": 0.5}, local_steps=2,
           selection="poisson", rate=0.4),
     _case("fednova", ref.fednova, "logistic", {"alpha": 0.3}, local_steps=(3, 1, 4, 1, 5, 2),
@@ -248,6 +250,10 @@ def test_bad_configuration_is_refused_before_the_run():
         algorithms.Scaffold(local_steps=0)
     with pytest.raises(ValueError, match="local_steps must be an int >= 1; got 0"):
         algorithms.FedNova(local_steps=(1, 0, 2))
+    with pytest.raises(ValueError, match="FedPD has no client sampling.* clients=3"):
+        algorithms.FedPD(clients=3)
+    with pytest.raises(ValueError, match="weighting must be 'uniform'; got 'data'"):
+        algorithms.FedDyn(weighting="data")
     with pytest.raises(ValueError, match=r"one count per client \(6\); got 2"):
         jaxdp.run(algorithms.FedNova(local_steps=(1, 2)), prob, net, steps=2, progress=False)
     with pytest.raises(ValueError, match=r"FedOptParams.b1 must be in \[0, 1\) .* got 1"):

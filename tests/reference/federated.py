@@ -224,3 +224,26 @@ def feddyn(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unif
     rows = np.tile(x_new, (n, 1))
     return ({"x": rows, "counts": counts_after(st, chosen), "h": np.tile(h, (n, 1)), "g": g},
             {"update": uploads, "x": rows})
+
+
+def fedpd(st, noise, problem, W, p, k, *, local_steps=5):
+    """FedPD (Zhang et al. 2021, Alg. 1): local steps on the augmented Lagrangian from x_i, dual
+    and centre updates per client; with the coin ≥ p the server averages the centres."""
+    eta = float(p["eta"])
+    n, d = st["x"].shape
+    xi, lam, cand = st["xi"].copy(), st["lam"].copy(), np.zeros((n, d))
+    for i in range(n):
+        c = st["center"][i]
+        xi[i] = client_update(problem, i, st["xi"][i], _a(p["alpha"], i), local_steps,
+                              lambda w, i=i, c=c: st["lam"][i] + (w - c) / eta)
+        lam[i] = st["lam"][i] + (xi[i] - c) / eta
+        cand[i] = xi[i] + eta * lam[i]
+    sync = noise["coin"] >= float(p["p"])
+    if sync:
+        avg = sum((cand[i] for i in range(n)), np.zeros(d)) / n
+        x_rows, center, sent = np.tile(avg, (n, 1)), np.tile(avg, (n, 1)), cand
+    else:
+        x_rows, center, sent = st["x"], cand, np.zeros((n, d))
+    state = {"x": x_rows, "counts": counts_after(st, range(n)), "xi": xi, "lam": lam,
+             "center": center}
+    return state, {"center": sent, "x": x_rows}

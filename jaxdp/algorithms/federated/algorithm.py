@@ -31,12 +31,21 @@ Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD 
   experiments), then ``g_i ← g_i − α(θ_i − θ^t)``; the server sets
   ``h ← h − (α/N) Σ_{i∈S} (θ_i − θ^t)`` and ``θ^{t+1} = (1/|S|) Σ_{i∈S} θ_i − h/α`` (unchanged
   when nobody is selected); g_i⁰ = h⁰ = 0.
+* **FedPD** — Zhang, Hong, Dhople, Yin & Liu, "FedPD: a federated learning framework with
+  adaptivity to non-IID data", IEEE TSP 2021, Algorithm 1 (local gradient steps as the oracle):
+  every client keeps its primal ``x_i``, dual ``λ_i`` and centre ``x_{0,i}``; it runs E steps on
+  ``f_i(x) + ⟨λ_i, x − x_{0,i}⟩ + (1/2η)‖x − x_{0,i}‖²`` from its own ``x_i``, then
+  ``λ_i ← λ_i + (x_i − x_{0,i})/η`` and ``x_{0,i} ← x_i + ηλ_i``; with probability ``1 − p`` (one
+  coin per round) the server averages the centres and every client takes that average as its
+  centre, else every client keeps its own. Full participation (the paper has no client sampling);
+  x_i⁰ = λ_i⁰ = x_{0,i}⁰ = 0.
 """
 from __future__ import annotations
 
 import dataclasses
 
 import chex
+import jax
 import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, per_agent
@@ -68,6 +77,24 @@ class FedDynState:
     counts: jnp.ndarray  # (N,) int past selections of each client
     h: AgentArray  # (N, d) h, the server's state (equal rows)
     g: AgentArray  # (N, d) g_i, the clients' dynamic states (∇L_i of the paper)
+
+
+@chex.dataclass(frozen=True)
+class FedPDParams:
+    alpha: float = param(0.05, domain="positive", doc="client learning rate of the local steps")
+    eta: float = param(1.0, domain="positive", per_agent=False,
+                       doc="η, penalty (1/2η)‖x − x_0‖² and dual step 1/η (Zhang et al. 2021)")
+    p: float = param(0.0, domain="probability", per_agent=False,
+                     doc="p, probability that a round skips the server's averaging")
+
+
+@chex.dataclass(frozen=True)
+class FedPDState:
+    x: AgentArray  # (N, d) the server's last average (equal rows)
+    counts: jnp.ndarray  # (N,) int rounds each client took part in
+    xi: AgentArray  # (N, d) x_i, client primal variables
+    lam: AgentArray  # (N, d) λ_i, client duals
+    center: AgentArray  # (N, d) x_{0,i}, client centres
 
 
 @chex.dataclass(frozen=True)
@@ -151,7 +178,7 @@ class Scaffold(Federated):
         return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
 
 
-__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedNova", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
+__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedNova", "FedPD", "FedPDParams", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -213,3 +240,48 @@ class FedDyn(Federated):
         g = jnp.where(mask[:, None], state.g - a * (y - x), state.g)
         state = FedDynState(x=x_new, counts=state.counts + mask, h=broadcast(h, n), g=g)
         return state, {"update": upload, "x": x_new}
+
+
+@dataclasses.dataclass(frozen=True)
+class FedPD(Federated):
+    """FedPD (Zhang et al. 2021, Algorithm 1); see the module. Every client each round."""
+
+    name = "fedpd"
+    cites = ("Zhang, Hong, Dhople, Yin & Liu, IEEE TSP 2021, Algorithm 1 (FedPD)",)
+    provenance = "standard"
+    params_type = FedPDParams
+    weighting: str = "uniform"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.selection != "uniform" or self.clients is not None or self.weighting != "uniform":
+            raise ValueError(f"{self.name}: FedPD has no client sampling and averages uniformly: "
+                             "selection='uniform', clients=None, weighting='uniform'; got "
+                             f"selection={self.selection!r}, clients={self.clients!r}, "
+                             f"weighting={self.weighting!r}")
+
+    def init(self, key, problem, network, params):
+        base = super().init(key, problem, network, params)
+        zeros = jnp.zeros_like(base.x)
+        return FedPDState(x=base.x, counts=base.counts, xi=zeros, lam=zeros, center=zeros)
+
+    def noise(self, key, state, params, k):
+        keys = jax.random.split(key)
+        return {**super().noise(keys[0], state, params, k),
+                "coin": jax.random.uniform(keys[1], (), state.x.dtype)}
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, eta = state.x.shape[0], params.eta
+        mask = self.select_clients(noise, state, problem)  # every client
+        xi = local_descent(state.xi, problem, params.alpha, self.local_steps,
+                           lambda phi: state.lam + (phi - state.center) / eta)
+        lam = state.lam + (xi - state.center) / eta
+        candidate = xi + eta * lam
+        sync = noise["coin"] >= params.p
+        sent = jnp.where(sync, candidate, 0)
+        avg = broadcast(self.average(network, sent, self.weights(problem, mask, xi.dtype),
+                                     "center"), n)
+        state = FedPDState(x=jnp.where(sync, avg, state.x), counts=state.counts + mask, xi=xi,
+                           lam=lam, center=jnp.where(sync, avg, candidate))
+        return state, {"center": sent, "x": state.x}
