@@ -178,7 +178,6 @@ class Scaffold(Federated):
         return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
 
 
-__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedNova", "FedPD", "FedPDParams", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -285,3 +284,7 @@ class FedPD(Federated):
         state = FedPDState(x=jnp.where(sync, avg, state.x), counts=state.counts + mask, xi=xi,
                            lam=lam, center=jnp.where(sync, avg, candidate))
         return state, {"center": sent, "x": state.x}
+
+
+__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedNova", "FedPD", "FedPDParams", "FedProx",
+           "FedProxParams", "Scaffold", "ScaffoldState"]
