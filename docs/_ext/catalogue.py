@@ -53,6 +53,7 @@ ORIGINALS = {
     "FedNova": ("bib-fednova", "Wang et al. 2020"),
     "FedDyn": ("bib-feddyn", "Acar et al. 2021"),
     "FedPD": ("bib-fedpd", "Zhang et al. 2021"),
+    "FedLT": ("bib-fedlt", "Bastianello, Liu & Johansson 2024"),
     "FedAdam": ("bib-fedopt", "Reddi et al. 2021"),
     "FedYogi": ("bib-fedopt", "Reddi et al. 2021"),
     "FedAdagrad": ("bib-fedopt", "Reddi et al. 2021"),

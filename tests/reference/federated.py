@@ -247,3 +247,23 @@ def fedpd(st, noise, problem, W, p, k, *, local_steps=5):
     state = {"x": x_rows, "counts": counts_after(st, range(n)), "xi": xi, "lam": lam,
              "center": center}
     return state, {"center": sent, "x": x_rows}
+
+
+def fedlt(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uniform",
+          clients=None, rate=1.0):
+    """Fed-LT: y = mean z_i; a selected client runs E steps on f_i + (1/2ρ)‖w − (2y − z_i)‖²
+    from its x_i, then z_i ← z_i + 2(x_i − y)."""
+    n, d = st["x"].shape
+    rho = float(p["rho"])
+    y = sum((st["z"][i] for i in range(n)), np.zeros(d)) / n
+    chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
+    xi, z, sent = st["xi"].copy(), st["z"].copy(), np.zeros((n, d))
+    for i in chosen:
+        v = 2 * y - st["z"][i]
+        xi[i] = client_update(problem, i, st["xi"][i], _a(p["alpha"], i), local_steps,
+                              lambda w, v=v: (w - v) / rho)
+        z[i] = st["z"][i] + 2 * (xi[i] - y)
+        sent[i] = z[i]
+    rows = np.tile(y, (n, 1))
+    return ({"x": rows, "counts": counts_after(st, chosen), "xi": xi, "z": z},
+            {"z": sent, "x": rows})

@@ -39,6 +39,12 @@ Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD 
   coin per round) the server averages the centres and every client takes that average as its
   centre, else every client keeps its own. Full participation (the paper has no client sampling);
   x_i⁰ = λ_i⁰ = x_{0,i}⁰ = 0.
+* **Fed-LT** — Bastianello, Liu & Johansson, "Enhancing privacy in federated learning through
+  local training", arXiv 2024 (Fed-PLT without its noise; a Peaceman–Rachford splitting round):
+  the server broadcasts ``y = (1/N) Σ_i z_i`` (its stored z, h = 0); a selected client runs E
+  steps ``w ← w − α(∇f_i(w) + (w − v_i)/ρ)`` from its own ``x_i`` with ``v_i = 2y − z_i``, sets
+  ``x_i = w`` and ``z_i ← z_i + 2(x_i − y)``, and uploads ``z_i``; unselected clients keep both;
+  x_i⁰ = z_i⁰ = 0. The server model of round t is its broadcast ``y``.
 """
 from __future__ import annotations
 
@@ -95,6 +101,21 @@ class FedPDState:
     xi: AgentArray  # (N, d) x_i, client primal variables
     lam: AgentArray  # (N, d) λ_i, client duals
     center: AgentArray  # (N, d) x_{0,i}, client centres
+
+
+@chex.dataclass(frozen=True)
+class FedLTParams:
+    alpha: float = param(0.05, domain="positive", doc="γ, client learning rate of the local steps")
+    rho: float = param(1.0, domain="positive", per_agent=False,
+                       doc="ρ, penalty (1/2ρ)‖w − v_i‖² of the local problem")
+
+
+@chex.dataclass(frozen=True)
+class FedLTState:
+    x: AgentArray  # (N, d) y, the server's last broadcast (equal rows)
+    counts: jnp.ndarray  # (N,) int past selections of each client
+    xi: AgentArray  # (N, d) x_i, client local models
+    z: AgentArray  # (N, d) z_i, the clients' auxiliary variables (the server stores the same)
 
 
 @chex.dataclass(frozen=True)
@@ -286,5 +307,34 @@ class FedPD(Federated):
         return state, {"center": sent, "x": state.x}
 
 
-__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedNova", "FedPD", "FedPDParams", "FedProx",
-           "FedProxParams", "Scaffold", "ScaffoldState"]
+@dataclasses.dataclass(frozen=True)
+class FedLT(Federated):
+    """Fed-LT (Bastianello, Liu & Johansson 2024, Fed-PLT without noise); see the module."""
+
+    name = "fedlt"
+    cites = ("Bastianello, Liu & Johansson, arXiv 2024 (Fed-PLT without noise: Fed-LT)",)
+    provenance = "standard"
+    params_type = FedLTParams
+
+    def init(self, key, problem, network, params):
+        base = super().init(key, problem, network, params)
+        zeros = jnp.zeros_like(base.x)
+        return FedLTState(x=base.x, counts=base.counts, xi=zeros, z=zeros)
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n = state.x.shape[0]
+        y = broadcast(server_sum(network, state.z, "z") / n, n)  # the stored z_i, averaged
+        mask = self.select_clients(noise, state, problem)
+        v = 2 * y - state.z
+        w = local_descent(state.xi, problem, params.alpha, self.local_steps,
+                          lambda phi: (phi - v) / params.rho)
+        z = jnp.where(mask[:, None], state.z + 2 * (w - y), state.z)
+        x_new = y
+        state = FedLTState(x=x_new, counts=state.counts + mask,
+                           xi=jnp.where(mask[:, None], w, state.xi), z=z)
+        return state, {"z": jnp.where(mask[:, None], z, 0), "x": x_new}
+
+
+__all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedLT", "FedLTParams", "FedNova", "FedPD",
+           "FedPDParams", "FedProx", "FedProxParams", "Scaffold", "ScaffoldState"]
