@@ -85,7 +85,8 @@ def fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unif
     weights = data_sizes(problem) if weighting == "data" else [1.0] * n
     x_new = x + float(p["server_lr"]) * _server_average(uploads, weights, chosen, d)
     rows = np.tile(x_new, (n, 1))
-    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": uploads, "x": rows}
+    sent = np.array([weights[i] * uploads[i] for i in range(n)])  # n_k Δ_k (or Δ_k)
+    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": sent, "x": rows}
 
 
 def fedprox(st, noise, problem, W, p, k, **config):
@@ -166,7 +167,8 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
     tau_eff = sum(sizes[i] * steps_of(local_steps, i) for i in chosen) / total if chosen else 0.0
     x_new = x - float(p["server_lr"]) * tau_eff * _server_average(uploads, sizes, chosen, d)
     rows = np.tile(x_new, (n, 1))
-    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": uploads, "x": rows}
+    sent = np.array([sizes[i] * uploads[i] for i in range(n)])
+    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": sent, "x": rows}
 
 
 def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_scheme="uniform",
@@ -257,13 +259,12 @@ def fedlt(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unifo
     rho = float(p["rho"])
     y = sum((st["z"][i] for i in range(n)), np.zeros(d)) / n
     chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
-    xi, z, sent = st["xi"].copy(), st["z"].copy(), np.zeros((n, d))
+    xi, z = st["xi"].copy(), st["z"].copy()
     for i in chosen:
         v = 2 * y - st["z"][i]
         xi[i] = client_update(problem, i, st["xi"][i], _a(p["alpha"], i), local_steps,
                               lambda w, v=v: (w - v) / rho)
         z[i] = st["z"][i] + 2 * (xi[i] - y)
-        sent[i] = z[i]
     rows = np.tile(y, (n, 1))
     return ({"x": rows, "counts": counts_after(st, chosen), "xi": xi, "z": z},
-            {"z": sent, "x": rows})
+            {"z": st["z"], "x": rows})

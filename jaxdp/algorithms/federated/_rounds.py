@@ -202,13 +202,15 @@ class Federated(Algorithm):
                 "sample_grads": costs["sample_grads"] * frac,
                 "messages": costs["messages"] * scale, "bits": costs["bits"] * scale}
 
-    def average(self, network, uploads: AgentArray, weights: Array, message: str) -> Array:
-        """``(d,)`` ``Σ_{k∈S} w_k U_k / Σ_{k∈S} w_k`` (0 when nobody is selected). The product
-        carries ``w_k U_k`` (the weights are public), so a channel on ``message`` sees exactly
-        ``U_k`` under ``weighting="uniform"``."""
+    def average(self, network, uploads: AgentArray, weights: Array, message: str):
+        """``((d,) Σ_{k∈S} w_k U_k / Σ_{k∈S} w_k, (N, d) w_k U_k)``: the average (0 when nobody
+        is selected) and what the product carries, the step's message: each selected client
+        sends ``w_k U_k`` (``n_k U_k`` under ``weighting="data"``, ``U_k`` under ``"uniform"``;
+        the server divides by ``Σ w_k``)."""
         total = jnp.sum(weights)
-        summed = server_sum(network, weights[:, None] * uploads, message)
-        return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0)
+        sent = weights[:, None] * uploads
+        summed = server_sum(network, sent, message)
+        return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0), sent
 
 
 __all__ = ["FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",

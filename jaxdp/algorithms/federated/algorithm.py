@@ -44,7 +44,8 @@ Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD 
   the server broadcasts ``y = (1/N) Σ_i z_i`` (its stored z, h = 0); a selected client runs E
   steps ``w ← w − α(∇f_i(w) + (w − v_i)/ρ)`` from its own ``x_i`` with ``v_i = 2y − z_i``, sets
   ``x_i = w`` and ``z_i ← z_i + 2(x_i − y)``, and uploads ``z_i``; unselected clients keep both;
-  x_i⁰ = z_i⁰ = 0. The server model of round t is its broadcast ``y``.
+  x_i⁰ = z_i⁰ = 0. The server model of round t is its broadcast ``y``; the round's message ``z``
+  is the stored z the server averages (each z_i as uploaded at its last selection).
 """
 from __future__ import annotations
 
@@ -146,9 +147,9 @@ class FedAvg(Federated):
         y = local_descent(x, problem, params.alpha, self.local_steps,
                           self.correction(state, params))
         upload = jnp.where(mask[:, None], y - x, 0)  # Δ_k = w_k − x^t, selected clients only
-        avg = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
+        avg, sent = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": upload, "x": x_new}
+        return FedState(x=x_new, counts=state.counts + mask), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -191,12 +192,12 @@ class Scaffold(Federated):
                                       * per_agent(params.alpha, x))  # option II
         d_y = jnp.where(mask[:, None], y - x, 0)
         d_c = jnp.where(mask[:, None], ci_plus - state.ci, 0)
-        avg = self.average(network, d_y, self.weights(problem, mask, x.dtype), "update")
+        avg, sent = self.average(network, d_y, self.weights(problem, mask, x.dtype), "update")
         c_sum = server_sum(network, d_c, "control") / n  # (1/N) Σ_{i∈S} Δc_i
         x_new = broadcast(x[0] + params.server_lr * avg, n)
         c_new = broadcast(state.c[0] + c_sum, n)
         state = ScaffoldState(x=x_new, counts=state.counts + mask, c=c_new, ci=state.ci + d_c)
-        return state, {"update": d_y, "control": d_c, "x": x_new, "c": c_new}
+        return state, {"update": sent, "control": d_c, "x": x_new, "c": c_new}
 
 
 
@@ -217,10 +218,10 @@ class FedNova(Federated):
         taus = jnp.broadcast_to(step_counts(self.local_steps, x), (n, 1))
         upload = jnp.where(mask[:, None], (x - y) / taus, 0)  # d_i, normalized
         p = self.weights(problem, mask, x.dtype)
-        d = self.average(network, upload, p, "update")  # Σ p_i d_i
+        d, sent = self.average(network, upload, p, "update")  # Σ p_i d_i
         tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
         x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": upload, "x": x_new}
+        return FedState(x=x_new, counts=state.counts + mask), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -253,13 +254,13 @@ class FedDyn(Federated):
         y = local_descent(x, problem, params.alpha, self.local_steps,
                           lambda phi: -state.g + a * (phi - x))
         upload = jnp.where(mask[:, None], y - x, 0)
-        avg = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
+        avg, sent = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         some = jnp.any(mask)
         h = state.h[0] - a / n * jnp.sum(mask) * avg  # Σ_{i∈S}(θ_i − θ^t) = |S|·avg
         x_new = broadcast(jnp.where(some, x[0] + avg - h / a, x[0]), n)
         g = jnp.where(mask[:, None], state.g - a * (y - x), state.g)
         state = FedDynState(x=x_new, counts=state.counts + mask, h=broadcast(h, n), g=g)
-        return state, {"update": upload, "x": x_new}
+        return state, {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -301,7 +302,7 @@ class FedPD(Federated):
         sync = noise["coin"] >= params.p
         sent = jnp.where(sync, candidate, 0)
         avg = broadcast(self.average(network, sent, self.weights(problem, mask, xi.dtype),
-                                     "center"), n)
+                                     "center")[0], n)
         state = FedPDState(x=jnp.where(sync, avg, state.x), counts=state.counts + mask, xi=xi,
                            lam=lam, center=jnp.where(sync, avg, candidate))
         return state, {"center": sent, "x": state.x}
@@ -324,7 +325,8 @@ class FedLT(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n = state.x.shape[0]
-        y = broadcast(server_sum(network, state.z, "z") / n, n)  # the stored z_i, averaged
+        state_z = state.z  # the z_i the server stored (uploaded in earlier rounds): the message
+        y = broadcast(server_sum(network, state_z, "z") / n, n)
         mask = self.select_clients(noise, state, problem)
         v = 2 * y - state.z
         w = local_descent(state.xi, problem, params.alpha, self.local_steps,
@@ -333,7 +335,7 @@ class FedLT(Federated):
         x_new = y
         state = FedLTState(x=x_new, counts=state.counts + mask,
                            xi=jnp.where(mask[:, None], w, state.xi), z=z)
-        return state, {"z": jnp.where(mask[:, None], z, 0), "x": x_new}
+        return state, {"z": state_z, "x": x_new}
 
 
 __all__ = ["FedAvg", "FedDyn", "FedDynParams", "FedLT", "FedLTParams", "FedNova", "FedPD",

@@ -85,11 +85,12 @@ class FedOpt(Federated):
         mask = self.select_clients(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
         upload = jnp.where(mask[:, None], y - x, 0)
-        delta = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
+        delta, sent = self.average(network, upload, self.weights(problem, mask, x.dtype),
+                                   "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
         x_new = broadcast(x[0] + update, n)
         state = FedOptState(x=x_new, counts=state.counts + mask, opt=opt)
-        return state, {"update": upload, "x": x_new}
+        return state, {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)

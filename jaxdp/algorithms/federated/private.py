@@ -183,7 +183,7 @@ class LDPFedAvg(_Private):
         noisy = add_noise(self.clipped_updates(state, problem, params),
                           params.z * params.clip, noise["xi"], sampler=self.sampler)
         uploads = jnp.where(mask[:, None], noisy, 0)  # only the selected clients upload
-        avg = self.average(network, uploads, self.weights(problem, mask, x.dtype), "update")
+        avg, _ = self.average(network, uploads, self.weights(problem, mask, x.dtype), "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
         return FedState(x=x_new, counts=state.counts + mask), {"update": uploads, "x": x_new}
 
