@@ -95,6 +95,8 @@ class FedOpt(Federated):
 
 @dataclasses.dataclass(frozen=True)
 class FedAdam(FedOpt):
+    """FedAdam (Reddi et al. 2021, Algorithm 2): server step optax.adam on −Δ_t; see the module."""
+
     name = "fedadam"
     cites = ("Reddi et al., ICLR 2021, Algorithm 2 (FedAdam), server optax.adam",)
     optimizer = "adam"
@@ -102,6 +104,8 @@ class FedAdam(FedOpt):
 
 @dataclasses.dataclass(frozen=True)
 class FedYogi(FedOpt):
+    """FedYogi (Reddi et al. 2021, Algorithm 2): server step optax.yogi on −Δ_t; see the module."""
+
     name = "fedyogi"
     cites = ("Reddi et al., ICLR 2021, Algorithm 2 (FedYogi), server optax.yogi",)
     optimizer = "yogi"
@@ -109,6 +113,9 @@ class FedYogi(FedOpt):
 
 @dataclasses.dataclass(frozen=True)
 class FedAdagrad(FedOpt):
+    """FedAdagrad (Reddi et al. 2021, Algorithm 2): server step optax.adagrad on −Δ_t (v_{−1} =
+    τ², no momentum); see the module."""
+
     name = "fedadagrad"
     cites = ("Reddi et al., ICLR 2021, Algorithm 2 (FedAdagrad), server optax.adagrad",)
     optimizer = "adagrad"
