@@ -27,6 +27,7 @@ FAMILIES = {
     "recal": ("bib-recal", "Wang, Guo, Yang & Shi 2024 (DP-RECAL)", "paper 003"),
     "ltadmm": ("bib-ltadmm", "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 "
                              "(LT-ADMM-DP)", "paper 004"),
+    "federated": ("", "", "federated baselines (issue 27)"),
 }
 ORIGINALS = {
     # class -> (bibliography anchor, short citation) of the method a class implements, where it is
@@ -46,6 +47,18 @@ ORIGINALS = {
     "DPMRADMM": ("bib-zhang-khalili-liu", "Zhang, Khalili & Liu 2019"),
     "PORTER": ("bib-li-chi", "Li & Chi 2025"),
     "PriSMA": ("bib-huang-zhang-ling", "Huang, Zhang & Ling 2025"),
+    "FedAvg": ("bib-fedavg", "McMahan et al. 2017"),
+    "FedProx": ("bib-fedprox", "Li et al. 2020"),
+    "Scaffold": ("bib-scaffold", "Karimireddy et al. 2020"),
+    "FedNova": ("bib-fednova", "Wang et al. 2020"),
+    "FedDyn": ("bib-feddyn", "Acar et al. 2021"),
+    "FedPD": ("bib-fedpd", "Zhang et al. 2021"),
+    "FedLT": ("bib-fedlt", "Bastianello, Liu & Johansson 2024"),
+    "FedAdam": ("bib-fedopt", "Reddi et al. 2021"),
+    "FedYogi": ("bib-fedopt", "Reddi et al. 2021"),
+    "FedAdagrad": ("bib-fedopt", "Reddi et al. 2021"),
+    "DPFedAvg": ("bib-dp-fedavg", "McMahan et al. 2018"),
+    "LDPFedAvg": ("bib-fedavg", "McMahan et al. 2017"),
 }
 _LITERAL = re.compile(r"(``.+?``)")
 _BARS = re.compile(r"(?<![\\|])\|(?=[^|\s])([^|\n]*?[^|\s\\])\|(?![|_])")

@@ -1,7 +1,9 @@
 """Algorithms: one sub-package per paper family (``dpp2``, ``ldp``, ``dpadmm``, ``recal``, ``ltadmm``:
 algorithm, baselines and privacy side by side) and the non-private peer-to-peer ``catalogue``
-(``classic``: DGD, EXTRA, NIDS, DIGing, ADMM, DP-DGD; and one module per small family), with one
-registry.
+(``classic``: DGD, EXTRA, NIDS, DIGing, ADMM, DP-DGD; and one module per small family), the
+``federated`` baselines (FedAvg, FedProx, SCAFFOLD, FedNova, FedDyn, FedPD, Fed-LT, FedOpt,
+DP-FedAvg), with
+one registry.
 
 ``REGISTRY`` maps each algorithm's ``name`` to its class; :func:`get` builds one by name;
 :func:`register` adds a user's algorithm (then ``jaxdp run/info/compare`` and the audit take it by
@@ -41,6 +43,11 @@ from jaxdp.algorithms.dpadmm.baselines import (
     NaivePrivateADMMParams,
 )
 from jaxdp.algorithms.dpp2.algorithm import DPP2, DPP2Params
+from jaxdp.algorithms.federated import (
+    DPFedAvg, DPFedAvgParams, FedAdagrad, FedAdam, FedAvg, FedDyn, FedDynParams, FedLT, FedLTParams,
+    FedNova, FedOptParams, FedParams, FedPD, FedPDParams, FedProx, FedProxParams, FedYogi,
+    LDPFedAvg, Scaffold,
+)
 from jaxdp.algorithms.dpp2.baselines import PPDC, DiaDSP, DiaDSPParams, PPDCParams
 from jaxdp.algorithms.ldp.algorithm import LDPADMM, LDPDGD, LDPADMMParams, LDPDGDParams, LDPDGDStar
 from jaxdp.algorithms.ldp.baselines import (
@@ -75,7 +82,9 @@ _CLASSES = (DGD, DPDGD, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             ConsensusADMM, NaivePrivateADMM, DPADMM,
             LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA,
             ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
-            YiPrimalDual, GTSAGA, GTSARAH, GTVR)
+            YiPrimalDual, GTSAGA, GTSARAH, GTVR,
+            FedAvg, FedProx, Scaffold, FedNova, FedDyn, FedPD, FedLT, FedAdam, FedYogi,
+            FedAdagrad, DPFedAvg, LDPFedAvg)
 REGISTRY = Registry(_CLASSES)
 
 
@@ -126,4 +135,5 @@ __all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "PROVENANCES",
     "DPMRADMMParams", "ConsensusADMMParams", "NaivePrivateADMMParams", "DPADMMParams",
     "LTADMMDPParams", "LTADMMVRParams", "PORTERParams", "PriSMAParams",
     "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "YiPDParams",
-    "GTVRParams"]
+    "GTVRParams", "FedParams", "FedProxParams", "FedDynParams", "FedPDParams", "FedLTParams",
+    "FedOptParams", "DPFedAvgParams"]

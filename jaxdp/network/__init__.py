@@ -37,9 +37,11 @@ from jaxdp.network._random_walk import (
 )
 from jaxdp.network._time_varying import NetworkSequence, RandomActivation, RandomLinkFailures
 from jaxdp.network._validation import (
+    averaging_gap,
     check_adjacency,
     check_graph,
     check_laplacian_like,
+    check_averaging,
     check_laplacian_like_edges,
     check_mixing_edges,
     check_mixing_matrix,
@@ -48,6 +50,8 @@ from jaxdp.network._validation import (
 __all__ = [
     "TRANSITIONS",
     "BACKENDS",
+    "averaging_gap",
+    "check_averaging",
     "REDUCTIONS",
     "EdgeTransitions",
     "GRAPHS",

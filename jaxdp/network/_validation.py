@@ -351,3 +351,34 @@ def _connected_edges(n: int, senders, receivers, message: str) -> None:
     if not nx.is_connected(g):
         sizes = sorted((len(c) for c in nx.connected_components(g)), reverse=True)
         raise ValueError(f"{message} ({len(sizes)} connected components, sizes {sizes[:10]})")
+
+
+def averaging_gap(network) -> float:
+    """``max |W_ij − 1/N|`` over every entry of ``network``'s mixing matrix (host, float64; a
+    missing edge of K_N is a zero entry of W, off by 1/N)."""
+    n = network.n_agents
+    weights = np.concatenate([np.asarray(network.w_diag, np.float64),
+                              np.asarray(network.w_edge, np.float64)])
+    gap = float(np.max(np.abs(weights - 1.0 / n)))
+    return gap if network.n_edges == n * (n - 1) // 2 else max(gap, 1.0 / n)
+
+
+def check_averaging(network, who: str, tol: float = DEFAULT_TOL) -> float:
+    """Check that ``network.mix`` is a server's average: W = 11ᵀ/N to ``tol``, the complete graph
+    K_N with Metropolis (or max-degree) weights, ``make_network('complete', N)``; returns the gap.
+    The tolerance is at least 4 ulps of W's dtype (1/N is not exact in float32).
+
+    Algorithms with a data-less server or trainer (DP-ADMM, the federated family) compute its
+    average of the N uploads as any row of ``network.mix`` and need this.
+
+    Raises:
+      ValueError: naming ``who`` and the gap ``max |W − 11ᵀ/N|``.
+    """
+    gap = averaging_gap(network)
+    tol = max(tol, 4 * float(np.finfo(np.asarray(network.w_diag).dtype).eps))
+    if not gap <= tol:
+        raise ValueError(
+            f"{who} needs the central server's average: network.W must be 11ᵀ/N, the complete "
+            f"graph with Metropolis weights (make_network('complete', N)); got max |W − 11ᵀ/N| = "
+            f"{gap:.3g}")
+    return gap

@@ -73,6 +73,7 @@ import numpy as np
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
+from jaxdp.network import check_averaging
 from jaxdp.algorithms.dpadmm.privacy import (
     check_noise_params,
     check_private,
@@ -144,16 +145,7 @@ class StarADMM(Algorithm):
 
     def validate(self, params, problem, network):
         super().validate(params, problem, network)
-        n = network.n_agents
-        weights = np.concatenate([np.asarray(network.w_diag, np.float64),
-                                  np.asarray(network.w_edge, np.float64)])
-        gap = float(np.max(np.abs(weights - 1.0 / n)))
-        if network.n_edges != n * (n - 1) // 2 or gap > 1e-9:
-            gap = max(gap, 1.0 / n)  # a missing edge is a zero entry of W
-            raise ValueError(
-                f"{self.name} needs the central trainer's average: network.W must be 11ᵀ/N, the "
-                f"complete graph with Metropolis weights (make_network('complete', N)); got "
-                f"max |W − 11ᵀ/N| = {gap:.3g}")
+        check_averaging(network, self.name)
 
 
 @dataclasses.dataclass(frozen=True)

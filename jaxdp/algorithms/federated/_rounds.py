@@ -1,0 +1,217 @@
+r"""The federated round on the engine's network: a data-less server as the average of K_N.
+
+**Design.** The clients are the N agents of the :class:`~jaxdp.problems.Problem` (each holds its
+shard); the server holds no data and is *not* an agent row. Its aggregate of the uploads
+``U`` (N, d) is ``N·(W U)_0`` on the complete graph K_N with Metropolis weights, where
+``W = 11ᵀ/N`` (:func:`~jaxdp.network.check_averaging`; the same structure as DP-ADMM's trainer,
+:mod:`jaxdp.algorithms.dpadmm`), and its broadcast model is kept as N equal rows (what each client
+receives). Why not a star whose hub is the server: the hub would be an agent of the Problem — with
+data, a row of every ``(N, d)`` state and a per-agent ε — and a star's W does not average; a
+dedicated round type outside ``Network`` would bypass the channels, the cost counter and the
+release counting, which all see the products. Here every upload goes through ``network.mix(...,
+message="update")``, so a channel (:func:`jaxdp.channels.with_channel`) acts on the uploads, the
+costs count the products, and the privacy reports are per client (agent) unchanged.
+
+A round ``t`` (one engine step), with ``x^t`` the server model:
+
+1. Client selection ``S_t`` from the step's uniform draws ``u ∈ [0, 1)^N`` (:func:`select`):
+   ``"uniform"`` — the ``clients`` smallest ``u`` (a uniformly random subset of fixed size, as in
+   McMahan et al. 2017, Algorithm 1, ``S_t`` = random set of ``m`` clients); ``"poisson"`` — each
+   client independently with probability ``rate`` (``u_i < rate``; the sampling DP-FedAvg's
+   amplification assumes, McMahan et al. 2018, Algorithm 1); ``"data_size"`` — ``m`` clients
+   without replacement with probability ∝ ``n_k`` (successive sampling, as numpy's
+   ``choice(replace=False, p=n/Σn)``), drawn as the top ``m`` of ``log n_k − log(−log u_k)``
+   (Gumbel top-k; Efraimidis & Spirakis 2006); ``"fair"`` — the ``m`` clients selected least
+   often so far, ties to the lower index (decent-bench's ``FairSelection``, deterministic). The
+   cumulative selection counts are kept in the state.
+2. Every client runs ``local_steps`` (E) full-batch gradient steps of its local objective from
+   ``x^t`` (a fixed-count inner ``lax.scan``, :func:`local_descent`); only the selected upload.
+3. The server aggregates the selected uploads (:func:`server_sum`) and updates ``x^{t+1}``.
+
+All clients compute step 2 (stacked, one program); the unselected clients' results are masked out
+and never leave the client (zero rows in the messages).
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+
+from jaxdp._types import AgentArray, Array, per_agent
+from jaxdp.core import Algorithm, param, zeros_like_models
+from jaxdp.network import check_averaging
+
+SELECTIONS = ("uniform", "poisson", "data_size", "fair")
+"""Client selection schemes (see the module)."""
+WEIGHTINGS = ("data", "uniform")
+"""Server weights of the selected uploads: by data size ``n_k`` (McMahan et al. 2017, eq. of
+Algorithm 1: ``Σ_{k∈S} n_k/n_S``) or uniform (``1/|S|``)."""
+
+
+@chex.dataclass(frozen=True)
+class FedParams:
+    alpha: float = param(0.05, domain="positive", doc="η (η_l), client learning rate")
+    server_lr: float = param(1.0, domain="positive", per_agent=False,
+                             doc="η_g, server step on the averaged update (1: FedAvg's average)")
+
+
+@chex.dataclass(frozen=True)
+class FedState:
+    x: AgentArray  # (N, d) x^t, the server model as each client receives it (equal rows)
+    counts: Array  # (N,) int, how many rounds selected each client so far
+
+
+def select(u: Array, selection: str, clients: int, rate: float, sizes: Array,
+           counts: Array) -> Array:
+    """``(N,)`` bool selection mask from uniform draws ``u`` (see the module): ``sizes`` are the
+    clients' data sizes (``"data_size"``), ``counts`` their past selections (``"fair"``)."""
+    if selection == "poisson":
+        return u < rate
+    if selection == "fair":
+        return rank_of(counts) < clients  # stable: ties keep the lower index first
+    if selection == "data_size":
+        return rank_of(-(jnp.log(sizes) - jnp.log(-jnp.log(u)))) < clients  # Gumbel top-k
+    return rank_of(u) < clients  # ties have probability 0
+
+
+def rank_of(v: Array) -> Array:
+    """Each entry's rank in ``v`` ascending (a stable sort)."""
+    return jnp.argsort(jnp.argsort(v, stable=True), stable=True)
+
+
+def server_sum(network, values: AgentArray, message: str) -> Array:
+    """``(d,)`` the server's sum ``Σ_i values_i`` of the uploads, ``N·(W values)_0`` with
+    ``W = 11ᵀ/N`` (one product, so a channel sees every upload under ``message``)."""
+    return network.n_agents * network.mix(values, message=message)[0]
+
+
+def local_descent(x: AgentArray, problem, alpha, steps, correction) -> AgentArray:
+    """E = ``steps`` local steps ``φ ← φ − α(∇F(φ) + correction(φ))`` from ``φ = x``, every
+    client at once (``alpha`` scalar or ``(N,)``; a fixed-count ``lax.scan``). ``steps`` is one
+    count for all or a tuple ``(τ_1, ..., τ_N)`` (heterogeneous local work, as FedNova studies):
+    the scan runs ``max τ_i`` steps and client i stops after its τ_i."""
+    a = per_agent(alpha, x)
+    taus = jnp.asarray(steps)[:, None] if isinstance(steps, tuple) else None
+
+    def body(phi, k):
+        moved = phi - a * (problem.local_grads(phi) + correction(phi))
+        return (moved if taus is None else jnp.where(k < taus, moved, phi)), None
+    length = max(steps) if isinstance(steps, tuple) else steps
+    return jax.lax.scan(body, x, jnp.arange(length))[0]
+
+
+def step_counts(steps, like: Array) -> Array:
+    """``τ`` broadcast against ``like`` ``(N, d)``: the scalar count or the ``(N, 1)`` counts."""
+    return jnp.asarray(steps, like.dtype)[:, None] if isinstance(steps, tuple) else steps
+
+
+def broadcast(v: Array, n: int) -> AgentArray:
+    """The server's ``(d,)`` vector as the ``(N, d)`` rows its clients receive."""
+    return jnp.broadcast_to(v, (n,) + v.shape)
+
+
+def check_config(who: str, selection: str, clients, rate: float, local_steps: int,
+                 weighting: str) -> None:
+    """Static configuration, before any run (naming the bad value)."""
+    if selection not in SELECTIONS:
+        raise ValueError(f"{who}: selection must be one of {SELECTIONS}; got {selection!r}")
+    if weighting not in WEIGHTINGS:
+        raise ValueError(f"{who}: weighting must be one of {WEIGHTINGS}; got {weighting!r}")
+    counts = local_steps if isinstance(local_steps, tuple) and local_steps else (local_steps,)
+    for field, value in tuple(("local_steps", c) for c in counts) + (
+            (("clients", clients),) if clients is not None else ()):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError(f"{who}: {field} must be an int >= 1; got {value!r}")
+    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 < rate <= 1:
+        raise ValueError(f"{who}: rate (Poisson client sampling q) must be in (0, 1]; got "
+                         f"{rate!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class Federated(Algorithm):
+    """A federated round (module docstring). Subclasses give the client update and the server rule.
+
+    Static configuration: ``local_steps`` (E, or a tuple of one count per client), ``selection``
+    (:data:`SELECTIONS`), ``clients`` (the fixed count of ``"uniform"``, ``"data_size"`` and
+    ``"fair"``; ``None``: every client), ``rate`` (q of ``"poisson"``), ``weighting``
+    (:data:`WEIGHTINGS`).
+    """
+
+    params_type = FedParams
+    local_steps: int | tuple[int, ...] = 5
+    selection: str = "uniform"
+    clients: int | None = None
+    rate: float = 1.0
+    weighting: str = "data"
+
+    def __post_init__(self):
+        check_config(self.name, self.selection, self.clients, self.rate, self.local_steps,
+                     self.weighting)
+
+    def validate(self, params, problem, network) -> None:
+        super().validate(params, problem, network)
+        check_averaging(network, self.name)
+        if isinstance(self.local_steps, tuple) and len(self.local_steps) != network.n_agents:
+            raise ValueError(f"{self.name}: local_steps must have one count per client "
+                             f"({network.n_agents}); got {len(self.local_steps)}")
+        if self.clients is not None and self.clients > network.n_agents:
+            raise ValueError(f"{self.name}: clients must be <= the N = {network.n_agents} "
+                             f"clients of the network; got {self.clients}")
+
+    def init(self, key, problem, network, params):
+        del key, params
+        x0 = zeros_like_models(problem, network)
+        return FedState(x=x0, counts=jnp.zeros(network.n_agents, jnp.int32))
+
+    def noise(self, key, state, params, k):
+        del params, k
+        return {"u": jax.random.uniform(key, state.counts.shape, state.x.dtype)}
+
+    def select_clients(self, noise, state, problem) -> Array:
+        """The round's selection mask ``S_t`` from its draws (and the state, for ``"fair"``)."""
+        n = state.counts.shape[0]
+        return select(noise["u"], self.selection, n if self.clients is None else self.clients,
+                      self.rate, problem.mask.sum(axis=1), state.counts)
+
+    def counters(self, state):
+        return {"client_selections": jnp.sum(state.counts)}
+
+    def weights(self, problem, mask: Array, dtype) -> Array:
+        """``(N,)`` server weights of the selected clients (``n_k`` or 1; 0 off ``S_t``)."""
+        w = problem.mask.sum(axis=1) if self.weighting == "data" else jnp.ones(mask.shape)
+        return jnp.where(mask, w, 0).astype(dtype)
+
+    def participation(self, n: int) -> float:
+        """The expected fraction of clients selected per round: ``clients/N`` or q."""
+        if self.selection == "poisson":
+            return float(self.rate)
+        return 1.0 if self.clients is None else self.clients / n
+
+    def costs_per_step(self, problem, network, params) -> dict[str, float]:
+        """The traced costs (:meth:`Algorithm.costs_per_step`) as the method spends them: the
+        selected clients' local work only (the program computes every client's, stacked), and per
+        server product one upload per selected client plus one broadcast per client, instead of
+        the ``2E`` directed messages of a K_N product."""
+        costs = super().costs_per_step(problem, network, params)
+        n, frac = network.n_agents, self.participation(network.n_agents)
+        per_round = n * (frac + 1.0)
+        scale = per_round / max(costs["messages"] / max(costs["rounds"], 1.0), 1.0)
+        return {**costs, "grad_calls": costs["grad_calls"] * frac,
+                "sample_grads": costs["sample_grads"] * frac,
+                "messages": costs["messages"] * scale, "bits": costs["bits"] * scale}
+
+    def average(self, network, uploads: AgentArray, weights: Array, message: str):
+        """``((d,) Σ_{k∈S} w_k U_k / Σ_{k∈S} w_k, (N, d) w_k U_k)``: the average (0 when nobody
+        is selected) and what the product carries, the step's message: each selected client
+        sends ``w_k U_k`` (``n_k U_k`` under ``weighting="data"``, ``U_k`` under ``"uniform"``;
+        the server divides by ``Σ w_k``)."""
+        total = jnp.sum(weights)
+        sent = weights[:, None] * uploads
+        summed = server_sum(network, sent, message)
+        return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0), sent
+
+
+__all__ = ["FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",
+           "local_descent", "rank_of", "select", "server_sum", "step_counts"]

@@ -1,0 +1,247 @@
+r"""User-level DP-FedAvg: central noise at a trusted server, or local noise at each client.
+
+* **DP-FedAvg** (central DP) — McMahan, Ramage, Talwar & Zhang, "Learning differentially private
+  recurrent language models", ICLR 2018, Algorithm 1 with uniform client weights ``w_k = 1``, flat
+  clipping and the fixed-denominator estimator ``f̃_f``: each round the server Poisson-samples
+  clients with probability q, each selected client runs E local steps from ``x^t`` and uploads
+  ``clip(Δ_k, C) = Δ_k·min(1, C/‖Δ_k‖)``; the server releases
+  ``r^t = Σ_{k∈S_t} clip(Δ_k, C) + N(0, z²C²I)`` (lattice Gaussian, the library's default
+  sampler) and sets ``x^{t+1} = x^t + η_g r^t/(qN)`` (the paper's σ = zS/(qW) on Δ, W = qN·1).
+  Trusted server: the uploads are not observed; the observer sees the broadcast models ``x^t``,
+  a post-processing of ``r^0..r^{t−1}``.
+* **LDP-FedAvg** (local DP: noise before upload; the server is the observer) — each selected
+  client uploads ``clip(Δ_k, C) + N(0, z²C²I)`` (lattice Gaussian), the server averages the uploads
+  as FedAvg (:mod:`jaxdp.algorithms.federated.algorithm`). The local randomizer of the local
+  model of DP (Kasiviswanathan et al. 2011) applied to FedAvg's update, as in the local-DP
+  baselines of federated learning (e.g. Truex et al. 2020).
+
+**Relation and accounting.** Both are reported under ``replace_agent``: one client's whole data set
+replaced (user-level; the clients, as agents of the network, stay). The clip bounds what the data
+can move (enforced), and everything else a client computes from is the released model.
+
+* Local: each round, each client's upload has Δ = 2C (both clipped updates have norm ≤ C) with
+  noise zC; its selection is the server's public choice (no amplification claimed): K releases of
+  a lattice Gaussian, composed (zCDP and RDP).
+* Central, guarantee without amplification: given the selection, replacing client k's data moves
+  ``Σ_{S} clip(Δ)`` by at most 2C, plus the float error of the server's sum (:func:`sum_slack`),
+  with noise zC, K rounds composed. **With Poisson amplification** (a second sound curve, the
+  guarantee is the smaller): replace-one is remove-then-add through the data set ``D⁻`` where
+  client k contributes nothing; by Mironov's weak triangle inequality (Rényi DP, CSF 2017,
+  Prop. 11), ``D_α(P‖R) ≤ (α − ½)/(α − 1)·D_{2α}(P‖Q) + D_{2α−1}(Q‖R)``, with both divergences
+  add/remove-one pairs of a Poisson-subsampled lattice Gaussian of sensitivity C, bounded in both
+  directions at integer orders by :func:`jaxdp.privacy._subsampled.release_rdp` (Zhu & Wang, ICML
+  2019, Thm 5); per round given the past, so rounds compose by adding RDP (Mironov 2017, Prop. 1).
+  The lattice sampler's distance to its ideal law is charged as in every lattice report.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import chex
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxdp.algorithms.federated._rounds import (
+    FedState, Federated, broadcast, local_descent, server_sum,
+)
+from jaxdp.core import param
+from jaxdp.network import averaging_gap
+from jaxdp.privacy import (
+    SAMPLER_SHARE, Assumption, PrivacyEvents, add_noise, clip_by_norm, lattice_sensitivity,
+    noise_draws, unit_roundoff,
+)
+
+AMPLIFIED = "rdp, Poisson replace"
+AMPLIFIED_NOTE = (
+    "RDP of the Poisson-subsampled lattice Gaussian (Zhu & Wang, ICML 2019, Thm 5, both "
+    "directions) for one client added or removed, turned into one replaced by Mironov's weak "
+    "triangle inequality (CSF 2017, Prop. 11) at integer orders α = 2..128, composed over the "
+    "rounds, converted by dp-accounting's compute_epsilon at δ(1 − 2⁻⁶); the sampler's distance "
+    "τ is charged as in every lattice report")
+CLIP_ASSUMPTION = Assumption("‖clip(Δ_k, C)‖₂ ≤ C for every client update Δ_k, so two data sets "
+                             "of one client move its upload by ≤ 2C", enforced=True,
+                             how="clip_by_norm(Δ_k, C)")
+
+
+@chex.dataclass(frozen=True)
+class DPFedAvgParams:
+    alpha: float = param(0.05, domain="positive", doc="η, client learning rate")
+    server_lr: float = param(1.0, domain="positive", per_agent=False,
+                             doc="η_g, server step on the averaged update")
+    clip: float = param(1.0, domain="positive", per_agent=False,
+                        doc="C (S), ℓ2 clip of each client's update (McMahan et al. 2018)")
+    z: float = param(1.0, domain="positive", per_agent=False,
+                     doc="z, noise multiplier: noise std zC on the released sum or upload")
+
+
+@dataclasses.dataclass(frozen=True)
+class _Private(Federated):
+    params_type = DPFedAvgParams
+    noise_field = "z"
+    models_covered = True
+    models_note = "the model is x^K, the server's broadcast, a post-processing of the releases"
+    sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
+
+    def clipped_updates(self, state, problem, params):
+        """``(N, d)`` ``clip(Δ_k, C)`` of every client (E local steps from the server model)."""
+        x = state.x
+        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
+        return clip_by_norm(y - x, params.clip)
+
+
+@dataclasses.dataclass(frozen=True)
+class DPFedAvg(_Private):
+    """DP-FedAvg (McMahan et al. 2018, Algorithm 1; central noise, trusted server); see the
+    module. Poisson client sampling with rate ``rate`` = q is required (the estimator's qN)."""
+
+    name = "dp_fedavg"
+    cites = ("McMahan, Ramage, Talwar & Zhang, ICLR 2018, Algorithm 1 (DP-FedAvg, f̃_f)",)
+    provenance = "standard"
+    selection: str = "poisson"
+    rate: float = 0.5
+    weighting: str = "uniform"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.selection != "poisson" or self.weighting != "uniform":
+            raise ValueError(f"{self.name}: McMahan et al.'s estimator Σ clip(Δ_k)/(qN) needs "
+                             f"selection='poisson' and weighting='uniform'; got "
+                             f"selection={self.selection!r}, weighting={self.weighting!r}")
+
+    def noise(self, key, state, params, k):
+        keys = jax.random.split(key)
+        draws = super().noise(keys[0], state, params, k)
+        xi = noise_draws(keys[1], state.x.shape[1:], state.x.dtype, sampler=self.sampler)
+        return {**draws, "xi": xi}
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, x = state.x.shape[0], state.x
+        mask = self.select_clients(noise, state, problem)
+        uploads = jnp.where(mask[:, None], self.clipped_updates(state, problem, params), 0)
+        total = server_sum(network, uploads, "update")  # the trusted server's sum
+        r = add_noise(total, params.z * params.clip, noise["xi"], sampler=self.sampler)
+        x_new = broadcast(x[0] + params.server_lr * r / (self.rate * n), n)
+        return FedState(x=x_new, counts=state.counts + mask), {"x": x_new}
+
+    def account(self, problem, network, params, steps, *, delta):
+        n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
+        c_eff = c * sum_slack(network, problem.features.dtype)
+        events = self.declare_releases(PrivacyEvents.from_schedule(
+            "gaussian", sensitivity=np.full((n, 1), 2 * c_eff), scale=np.full((n, 1), scale),
+            n_agents=n, steps=steps,
+            description="r^t = Σ_{k∈S_t} clip(Δ_k, C) + σξ, σ = zC, t < K (server)"), problem)
+        report = self.report(
+            events, problem, network, params, steps, delta=delta, methods=("closed_form", "rdp"),
+            relation="replace_agent",
+            released="the server's broadcast x^1..x^K (a post-processing of r^0..r^{K−1}); the "
+                     "uploads to the trusted server are not observed",
+            assumptions=(CLIP_ASSUMPTION, Assumption(
+                f"clients are Poisson-sampled with q = {self.rate:g} by the server, independently "
+                "of the data, and the selection is not released", enforced=True,
+                how="u_k < q from the round's key")))
+        if self.sampler_of() != "lattice" or self.rate == 1.0:
+            return report
+        dim, dtype = problem.dim, problem.features.dtype
+        mu = float(lattice_sensitivity(c_eff, dim, scale, dtype, law="gaussian")) / scale
+        tv = self.lattice_draw_count(problem, network, params, steps) * _gaussian_tv()
+        eps = amplified_epsilon(np.log(mu), self.rate, report.steps, delta, tv)
+        return report.with_curve(AMPLIFIED, np.broadcast_to(eps, (n, eps.size)).copy(),
+                                 AMPLIFIED_NOTE, sound=True)
+
+
+@dataclasses.dataclass(frozen=True)
+class LDPFedAvg(_Private):
+    """Local-DP FedAvg: each client clips its update to C and adds lattice Gaussian noise zC
+    before the upload; the server (the observer) averages the selected uploads; see the module."""
+
+    name = "ldp_fedavg"
+    cites = ("McMahan et al., AISTATS 2017, Algorithm 1 (FedAvg) with a local Gaussian "
+             "randomizer on each clipped upload (local DP, Kasiviswanathan et al. 2011)",)
+    provenance = "standard"
+    weighting: str = "uniform"
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.weighting != "uniform" or self.selection == "data_size":
+            raise ValueError(f"{self.name}: the server would read the clients' data sizes, which "
+                             "the relation (a client's whole data set replaced) may change: "
+                             "weighting must be 'uniform' and selection not 'data_size'; got "
+                             f"weighting={self.weighting!r}, selection={self.selection!r}")
+
+    def noise(self, key, state, params, k):
+        keys = jax.random.split(key)
+        draws = super().noise(keys[0], state, params, k)
+        return {**draws, "xi": noise_draws(keys[1], state.x.shape, state.x.dtype,
+                                           sampler=self.sampler)}
+
+    def step(self, state, noise, problem, network, params, k):
+        del k
+        n, x = state.x.shape[0], state.x
+        mask = self.select_clients(noise, state, problem)
+        noisy = add_noise(self.clipped_updates(state, problem, params),
+                          params.z * params.clip, noise["xi"], sampler=self.sampler)
+        uploads = jnp.where(mask[:, None], noisy, 0)  # only the selected clients upload
+        avg, _ = self.average(network, uploads, self.weights(problem, mask, x.dtype), "update")
+        x_new = broadcast(x[0] + params.server_lr * avg, n)
+        return FedState(x=x_new, counts=state.counts + mask), {"update": uploads, "x": x_new}
+
+    def account(self, problem, network, params, steps, *, delta):
+        n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
+        events = self.declare_releases(PrivacyEvents.from_schedule(
+            "gaussian", sensitivity=np.full((n, 1), 2 * c), scale=np.full((n, 1), scale),
+            n_agents=n, steps=steps,
+            description="client k's upload clip(Δ_k, C) + σξ_k, σ = zC, every round t < K"),
+            problem)
+        return self.report(
+            events, problem, network, params, steps, delta=delta, methods=("closed_form", "rdp"),
+            relation="replace_agent",
+            released="every client's noisy upload to the server (the observer) in each round, "
+                     "counted whether or not it is selected; the broadcasts are post-processing",
+            assumptions=(CLIP_ASSUMPTION,))
+
+
+# -- accounting helpers -------------------------------------------------------------------------
+def sum_slack(network, dtype) -> float:
+    """The factor by which the server's computed sum ``N·(W U)_0`` can exceed the exact sum's
+    sensitivity: ``(1 + N·gap)(1 + 2Nγ_{N+2})`` with ``gap = max|W − 11ᵀ/N|`` and
+    ``γ_n = nu/(1 − nu)`` (Higham 2002, §3.1, for the N-term dot product and the product by N):
+    client k's weight is at most ``(1 + N·gap)/N``, and each of the two runs' sums has float error
+    at most ``γ_{N+2}·N·max_j ‖U_j‖`` (whatever the summation order). It holds for any W, so a
+    report on another network (which ``validate`` refuses to run) is still a bound."""
+    n, u = network.n_agents, unit_roundoff(dtype)
+    gamma = (n + 2) * u / (1 - (n + 2) * u)
+    return (1 + n * averaging_gap(network)) * (1 + 2 * n * gamma)
+
+
+def _gaussian_tv() -> float:
+    from jaxdp.privacy import sampler_tv
+    return sampler_tv("gaussian")
+
+
+def replace_rdp(log_mu: float, q: float, orders: np.ndarray) -> np.ndarray:
+    """RDP at integer ``orders`` α (2α ≤ 256) of one replace-one release, from the add/remove
+    bounds at orders 2α and 2α − 1 (Mironov 2017, Prop. 11; see the module)."""
+    from jaxdp.privacy._subsampled import release_rdp
+
+    orders = np.asarray(orders, np.int64)
+    return ((orders - 0.5) / (orders - 1) * release_rdp(log_mu, q, 2 * orders)
+            + release_rdp(log_mu, q, 2 * orders - 1))
+
+
+def amplified_epsilon(log_mu: float, q: float, at_steps, delta: float, tv: float) -> np.ndarray:
+    """``(K',)`` ε after each of ``at_steps`` rounds of :func:`replace_rdp`, at δ(1 − 2⁻⁶), ``inf``
+    where the sampler's ``(1 + e^ε)τ`` exceeds ``2⁻⁶δ``."""
+    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+
+    orders = np.arange(2, 129)
+    per_round = replace_rdp(log_mu, q, orders)
+    eps = np.array([compute_epsilon(orders, t * per_round, delta * (1 - SAMPLER_SHARE))[0]
+                    for t in np.asarray(at_steps)])
+    cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
+    return np.where(eps <= cap, eps, np.inf)
+
+
+__all__ = ["AMPLIFIED", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg", "amplified_epsilon",
+           "replace_rdp", "sum_slack"]
