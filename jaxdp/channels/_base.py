@@ -80,6 +80,10 @@ class Transform:
     """Whether it loses messages (acts on the directed edges, not on the rows)."""
     undirected: ClassVar[bool] = False
     """Whether its fields are per undirected edge (then scalars, never per agent)."""
+    pairwise: ClassVar[bool] = False
+    """Whether its per-message draws are coupled across directed edges (:meth:`edge_draw` reads
+    the network's edge structure): products then draw every directed message (never by
+    linearity, never broadcast)."""
     raises_norm: ClassVar[str] = "it may raise the norm"
     """How it may raise a norm (its :attr:`norm_note` without error feedback)."""
 
@@ -131,6 +135,12 @@ class Transform:
         return "error feedback" if self.error_feedback else self.raises_norm
 
     @property
+    def leak(self) -> str:
+        """Why its releases have no finite guarantee whatever its scales (``""`` when none): the
+        report is then ``inf`` with this reason."""
+        return ""
+
+    @property
     def sums_exactly(self) -> bool:
         """Whether a weighted sum of its per-message draws is one draw of the same law (a float
         Gaussian): products may then draw the receivers' sums (``aggregate``)."""
@@ -161,6 +171,12 @@ class Transform:
     def draw(self, key, shape, dtype):
         """Its standard draw for rows of ``shape`` (uniforms on [0, 1) unless overridden)."""
         return jax.random.uniform(key, shape, dtype)
+
+    def edge_draw(self, key, shape, dtype, net):
+        """Its standard draw for rows sent one per directed edge of ``net`` (``shape[0] = 2E``):
+        :meth:`draw` unless it is :attr:`pairwise`."""
+        del net
+        return self.draw(key, shape, dtype)
 
     # -- rows -------------------------------------------------------------------------------------
     def apply(self, v, p: dict, who, k, z=None):
