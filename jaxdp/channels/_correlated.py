@@ -111,7 +111,8 @@ class PairwiseCancelling(CoupledGaussian):
     def events(self, sens, n, steps, log_scale, releases, what):
         return super().events(sens, n, steps, log_scale, releases,
                               f"{what}; its pairwise-cancelling part is data-independent "
-                              "(post-processing), so σ_ind alone is accounted")
+                              "(post-processing), so σ_ind alone is accounted (the tighter SecLDP "
+                              "analysis of Allouah et al. 2024 is not implemented)")
 
 
 @dataclasses.dataclass(frozen=True)
