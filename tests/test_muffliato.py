@@ -1,4 +1,6 @@
 """Muffliato-GD (Cyffers et al., NeurIPS 2022, Alg. 2): per-node reference and its report."""
+import functools
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -76,8 +78,8 @@ def test_report_counts_one_release_per_agent_and_step(setup):
             alg = Muffliato(rounds=r)
             state = alg.init(jax.random.key(0), prob, net, params)
             noise = alg.noise(jax.random.key(0), state, params, 0)
-            program = jax.make_jaxpr(lambda s, z: alg.step(s, z, prob, net, params, 0))(
-                state, noise)
+            program = jax.make_jaxpr(functools.partial(alg.step, problem=prob, network=net,
+                                                       params=params, k=0))(state, noise)
             assert str(program).count("custom_jvp_call") == 1  # lattice_release
             assert str(program).count("dot_general") >= r  # the R gossip products
         neighbours = Muffliato().privacy(prob, net, params, 30, threat="neighbours")

@@ -16,6 +16,7 @@ privacy role; a new one is one class (see :mod:`jaxdp.channels._base`). What a s
 read from its traced program (:func:`program_releases`, :meth:`WithChannel.program`).
 """
 from jaxdp.channels._base import ROLES, Transform
+from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
 from jaxdp.channels._correlated import (
     CoupledGaussian,
     PairwiseCancelling,
@@ -23,7 +24,6 @@ from jaxdp.channels._correlated import (
     pairwise_cancelling,
     zero_sum,
 )
-from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
 from jaxdp.channels._losses import (
     Activation,
     Drop,
@@ -61,11 +61,12 @@ from jaxdp.channels._wrap import (
 )
 
 __all__ = [
-    "CHANNEL_STREAM", "CoupledGaussian", "NORMS", "PairwiseCancelling", "ZeroSum", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
-    "ChannelNetwork", "ChannelState", "Clip", "Drop", "Gaussian", "GilbertElliott", "Laplace",
-    "LinkFailures", "Loss", "Noise", "PrivateVariant", "ProductCall", "Quantize", "RandomK",
-    "TopK", "Transform", "WithChannel", "activation", "chain", "channel_report", "clip", "drop",
-    "gaussian", "gilbert_elliott", "laplace", "link_failures", "merged_params_type",
+    "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
+    "ChannelNetwork", "ChannelState", "Clip", "CoupledGaussian", "Drop", "Gaussian",
+    "GilbertElliott", "Laplace", "LinkFailures", "Loss", "Noise", "PairwiseCancelling",
+    "PrivateVariant", "ProductCall", "Quantize", "RandomK", "TopK", "Transform", "WithChannel",
+    "ZeroSum", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
+    "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "pairwise_cancelling",
     "parse_channel", "parse_channels", "private_stage", "program_releases", "quantize",
-    "pairwise_cancelling", "random_k", "top_k", "with_channel", "zero_sum",
+    "random_k", "top_k", "with_channel", "zero_sum",
 ]

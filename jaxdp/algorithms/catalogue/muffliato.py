@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from jaxdp.algorithms.catalogue.classic import DGDState, DPDGD, _step_size
+from jaxdp.algorithms.catalogue.classic import DPDGD, DGDState, _step_size
 
 
 @dataclasses.dataclass(frozen=True)
