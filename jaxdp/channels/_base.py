@@ -7,6 +7,9 @@ one kind of stage, and the channel, the proxy network and the privacy report onl
 
 * how it acts on rows: :meth:`Transform.apply` (``v`` ``(R, D)`` sent by agents ``who``);
 * what it draws: :attr:`Transform.random` and :meth:`Transform.draw` (uniforms unless overridden);
+* whether its draws couple the directed messages of a call: :attr:`Transform.pairwise`, drawn by
+  :meth:`Transform.edge_draw` from the network's edge structure (DECOR's and Zip-DL's noises,
+  :mod:`jaxdp.channels._correlated`);
 * its state: :attr:`Transform.error_feedback` (a sender memory the channel keeps) and, for a
   loss, its per-step link state;
 * its bits per message: :meth:`Transform.message_bits`;
@@ -22,6 +25,9 @@ one kind of stage, and the channel, the proxy network and the privacy report onl
   - ``"loss"``: decides which directed messages arrive (releases nothing);
   - ``None`` (the default of a subclass that declares nothing): unknown, so a channel holding
     it has no private stage and its report is ``inf``, naming the transform.
+
+  and, whatever its role, :attr:`Transform.leak`: why its messages leak whatever the scales (the
+  report is then ``inf`` with that reason).
 
 Example: a user's transform is one class (and, to read it from a spec string, an entry in
 :data:`jaxdp.channels.TRANSFORMS`)::
