@@ -40,10 +40,12 @@ def _reference(x, xi, prob, W, p, sampler):
     return y, messages
 
 
+@pytest.mark.parametrize("backend", ["dense", "edges"])
 @pytest.mark.parametrize("sampler", ["lattice", "float"])
-def test_steps_match_per_node_reference(setup, sampler):
+def test_steps_match_per_node_reference(setup, sampler, backend):
     prob, net = setup
     with jax.enable_x64(True):
+        net = net.with_backend(backend)
         alg = Muffliato(rounds=ROUNDS, sampler=sampler)
         params = algorithms.DPDGDParams(alpha=0.3, clip=0.5, sigma=0.8)
         key = jax.random.key(0)
