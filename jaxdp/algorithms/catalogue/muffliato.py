@@ -26,7 +26,8 @@ class Muffliato(DPDGD):
     """
 
     name = "muffliato"
-    cites = ("Cyffers, Even, Bellet & Massoulié, NeurIPS 2022, Alg. 2 (Muffliato-GD)",
+    cites = ("Cyffers, Even, Bellet & Massoulié, NeurIPS 2022, Alg. 2 (Muffliato-GD), with "
+             "simple gossip W^R (no Chebyshev acceleration)",
              "Abadi et al. 2016 (gradient clipping with Gaussian noise)")
     provenance = "paper"
     rounds: int = 4
