@@ -95,7 +95,7 @@ def cell(n: int, degree: str, repeats: int, max_edge_gib: float) -> dict:
     import jax.numpy as jnp
     import numpy as np
 
-    from jaxdp.network._network import MAX_SLOTS
+    from jaxdp.network._layout import MAX_SLOTS
 
     edges = random_edges(n, target_edges(n, degree))
     E = len(edges)
@@ -129,22 +129,22 @@ def layouts(n: int, degree: str, repeats: int) -> dict:
     import jax.numpy as jnp
     import numpy as np
 
-    from jaxdp.network import _network
+    from jaxdp.network import _layout
 
     edges = random_edges(n, target_edges(n, degree))
     rng = np.random.default_rng(1)
     batches = {"single": jnp.asarray(rng.standard_normal((n, D)), jnp.float32),
                "seeds": jnp.asarray(rng.standard_normal((SEEDS, n, D)), jnp.float32)}
     record = {"n": n, "degree": degree}
-    default = _network.SLOT_COST
+    default = _layout.SLOT_COST
     for name, cost in (("default", default), ("segment_sum", 1), ("all_slots", 10**9)):
-        _network.SLOT_COST = cost  # n_slots reads it when the layout is built
+        _layout.SLOT_COST = cost  # n_slots reads it when the layout is built
         net = build(n, edges, "edges")
         record[name] = {"slots": int(net.slot_edge.shape[1]),
                         "overflow": int(net.overflow.shape[0]),
                         **{f"{shape}_ms": 1e3 * time_mix(net, X, repeats)
                            for shape, X in batches.items()}}
-    _network.SLOT_COST = default
+    _layout.SLOT_COST = default
     return record
 
 

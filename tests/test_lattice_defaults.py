@@ -105,3 +105,19 @@ def test_sampler_error_goes_into_delta_and_caps_epsilon():
         assert (1 + np.exp(ok.epsilon_max)) * tau <= 2.0 ** -6 * 1e-5
         tiny = alg.privacy(prob, net, params, 10, delta=1e-22)
         assert np.isinf(tiny.epsilon_max) and "cannot be absorbed in δ" in tiny.reason
+
+
+def test_a_clamp_of_order_one_warns_before_the_run():
+    """DiaDSP's Laplace scale u·0.5^k reaches the clamp of values of order 1 at k = 36 in float64
+    (2⁵⁰·u·0.5^k/65536 < 1); the report warns, naming the step. DP-DGD's constant σ does not."""
+    net = network.make_network("ring", 10)
+    with jax.enable_x64(True):
+        prob = problems.nonconvex_logistic(n_agents=10, m=50, d=5, seed=0)
+        with pytest.warns(privacy.LatticeClampWarning, match="from step 36 on"):
+            algorithms.DiaDSP().privacy(prob, net, algorithms.DiaDSP().default_params(), 50)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", privacy.LatticeClampWarning)
+            algorithms.DPDGD().privacy(prob, net, algorithms.DPDGD().default_params(), 50)
+    # float32: the clamp is 1024σ, so σ = 1e-4 clamps values beyond ±0.1 from the first step
+    assert "from step 0 on" in privacy.clamp_warning(np.full((2, 3), 1e-4), np.float32, "gaussian")
+    assert privacy.clamp_warning(np.full((2, 3), 1e-2), np.float32, "gaussian") == ""

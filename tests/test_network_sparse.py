@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from jaxdp import network as jn
-from jaxdp.network import _network, _spectral
+from jaxdp.network import _layout, _spectral
 
 SHAPES = [(), (3,), (2, 3)]  # trailing dims of X
 
@@ -122,7 +122,7 @@ def test_auto_backend_follows_the_rule():
     assert jn.choose_backend(20_000, 20_000 * 19_999 // 4) == "edges"  # dense too large
     for graph in (jn.ring(8), jn.ring(100), jn.complete(30), jn.random_geometric(300, 0.5, seed=0)):
         n, E = graph.number_of_nodes(), graph.number_of_edges()
-        expected = "dense" if 2 * E / (n * (n - 1)) >= _network.AUTO_DENSE_MIN_DENSITY else "edges"
+        expected = "dense" if 2 * E / (n * (n - 1)) >= _layout.AUTO_DENSE_MIN_DENSITY else "edges"
         net = jn.build_network(graph, backend="auto")
         assert net.backend == jn.choose_backend(n, E) == expected
         assert (net.dense_matrices is None) == (expected == "edges")

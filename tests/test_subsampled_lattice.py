@@ -13,7 +13,7 @@ import jaxdp.privacy as jdp
 from jaxdp import algorithms, problems
 from jaxdp.algorithms.ltadmm import privacy as lp
 from jaxdp.privacy import _subsampled as sub
-from jaxdp.privacy._report import SAMPLER_SHARE
+from jaxdp.privacy import SAMPLER_SHARE
 
 DELTA = 1e-5
 

@@ -120,8 +120,13 @@ def per_sample_clipped_mean(problem, X: AgentArray, batch: Array, clip,
     ``"poisson"`` weights (N, M) whose weighted sum is divided by the expected size
     ``batch_size``. ``clip`` is a scalar or ``(N,)`` (``inf``: no clipping); ``grads`` optionally
     gives the per-sample vectors (at the rows of :func:`batch_rows`) instead of the gradients at X.
+    A problem with its own memory-bounded ``clipped_sample_mean`` (a model problem: micro-batched,
+    never all (N, b, d) gradients at once) computes it when ``grads`` is not given.
     """
     idx, weights = batch_rows(batch, sampling)
+    fused = getattr(problem, "clipped_sample_mean", None)
+    if grads is None and fused is not None:
+        return fused(X, idx, weights, clip, None if weights is None else batch_size)
     grads = per_sample_grads(problem, X, idx) if grads is None else grads
     c = jnp.broadcast_to(per_agent(clip, grads[..., 0]), grads.shape[:-1])  # (N, b)
     infinite = jnp.isinf(c)

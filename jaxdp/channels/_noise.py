@@ -11,15 +11,18 @@ Each draws with its ``sampler`` option (``"lattice"``, the default, or ``"float"
 from __future__ import annotations
 
 import dataclasses
+import warnings
 from typing import ClassVar
 
 import numpy as np
 
 from jaxdp.channels._base import Transform, per_row, positive
 from jaxdp.privacy import (
+    LatticeClampWarning,
     PrivacyEvents,
     add_noise,
     check_sampler,
+    clamp_warning,
     concat,
     lattice_sensitivity,
     noise_draws,
@@ -91,8 +94,12 @@ class Noise(Transform):
         (:func:`jaxdp.privacy.lattice_sensitivity`)."""
         if not self.lattice:
             return sens
-        return lattice_sensitivity(sens, d, np.exp(np.minimum(log_scale, 700.0)), dtype,
-                                   law=self.law)
+        scale = np.exp(np.minimum(log_scale, 700.0))
+        clamped = clamp_warning(scale, dtype, self.law)
+        if clamped:
+            warnings.warn(f"channel noise {self.fields[0]!r}: {clamped}", LatticeClampWarning,
+                          stacklevel=2)
+        return lattice_sensitivity(sens, d, scale, dtype, law=self.law)
 
     def events(self, sens, n: int, steps: int, log_scale, releases, what: str) -> PrivacyEvents:
         """The privacy events of ``releases`` ``(N,)`` independent copies per step of each

@@ -18,7 +18,7 @@ def _cmd_list(args) -> int:
         cls = algorithms.REGISTRY[name]
         print(f"  {name:<24} {'private' if cls.is_private() else 'non-private':<12} "
               f"{_first_line(cls.__doc__)}")
-    for title, names in (("problems", problems.PROBLEMS), ("networks", network.GRAPHS),
+    for title, names in (("problems", problems.problem_builders()), ("networks", network.GRAPHS),
                          ("reproductions", experiments.REPRODUCTIONS)):
         print(f"{title}:")
         for name in sorted(names):

@@ -266,8 +266,9 @@ def _override(params, items):
 
 
 _PROBLEM_FLAGS = {"dim": ("d",), "samples": ("m",), "noise": ("noise", "label_noise"),
-                  "reg": ("ridge", "lam")}
-"""``--dim``/``--samples``/``--noise``/``--reg`` -> the builder arguments they may set."""
+                  "reg": ("ridge", "lam"), "split": ("split",)}
+"""``--dim``/``--samples``/``--noise``/``--reg``/``--split`` -> the builder arguments they may
+set."""
 
 
 def _problem_arguments(args) -> dict:
@@ -275,16 +276,17 @@ def _problem_arguments(args) -> dict:
     ``--problem-param``, checked against the builder's signature."""
     from jaxdp import problems
 
-    if args.problem not in problems.PROBLEMS:
+    builders = problems.problem_builders()
+    if args.problem not in builders:
         return {}  # make_problem names the known problems
-    accepted = set(inspect.signature(problems.PROBLEMS[args.problem]).parameters)
+    accepted = set(inspect.signature(builders[args.problem]).parameters)
     kw = _assignments(args.problem_param, "--problem-param")
     for name in kw:
         if name not in accepted - {"n_agents", "seed"}:
             raise ValueError(f"--problem-param {name}: not an argument of {args.problem}; its "
                              f"arguments: {', '.join(sorted(accepted - {'n_agents', 'seed'}))}")
     for flag, names in _PROBLEM_FLAGS.items():
-        value = getattr(args, flag)
+        value = getattr(args, flag, None)
         if value is None:
             continue
         target = next((n for n in names if n in accepted), None)

@@ -157,6 +157,9 @@ def _setting_arguments(s, *, out: str, resume: bool = True) -> None:
     s.add_argument("--problem-param", action="append", default=[], metavar="NAME=VALUE",
                    help="any other argument of the problem's builder, e.g. --problem-param "
                         "omega=2 (repeatable; TOML: a [problem_params] table)")
+    s.add_argument("--split", default=None,
+                   help="how a model problem (digits_mlp) splits its data among the agents: iid, "
+                        "dirichlet:α, shards:s, label_quantity:k or size_skew:α (None: iid)")
     s.add_argument("--network", default="random_geometric", help="graph family")
     s.add_argument("--agents", type=int, default=50, help="agents N")
     s.add_argument("--graph-seed", type=int, default=1, help="seed of a random graph")

@@ -7,13 +7,14 @@ are built from channels, so the contract sits under both; users reach it as
 ``jaxdp.algorithms.Algorithm``, ``jaxdp.algorithms.param``, … (re-exported there).
 """
 from jaxdp.core._algorithm import (
-    FLOAT_SAMPLER_REASON, PROVENANCES, Algorithm, standard_draws, zeros_like_models,
+    FLOAT_SAMPLER_REASON, PROBLEM_NEEDS, PROVENANCES, Algorithm, check_problem_supports,
+    standard_draws, zeros_like_models,
 )
 from jaxdp.core._params import (
     DOMAINS, Domain, ParamSpec, check_params, check_per_agent_value, param, param_specs,
     undeclared_fields,
 )
 
-__all__ = ["Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROVENANCES", "ParamSpec",
-           "check_params", "check_per_agent_value", "param", "param_specs", "standard_draws",
+__all__ = ["Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROBLEM_NEEDS",
+           "PROVENANCES", "ParamSpec", "check_params", "check_problem_supports", "check_per_agent_value", "param", "param_specs", "standard_draws",
            "undeclared_fields", "zeros_like_models"]

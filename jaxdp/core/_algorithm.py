@@ -68,6 +68,11 @@ class Algorithm:
       models_note: why the models are covered, or what they leak.
       noise_field: the Params field that scales the noise (ε decreases as it grows), used to
         calibrate a run to a target ε; ``None`` when the algorithm cannot be calibrated that way.
+      requires: what the algorithm needs from a problem beyond local gradients, among
+        :data:`PROBLEM_NEEDS` (e.g. ``("hessian",)``); a problem's ``capabilities`` must hold
+        them, else :func:`check_problem_supports` refuses the run before it starts (a model
+        problem gives only gradients). Override :meth:`requirements` when they depend on the
+        configuration.
     """
 
     name: ClassVar[str] = "algorithm"
@@ -78,6 +83,7 @@ class Algorithm:
     models_covered: ClassVar[bool] = False
     models_note: ClassVar[str] = ("the final models are not shown to be a post-processing of the "
                                   "accounted releases")
+    requires: ClassVar[tuple[str, ...]] = ()
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -97,6 +103,13 @@ class Algorithm:
                             "inputs, then calls it)")
 
     # -- contract ---------------------------------------------------------------------------------
+    def requirements(self) -> frozenset[str]:
+        """What this configuration needs from a problem beyond gradients: ``requires``, and
+        what a wrapped algorithm (an ``inner`` field, e.g. a channel's) needs."""
+        inner = getattr(self, "inner", None)
+        wrapped = inner.requirements() if isinstance(inner, Algorithm) else frozenset()
+        return frozenset(self.requires) | wrapped
+
     def default_params(self) -> Params:
         """The paper's experiment settings."""
         return self.params_type()
@@ -208,10 +221,19 @@ class Algorithm:
         ``problem.dim`` coordinates) and the stream is marked ``lattice``; else unchanged."""
         if self.sampler_of() != "lattice":
             return events
-        from jaxdp.privacy import concat
+        from jaxdp.privacy import LatticeClampWarning, clamp_warning, concat
+
+        def scale_of(s):
+            return np.exp(np.minimum(s.log_scale, 700.0))
+
+        clamped = [clamp_warning(scale_of(s), problem.features.dtype, s.mechanism)
+                   for s in events.streams]
+        if any(clamped):  # once per report, the first stream that clamps
+            warnings.warn(f"{self.name}: {next(c for c in clamped if c)}", LatticeClampWarning,
+                          stacklevel=3)
 
         def on_lattice(s):
-            scale = np.exp(np.minimum(s.log_scale, 700.0))
+            scale = scale_of(s)
             sens = np.where(s.sensitivity > 0, lattice_sensitivity(
                 s.sensitivity, problem.dim, scale, problem.features.dtype, law=s.mechanism,
                 clipped=clipped), 0.0)
@@ -302,6 +324,35 @@ class Algorithm:
                 f"got {type(params).__name__}"
             )
         check_params(params, network.n_agents)
+
+
+PROBLEM_NEEDS = {
+    "gradients": "local gradients",
+    "sample_gradients": "per-sample gradients",
+    "smoothness": "a bound on the Lipschitz constant of each local gradient (problem.smoothness)",
+    "hessian": "local Hessians of a margin loss (Newton steps)",
+    "local_solve": "an exact local minimization using the loss's closed-form structure",
+    "x_star": "a reference solution x*",
+}
+"""What an algorithm may need from a problem (:attr:`Algorithm.requires`) and what a problem may
+give (its ``capabilities``), with their meanings."""
+
+
+def check_problem_supports(algorithm: Algorithm, problem) -> None:
+    """Host: raise ValueError when ``problem`` lacks something ``algorithm`` requires.
+
+    A problem without a ``capabilities`` attribute is assumed to give everything.
+    """
+    offered = getattr(problem, "capabilities", None)
+    if offered is None:
+        return
+    missing = sorted(algorithm.requirements() - frozenset(offered))
+    if missing:
+        needs = "; ".join(f"{m}: {PROBLEM_NEEDS.get(m, m)}" for m in missing)
+        raise ValueError(
+            f"{algorithm.name} cannot run on problem {getattr(problem, 'name', '?')!r}: it needs "
+            f"{needs}, which this problem cannot give (it gives {sorted(offered)}); pick an "
+            "algorithm that needs only gradients")
 
 
 def standard_draws(key: PRNGKey, names: tuple[str, ...], shape, sampler) -> dict[str, Array]:

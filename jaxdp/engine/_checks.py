@@ -6,6 +6,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp.core import check_problem_supports
+
 
 def _validate(algorithm, problem, network, params_points) -> None:
     _check_not_traced(params_points)
@@ -17,6 +19,7 @@ def _validate(algorithm, problem, network, params_points) -> None:
             f"the network has {network.n_agents} agents but the problem has data for "
             f"{problem.n_agents}"
         )
+    check_problem_supports(algorithm, problem)
     for p in params_points:
         _check_numeric(algorithm, p)
         try:

@@ -156,8 +156,8 @@ def _sub_jaxprs(params: dict):
 def _count(kind: str, eqn, times: float, totals: dict, problem, net) -> None:
     first = eqn.invars[0].aval
     size = math.prod(first.shape)
-    if kind == "grad":  # first operand: the rows (..., d)
-        rows = size / problem.dim
+    if kind == "grad":  # first operand: the rows (..., feature shape), e.g. (..., d) or (..., 8, 8)
+        rows = size / math.prod(problem.features.shape[2:])
         totals["sample_grads"] += times * rows
         totals["grad_calls"] += times * rows / problem.n_samples
     elif kind == "hess":  # first operand: the margins t (..., m)

@@ -30,14 +30,8 @@ from jaxdp.network._builders import (
     ring,
     star,
 )
-from jaxdp.network._network import (
-    BACKENDS,
-    REDUCTIONS,
-    Network,
-    build_network,
-    choose_backend,
-    ordered_segment_sum,
-)
+from jaxdp.network._layout import BACKENDS, choose_backend, ordered_segment_sum
+from jaxdp.network._network import REDUCTIONS, Network, build_network
 from jaxdp.network._random_walk import (
     TRANSITIONS, EdgeTransitions, sample_next_agent, transition_matrix,
 )

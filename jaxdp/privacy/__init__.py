@@ -47,6 +47,8 @@ from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat, lattice_met
 from jaxdp.privacy._lattice import (
     GAUSSIAN_RESOLUTION,
     LAPLACE_RESOLUTION,
+    LatticeClampWarning,
+    clamp_warning,
     lattice_draws,
     lattice_release,
     lattice_sensitivity,
@@ -65,18 +67,15 @@ from jaxdp.privacy._mechanisms import (
     laplace_like,
     noise_draws,
 )
-from jaxdp.privacy._report import (
-    GUARANTEE,
-    PAPER_CORRECTED,
-    PAPER_PRINTED,
+from jaxdp.privacy._contract import (
     RELATIONS,
     RELEASES,
-    SAMPLER_SHARE,
     Assumption,
-    PrivacyReport,
     check_release,
     default_steps,
 )
+from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
+from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
 from jaxdp.privacy._threat import (
     THREATS,
@@ -117,6 +116,8 @@ __all__ = [
     "lattice_methods",
     "lattice_release",
     "lattice_sensitivity",
+    "LatticeClampWarning",
+    "clamp_warning",
     "noise_draws",
     "sampler_tv",
     "unit_roundoff",

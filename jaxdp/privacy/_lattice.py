@@ -275,3 +275,37 @@ def lattice_sensitivity(sensitivity, dim: int, scale, dtype, *, law: str,
     spread = math.sqrt(dim) if law == "gaussian" else float(dim)
     grow = 1.0 + (dim + 4) * u if clipped else 1.0
     return np.asarray(sensitivity, np.float64) * grow + gamma * per_coordinate * spread
+
+
+CLAMP_WARNING_BELOW = 1.0
+"""The magnitude (value units) below which a clamp is worth a warning: iterates of order 1."""
+
+
+class LatticeClampWarning(UserWarning):
+    """Some lattice release clamps values of order 1 (a small or decaying noise scale)."""
+
+
+def clamp_values(scale, dtype, law: str) -> np.ndarray:
+    """``Lγ = L·scale/R``: the magnitude beyond which :func:`lattice_release` releases a value
+    clamped (``1024σ`` / ``64b`` in float32, ``2³⁸σ`` / ``2³⁴b`` in float64), per scale."""
+    return clamp_bound(dtype) * np.asarray(scale, np.float64) / resolution(law)
+
+
+def clamp_warning(scale, dtype, law: str) -> str:
+    """A warning text when some release of the ``(N, K)`` ``scale`` schedule clamps values below
+    :data:`CLAMP_WARNING_BELOW`: the first such step and its clamp; ``""`` otherwise. The ε still
+    covers what is released, but a run whose values pass the clamp is not the real-valued
+    algorithm: a noise scale that decays geometrically reaches it after enough steps."""
+    bound = clamp_values(scale, dtype, law)
+    low = np.nonzero(np.min(np.atleast_2d(bound), axis=0) < CLAMP_WARNING_BELOW)[0]
+    if low.size == 0:
+        return ""
+    k = int(low[0])
+    worst = float(np.min(np.atleast_2d(bound)[:, k]))
+    advice = ("use float64 (a clamp 2²⁸ times larger) or sampler='float' (ε idealized)"
+              if np.dtype(dtype) == np.float32 else "use sampler='float' (ε idealized)")
+    return (f"the lattice sampler releases values beyond ±{worst:.3g} clamped from step {k} on "
+            f"({np.dtype(dtype).name}, {law} scale {worst * resolution(law) / clamp_bound(dtype):.3g}"
+            f"): iterates larger than that are sent as the clamp, not their value. The ε covers "
+            f"what is released, but such a run is not the real-valued algorithm; for utility "
+            f"studies {advice}")

@@ -27,8 +27,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxdp.privacy._closed_form import closed_form_curve
+from jaxdp.privacy._contract import (HUGE_LOG10, OWN_NOISE, RELATIONS, Assumption, check_release,
+                                     default_steps, format_log10)
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import PrivacyEvents, lattice_methods
+from jaxdp.privacy._sampler_error import (LATTICE_NOTE, SAMPLER_SHARE, run_sampler_tv,
+                                          within_sampler_error)
 from jaxdp.privacy._subsampled import lattice_rdp_epsilon
 from jaxdp.privacy._threat import FALLBACK_NOTE, Eavesdropper, Neighbours, as_threat
 
@@ -55,113 +59,6 @@ IDEAL_NOTE = ("NOT a guarantee: the real-valued mechanism, not the floats this r
               "float sampler's outputs are a sparse set of floats that the data shifts, so one "
               "released coordinate can reveal the data set; run with sampler='lattice' for a "
               "guarantee).")
-SAMPLER_SHARE = 2.0 ** -6
-LATTICE_NOTE = ("Lattice noise: the discrete mechanism, computed at δ(1 − 2⁻⁶); the sampler's "
-                "distance to the ideal discrete law over the run, τ = {tv:.3g}, adds (1 + e^ε)τ "
-                "≤ 2⁻⁶δ to δ (inf where it would not).")
-
-
-def _sampler_tv(events: PrivacyEvents, draws: int) -> float:
-    """``τ = Dη``: the run's total-variation distance from the ideal discrete mechanism."""
-    from jaxdp.privacy._lattice import sampler_tv
-    if not isinstance(draws, (int, np.integer)) or isinstance(draws, bool) or draws < 1:
-        raise ValueError("PrivacyReport.from_events: events with lattice streams need "
-                         f"lattice_draws >= 1 (the run's number of lattice draws); got {draws!r}")
-    laws = {s.mechanism for s in events.lattice_streams}
-    return float(draws) * max(sampler_tv(law) for law in laws)
-
-
-def _within_sampler_error(curves: dict, logs: dict, tv: float, delta: float):
-    """``inf`` wherever ``(1 + e^ε)τ`` exceeds the δ share kept for the sampler."""
-    cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
-    out_curves, out_logs, capped = {}, {}, False
-    for name, eps in curves.items():
-        bad = ~(eps <= cap)
-        capped = capped or bool(np.all(bad[:, -1]))
-        out_curves[name] = np.where(bad, np.inf, eps)
-        if name in logs:
-            out_logs[name] = np.where(bad, np.inf, logs[name])
-    reason = (f"every accountant gives ε above {cap:.3g} = log(2⁻⁶δ/τ − 1) for some agent: "
-              f"the lattice sampler's distance to its ideal law over the run (τ = {tv:.3g}) "
-              "then cannot be absorbed in δ, so no finite ε is certified for the released floats"
-              if capped else "")
-    return out_curves, out_logs, reason
-
-RELATIONS = {
-    "add_remove_record": ("record", "one record added to or removed from one agent's data set"),
-    "replace_record": ("record", "one record of one agent's data set replaced by another"),
-    "replace_agent": ("agent", "one agent's whole local data set (its objective f_i) replaced"),
-}
-"""Neighbouring relations: key → (privacy unit, meaning). Bounds on *how much* the replaced data
-may differ (a gradient bound, a clipping norm) are :class:`Assumption` s of the report."""
-
-RELEASES = ("messages", "messages+models")
-"""What a report may cover: every message sent, or the messages and the final models too."""
-
-_HUGE_LOG10 = 300.0  # beyond this, ε is shown as 10^x and plotted as log10 ε
-
-
-def check_release(release: str) -> str:
-    """Return ``release`` after checking it is one of :data:`RELEASES`."""
-    if release not in RELEASES:
-        raise ValueError(f"release must be one of {RELEASES}; got {release!r}")
-    return release
-
-
-def default_steps(steps: int, num: int = 50) -> np.ndarray:
-    """At most ``num`` evenly spaced step counts in ``[1, K]``, always including ``K``."""
-    return np.unique(np.round(np.linspace(1, steps, min(steps, num))).astype(int))
-
-
-def _format(log10_eps: float) -> str:
-    """ε from its log10, plainly when it fits, as ``10^x`` when huge."""
-    if np.isnan(log10_eps):
-        return "nan"
-    if np.isinf(log10_eps):
-        return "inf" if log10_eps > 0 else "0"
-    if abs(log10_eps) < _HUGE_LOG10:
-        return f"{10.0 ** log10_eps:.4g}"
-    return f"10^{log10_eps:.2f}"
-
-
-@dataclasses.dataclass(frozen=True)
-class Assumption:
-    """One condition the guarantee rests on.
-
-    Attributes:
-      statement: the condition, with its constants (``"‖∇f_i(x)‖₂ ≤ c = 1 for every x"``).
-      enforced: ``True`` when the algorithm makes it hold whatever the data (clipping);
-        ``False`` when it is assumed of the data.
-      how: how it is enforced, or how (and where) it was checked on the problem's data.
-      holds: the outcome of that check: ``True``/``False``, or ``None`` when it cannot be checked
-        (e.g. a bound on a neighbour that is not given).
-    """
-
-    statement: str
-    enforced: bool
-    how: str = ""
-    holds: bool | None = None
-
-    @property
-    def status(self) -> str:
-        """``"enforced"``, or ``"assumed"`` with the outcome of its check."""
-        if self.enforced:
-            return "enforced"
-        return {True: "assumed (holds on this problem)", False: "assumed (FAILS on this problem)",
-                None: "assumed (not checkable)"}[self.holds]
-
-    def __str__(self) -> str:
-        return f"{self.statement} [{self.status}{': ' + self.how if self.how else ''}]"
-
-
-OWN_NOISE = Assumption(
-    "the eavesdropper accountant charges each agent's releases to its own noise only, composed "
-    "adaptively given the whole transcript, so an observer who also knows other agents' data and "
-    "noise (independent of the protected agent's data) learns nothing the bound does not cover",
-    enforced=False, how="the library's accountants declare PrivacyEvents per agent, each stream "
-    "with that agent's own noise scale; an accountant built otherwise must not fall back",
-    holds=None)
-"""The assumption under which the eavesdropper bound holds for every threat model."""
 
 
 @dataclasses.dataclass(frozen=True, eq=False)
@@ -281,7 +178,7 @@ class PrivacyReport:
         lattice = bool(events.lattice_streams)
         if lattice:
             methods = lattice_methods(events, methods)
-            tv = _sampler_tv(events, lattice_draws)
+            tv = run_sampler_tv(events, lattice_draws)
             delta_full, delta = delta, delta * (1.0 - SAMPLER_SHARE)
             events_full, events = events, events.without_amplification()
         curves, logs, notes = {}, {}, {}
@@ -299,7 +196,7 @@ class PrivacyReport:
                                             at_steps=steps)
                 notes["pld"] = NOTES["pld"].format(interval=value_discretization_interval)
         if lattice:
-            curves, logs, capped = _within_sampler_error(curves, logs, tv, delta_full)
+            curves, logs, capped = within_sampler_error(curves, logs, tv, delta_full)
             if capped:
                 contract.setdefault("reason", capped)
             notes = {m: f"{n} {LATTICE_NOTE.format(tv=tv)}" for m, n in notes.items()}
@@ -385,7 +282,7 @@ class PrivacyReport:
     def summary(self) -> str:
         """One paragraph: the guarantee, its relation, observer, what it covers and rests on."""
         final = self.epsilon_log10_curve()[:, -1][self._protected()]
-        eps = _format(float(np.max(final)) if final.size else np.inf)
+        eps = format_log10(float(np.max(final)) if final.size else np.inf)
         lines = [f"ε = {eps} (max over agents, {self.headline or 'no finite bound'}) at "
                  f"δ = {self.delta:g} after step {self.steps[-1]}, per {self.unit}: "
                  f"{self.relation_text}."]
@@ -563,7 +460,7 @@ class PrivacyReport:
         lines = [f"{'method':<{width}} {'min':>12} {'median':>12} {'max':>12}"]
         for name, final, flag in rows:
             stats = (np.min(final), np.median(final), np.max(final))
-            lines.append(f"{name:<{width}} " + " ".join(f"{_format(v):>12}" for v in stats) + flag)
+            lines.append(f"{name:<{width}} " + " ".join(f"{format_log10(v):>12}" for v in stats) + flag)
         lines.append(f"(δ = {self.delta:g}; final ε after step {self.steps[-1]}; per {self.unit}: "
                      f"{self.relation_text}; * sound accountant)")
         if self.reason:
@@ -592,7 +489,7 @@ class PrivacyReport:
             ax = plt.gca()
         logs = {name: self.log10(name) for name in self.curves if name != GUARANTEE}
         guarantee = self.epsilon_log10_curve()
-        huge = any(np.any(np.abs(v[np.isfinite(v)]) >= _HUGE_LOG10)
+        huge = any(np.any(np.abs(v[np.isfinite(v)]) >= HUGE_LOG10)
                    for v in (*logs.values(), guarantee))
         scale = (lambda v: v) if huge else (lambda v: 10.0 ** v)  # noqa: E731
         if np.any(np.isfinite(guarantee)):

@@ -10,6 +10,11 @@ and step-size rules need. Example::
     grads = problem.local_grads(X)                         # X: (N, d) -> (N, d)
     metrics = problem.metrics(X)                           # dict of () arrays
     M = problem.smoothness()                               # host: (N,) numpy
+
+Neural networks (docs/models.md): ``from_model(apply, init_params, features, labels,
+parts=split(labels, N, "dirichlet:0.3", seed=0))`` builds a ``ModelProblem`` for any JAX model,
+``digits_mlp`` one on the packaged UCI digits; ``load_mnist``, ``load_cifar10`` and
+``load_arrays`` read files a user has.
 """
 
 from jaxdp.problems._adult import adult_synthetic, load_adult, normalize_adult
@@ -23,6 +28,35 @@ from jaxdp.problems._losses import (
     NonconvexLogistic,
     masked_mean,
 )
+from jaxdp.problems._datasets import (
+    load_arrays,
+    load_cifar10,
+    load_digits,
+    load_mnist,
+    read_idx,
+    train_test_split,
+)
+from jaxdp.problems._digits import MODEL_PROBLEMS, digits_mlp, mlp_apply, mlp_init
+from jaxdp.problems._model import (
+    SAMPLE_LOSSES,
+    ModelLoss,
+    ModelProblem,
+    ParamLayout,
+    clipped_grad_mean,
+    from_model,
+    per_example_grads,
+)
+from jaxdp.problems._partition import (
+    SPLITS,
+    dirichlet_split,
+    histogram_report,
+    iid_split,
+    label_histogram,
+    label_quantity_split,
+    shard_split,
+    size_skew_split,
+    split,
+)
 from jaxdp.problems._problem import Problem
 from jaxdp.problems._reference import solve_reference
 from jaxdp.problems._synthetic import (
@@ -33,6 +67,7 @@ from jaxdp.problems._synthetic import (
     make_problem,
     nonconvex_logistic,
     partition,
+    problem_builders,
 )
 
 __all__ = [
@@ -53,7 +88,34 @@ __all__ = [
     "logistic",
     "make_problem",
     "masked_mean",
+    "ModelLoss",
+    "ModelProblem",
+    "ParamLayout",
+    "SAMPLE_LOSSES",
+    "clipped_grad_mean",
+    "from_model",
+    "per_example_grads",
+    "SPLITS",
+    "MODEL_PROBLEMS",
+    "digits_mlp",
+    "dirichlet_split",
+    "histogram_report",
+    "iid_split",
+    "label_histogram",
+    "label_quantity_split",
+    "load_arrays",
+    "load_cifar10",
+    "load_digits",
+    "load_mnist",
+    "mlp_apply",
+    "mlp_init",
+    "read_idx",
+    "shard_split",
+    "size_skew_split",
+    "split",
+    "train_test_split",
     "nonconvex_logistic",
     "partition",
+    "problem_builders",
     "solve_reference",
 ]

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from typing import Any
+from typing import Any, ClassVar
 
 import jax
 import jax.numpy as jnp
@@ -69,6 +69,11 @@ class Problem:
     test_labels: Array
     loss: Loss
     name: str
+
+    capabilities: ClassVar[frozenset[str]] = frozenset(
+        {"gradients", "sample_gradients", "smoothness", "hessian", "local_solve", "x_star"})
+    """What the problem gives the algorithms (``jaxdp.core.PROBLEM_NEEDS``): everything, for a
+    margin loss; a model problem gives only gradients."""
 
     # --- sizes ----------------------------------------------------------------------------------
     @property

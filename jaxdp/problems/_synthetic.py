@@ -309,15 +309,23 @@ PROBLEMS: dict[str, Callable[..., Problem]] = {
 }
 
 
+def problem_builders() -> dict[str, Callable[..., Problem]]:
+    """Every problem builder by name: ``PROBLEMS`` and the model problems (``digits_mlp``)."""
+    from jaxdp.problems._digits import MODEL_PROBLEMS
+
+    return {**PROBLEMS, **MODEL_PROBLEMS}
+
+
 def make_problem(name: str, **kwargs) -> Problem:
     """Build the registered problem ``name`` with the builder's keyword arguments.
 
     Raises:
-      ValueError: ``name`` is not in ``PROBLEMS`` (the message lists the known names).
+      ValueError: ``name`` is not in :func:`problem_builders` (the message lists the known names).
     """
-    if name not in PROBLEMS:
-        raise ValueError(f"unknown problem {name!r}; known problems: {sorted(PROBLEMS)}")
-    return PROBLEMS[name](**kwargs)
+    builders = problem_builders()
+    if name not in builders:
+        raise ValueError(f"unknown problem {name!r}; known problems: {sorted(builders)}")
+    return builders[name](**kwargs)
 
 
 # --- helpers -------------------------------------------------------------------------------------

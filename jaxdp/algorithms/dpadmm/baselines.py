@@ -69,6 +69,7 @@ class ConsensusADMM(StarADMM):
     """Algorithm 1: non-private consensus ADMM with the exact local solve."""
 
     name = "consensus_admm"
+    requires = ("local_solve",)  # the exact local solve reads the loss's curvature and prox
     cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 1",)
     provenance = "paper"
     params_type = ConsensusADMMParams

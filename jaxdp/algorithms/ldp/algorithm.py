@@ -247,6 +247,10 @@ class LDPADMM(_ADMMFamily):
                                  "(Laplace rate β_{k+1}, shift ≤ B_∞/D_i per coordinate)",
                                  delta=delta, alg=self, problem=problem, network=network)
 
+    def requirements(self) -> frozenset[str]:
+        """The exact primal (12) takes Newton steps on the loss's Hessian."""
+        return super().requirements() | ({"hessian"} if self.primal == "exact" else set())
+
     def validate(self, params, problem, network):
         _check_choice("variant", self.variant, VARIANTS)
         _check_choice("primal", self.primal, PRIMALS)

@@ -121,6 +121,7 @@ class _PenaltyADMM(_ADMMFamily):
 
     params_type = PenaltyADMMParams
     perturb = "dual"
+    requires = ("hessian",)  # exact_primal: Newton steps on the margin loss's Hessian
     draws_weights = False  # fixed penalties
     private: bool = True
     newton_steps: int = 8

@@ -209,6 +209,7 @@ class RECAL(TokenAlgorithm):
     cites = ("Wang, Guo, Yang & Shi 2024 (DP-RECAL, paper 003), eq. (7)",)
     provenance = "paper"
     params_type = RECALParams
+    requires = ("smoothness",)  # validate() checks α_i < 2/(L_i + 1)
     variant: str = "paper"
 
     def init(self, key, problem, network, params):
