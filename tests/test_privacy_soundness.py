@@ -133,7 +133,8 @@ class NoisePath:
 
 def _channel_paths(case) -> list[NoisePath]:
     """The channels the audit's DGD + clip + per-message Gaussian case does not already cover, on
-    its pair: broadcast, aggregated, Laplace, and per-message noise on a time-varying network."""
+    its pair: broadcast, aggregated, Laplace, per-message noise on a time-varying network, and the
+    correlated noises (DECOR's pairwise-cancelling, Zip-DL's zero-sum)."""
     from jaxdp import channels
     from jaxdp.network import NetworkSequence
 
@@ -147,6 +148,10 @@ def _channel_paths(case) -> list[NoisePath]:
             channels.clip(1.0), channels.gaussian(4.0)), tv),
         "channel:time_varying_laplace": (channels.chain(
             channels.clip(1.0, norm="l1"), channels.laplace(4.0)), tv),
+        "channel:pairwise_cancelling": (channels.chain(  # DECOR: σ_ind accounted
+            channels.clip(1.0), channels.pairwise_cancelling(4.0, 8.0)), case.network),
+        "channel:zero_sum": (channels.chain(  # Zip-DL: inf, its releases still on the lattice
+            channels.clip(1.0), channels.zero_sum(4.0)), case.network),
     }
     out = []
     for name, (chain, net) in chains.items():

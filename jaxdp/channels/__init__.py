@@ -17,6 +17,13 @@ read from its traced program (:func:`program_releases`, :meth:`WithChannel.progr
 """
 from jaxdp.channels._base import ROLES, Transform
 from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
+from jaxdp.channels._correlated import (
+    CoupledGaussian,
+    PairwiseCancelling,
+    ZeroSum,
+    pairwise_cancelling,
+    zero_sum,
+)
 from jaxdp.channels._losses import (
     Activation,
     Drop,
@@ -55,10 +62,11 @@ from jaxdp.channels._wrap import (
 
 __all__ = [
     "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
-    "ChannelNetwork", "ChannelState", "Clip", "Drop", "Gaussian", "GilbertElliott", "Laplace",
-    "LinkFailures", "Loss", "Noise", "PrivateVariant", "ProductCall", "Quantize", "RandomK",
-    "TopK", "Transform", "WithChannel", "activation", "chain", "channel_report", "clip", "drop",
-    "gaussian", "gilbert_elliott", "laplace", "link_failures", "merged_params_type",
+    "ChannelNetwork", "ChannelState", "Clip", "CoupledGaussian", "Drop", "Gaussian",
+    "GilbertElliott", "Laplace", "LinkFailures", "Loss", "Noise", "PairwiseCancelling",
+    "PrivateVariant", "ProductCall", "Quantize", "RandomK", "TopK", "Transform", "WithChannel",
+    "ZeroSum", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
+    "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "pairwise_cancelling",
     "parse_channel", "parse_channels", "private_stage", "program_releases", "quantize",
-    "random_k", "top_k", "with_channel",
+    "random_k", "top_k", "with_channel", "zero_sum",
 ]

@@ -7,6 +7,9 @@ one kind of stage, and the channel, the proxy network and the privacy report onl
 
 * how it acts on rows: :meth:`Transform.apply` (``v`` ``(R, D)`` sent by agents ``who``);
 * what it draws: :attr:`Transform.random` and :meth:`Transform.draw` (uniforms unless overridden);
+* whether its draws couple the directed messages of a call: :attr:`Transform.pairwise`, drawn by
+  :meth:`Transform.edge_draw` from the network's edge structure (DECOR's and Zip-DL's noises,
+  :mod:`jaxdp.channels._correlated`);
 * its state: :attr:`Transform.error_feedback` (a sender memory the channel keeps) and, for a
   loss, its per-step link state;
 * its bits per message: :meth:`Transform.message_bits`;
@@ -22,6 +25,9 @@ one kind of stage, and the channel, the proxy network and the privacy report onl
   - ``"loss"``: decides which directed messages arrive (releases nothing);
   - ``None`` (the default of a subclass that declares nothing): unknown, so a channel holding
     it has no private stage and its report is ``inf``, naming the transform.
+
+  and, whatever its role, :attr:`Transform.leak`: why its messages leak whatever the scales (the
+  report is then ``inf`` with that reason).
 
 Example: a user's transform is one class (and, to read it from a spec string, an entry in
 :data:`jaxdp.channels.TRANSFORMS`)::
@@ -80,6 +86,10 @@ class Transform:
     """Whether it loses messages (acts on the directed edges, not on the rows)."""
     undirected: ClassVar[bool] = False
     """Whether its fields are per undirected edge (then scalars, never per agent)."""
+    pairwise: ClassVar[bool] = False
+    """Whether its per-message draws are coupled across directed edges (:meth:`edge_draw` reads
+    the network's edge structure): products then draw every directed message (never by
+    linearity, never broadcast)."""
     raises_norm: ClassVar[str] = "it may raise the norm"
     """How it may raise a norm (its :attr:`norm_note` without error feedback)."""
 
@@ -131,6 +141,12 @@ class Transform:
         return "error feedback" if self.error_feedback else self.raises_norm
 
     @property
+    def leak(self) -> str:
+        """Why its releases have no finite guarantee whatever its scales (``""`` when none): the
+        report is then ``inf`` with this reason."""
+        return ""
+
+    @property
     def sums_exactly(self) -> bool:
         """Whether a weighted sum of its per-message draws is one draw of the same law (a float
         Gaussian): products may then draw the receivers' sums (``aggregate``)."""
@@ -161,6 +177,12 @@ class Transform:
     def draw(self, key, shape, dtype):
         """Its standard draw for rows of ``shape`` (uniforms on [0, 1) unless overridden)."""
         return jax.random.uniform(key, shape, dtype)
+
+    def edge_draw(self, key, shape, dtype, net):
+        """Its standard draw for rows sent one per directed edge of ``net`` (``shape[0] = 2E``):
+        :meth:`draw` unless it is :attr:`pairwise`."""
+        del net
+        return self.draw(key, shape, dtype)
 
     # -- rows -------------------------------------------------------------------------------------
     def apply(self, v, p: dict, who, k, z=None):

@@ -13,6 +13,7 @@ import jax
 import jax.numpy as jnp
 
 from jaxdp.channels._base import Transform
+from jaxdp.channels._correlated import pairwise_cancelling, zero_sum
 from jaxdp.channels._losses import activation, drop, gilbert_elliott, link_failures
 from jaxdp.channels._noise import gaussian, laplace
 from jaxdp.channels._transforms import clip, quantize, random_k, top_k
@@ -23,7 +24,8 @@ STEP_CALL = 0x7FFFFFFF
 TRANSFORMS = {"clip": clip, "gaussian": gaussian, "laplace": laplace, "top_k": top_k,
               "random_k": random_k, "quantize": quantize, "drop": drop,
               "gilbert_elliott": gilbert_elliott, "link_failures": link_failures,
-              "activation": activation}
+              "activation": activation, "pairwise_cancelling": pairwise_cancelling,
+              "zero_sum": zero_sum}
 """Every transform constructor by kind (the command line's ``--channel`` vocabulary; add a
 user's constructor here to read it from spec strings)."""
 
@@ -97,7 +99,8 @@ class Channel:
         """The only random row transform is an additive noise, the last row transform (products
         can then add the noise to a clean product by linearity)."""
         ts = [self.transforms[i] for i in self.rows]
-        return [t.random for t in ts].count(True) == 1 and ts[-1].additive
+        return ([t.random for t in ts].count(True) == 1 and ts[-1].additive
+                and not ts[-1].pairwise)
 
     @property
     def lattice_tail(self) -> bool:
@@ -136,14 +139,16 @@ class Channel:
                 v = t.apply(v, p, who, k, draws.get(i))
         return v
 
-    def standard_draws(self, key, call: int, shape, dtype) -> dict:
-        """Transform i's standard draw for product call ``call``: ``{i: (R, D)}``.
+    def standard_draws(self, key, call: int, shape, dtype, net=None) -> dict:
+        """Transform i's standard draw for product call ``call``: ``{i: (R, D)}`` (with ``net``,
+        rows one per directed edge of it: :meth:`Transform.edge_draw`).
 
         Stream ``fold_in(fold_in(key, call), i)``: adding a call or a transform changes no other
         draw (common random numbers).
         """
         key = jax.random.fold_in(key, call)
-        return {i: t.draw(jax.random.fold_in(key, i), shape, dtype)
+        return {i: (t.draw(jax.random.fold_in(key, i), shape, dtype) if net is None else
+                    t.edge_draw(jax.random.fold_in(key, i), shape, dtype, net))
                 for i, t in enumerate(self.transforms) if t.random}
 
     def check_sizes(self, sizes) -> None:
@@ -164,7 +169,7 @@ def chain(*transforms: Transform, broadcast: bool = False, aggregate: bool = Fal
 
     Raises:
       ValueError: no transform, a non-Transform, two transforms with the same field names or
-        names, ``aggregate`` with ``broadcast`` or without a single Gaussian last, or an unknown
+        names, a pairwise transform with ``broadcast``, ``aggregate`` with ``broadcast`` or without a single Gaussian last, or an unknown
         ``self_term`` (``"released"`` with per-message draws).
     """
     if not transforms:
@@ -181,6 +186,10 @@ def chain(*transforms: Transform, broadcast: bool = False, aggregate: bool = Fal
     if self_term not in ("clean", "released"):
         raise ValueError(f"chain self_term must be 'clean' or 'released'; got {self_term!r}")
     random = [t for t in transforms if not t.loss and t.random]
+    paired = [t.kind for t in random if t.pairwise]
+    if paired and broadcast:
+        raise ValueError(f"{paired[0]} couples the messages of different directed edges, so it "
+                         "cannot broadcast one row per sender; use broadcast=False")
     if self_term == "released" and (aggregate or (random and not broadcast)):
         raise ValueError("self_term='released' needs one released row per sender: broadcast=True "
                          f"(or no random transform); got {[t.kind for t in transforms]} with "

@@ -51,6 +51,11 @@ class Noise(Transform):
         return self.sampler == "lattice"
 
     @property
+    def law(self) -> str:
+        """Its law (``"gaussian"`` or ``"laplace"``) for the samplers and the accountants."""
+        return self.kind
+
+    @property
     def scale_field(self) -> str:
         return self.fields[0]
 
@@ -63,10 +68,10 @@ class Noise(Transform):
         return dataclasses.replace(self, options=options + (("sampler", check_sampler(sampler)),))
 
     def draw(self, key, shape, dtype):
-        return noise_draws(key, shape, dtype, law=self.kind, sampler=self.sampler)
+        return noise_draws(key, shape, dtype, law=self.law, sampler=self.sampler)
 
     def apply(self, v, p: dict, who, k, z=None):
-        return add_noise(v, self.scale(p, who, v, k), z, law=self.kind, sampler=self.sampler)
+        return add_noise(v, self.scale(p, who, v, k), z, law=self.law, sampler=self.sampler)
 
     def scale(self, p: dict, who, like, k):
         """Its scale at step ``k``, ``s r^k`` (a scalar or ``(R, 1)``)."""
@@ -80,7 +85,7 @@ class Noise(Transform):
     def log_scales(self, values: dict, n: int, steps: int):
         """``(N, steps)`` float64: ``log(s r^k)`` of each sender at steps ``0..steps−1``."""
         scale, decay = (np.broadcast_to(np.asarray(values[f], np.float64), (n,))
-                        for f in self.fields)
+                        for f in self.fields[:2])
         return np.log(scale)[:, None] + np.arange(steps)[None, :] * np.log(decay)[:, None]
 
     def sensitivity(self, sens, d: int, log_scale, dtype):
@@ -90,11 +95,11 @@ class Noise(Transform):
         if not self.lattice:
             return sens
         scale = np.exp(np.minimum(log_scale, 700.0))
-        clamped = clamp_warning(scale, dtype, self.kind)
+        clamped = clamp_warning(scale, dtype, self.law)
         if clamped:
             warnings.warn(f"channel noise {self.fields[0]!r}: {clamped}", LatticeClampWarning,
                           stacklevel=2)
-        return lattice_sensitivity(sens, d, scale, dtype, law=self.kind)
+        return lattice_sensitivity(sens, d, scale, dtype, law=self.law)
 
     def events(self, sens, n: int, steps: int, log_scale, releases, what: str) -> PrivacyEvents:
         """The privacy events of ``releases`` ``(N,)`` independent copies per step of each

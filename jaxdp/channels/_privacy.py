@@ -62,6 +62,9 @@ def _stage(channel):
 def stage_problem(channel) -> str:
     """Why ``channel`` has no private stage (``""`` when it has one)."""
     ts = channel.transforms
+    leaks = [t for t in ts if t.leak]
+    if leaks:
+        return f"has {leaks[0].kind}, whose messages leak: {leaks[0].leak}"
     undeclared = [t for t in ts if t.role not in ROLES]
     if undeclared:
         return (f"has {undeclared[0].kind}, which declares no privacy role (Transform.role), so "
@@ -138,8 +141,10 @@ def _without_stage(alg, problem, network, params, steps, delta, missing):
     why = "; ".join(f"the channel {channels[r].name!r} {stage_problem(channels[r])}"
                     for r in missing) or "the algorithm called no network product, so the " \
         "channel saw no message"
-    reason = (f"{why} (no clip followed by noise with only norm-non-increasing transforms "
-              f"between), and {alg.inner.name} is not private")
+    leaks = any(t.leak for r in missing for t in channels[r].transforms)
+    stage = "" if leaks else (" (no clip followed by noise with only norm-non-increasing "
+                              "transforms between)")
+    reason = f"{why}{stage}, and {alg.inner.name} is not private"
     if inner is None:
         return PrivacyReport.infinite(network.n_agents, steps, delta, reason,
                                       released=f"every message of {alg.inner.name}")

@@ -187,7 +187,8 @@ class ProductPaths:
             self.released[label] = pre if self._nested else pre[senders]
             return pre
         rows = pre if channel.broadcast else pre[senders]
-        draws = channel.standard_draws(self._key, call, rows.shape, rows.dtype)
+        draws = channel.standard_draws(self._key, call, rows.shape, rows.dtype,
+                                       None if channel.broadcast else self._net)
         self.draws[label] = draws
         rows = channel.apply(rows, self._params, senders, self._k, draws, cut,
                              memory=self.memory, tag=tag)

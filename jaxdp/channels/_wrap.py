@@ -212,7 +212,7 @@ class WithChannel(Algorithm):
             label = f"{self.params_type.__name__}.{field}"
             check_per_agent_value(label, value, network.n_agents)
             if field in undirected and np.ndim(value):
-                raise ValueError(f"{label} must be a scalar (a link process is per undirected "
+                raise ValueError(f"{label} must be a scalar (its transform acts per undirected "
                                  f"edge, not per agent); got shape {np.shape(value)}")
             v = np.asarray(value, np.float64)
             ok, what = _DOMAINS[domains[field]]

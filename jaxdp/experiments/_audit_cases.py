@@ -10,7 +10,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp import algorithms, network
-from jaxdp.algorithms.cases import N_AGENTS, Case, agent_rows, l2, tilt
+from jaxdp.algorithms.cases import N_AGENTS, Case, agent_rows, all_rows, l2, tilt
 from jaxdp.attacks import relay
 from jaxdp.attacks.audit import gaussian_mechanism_epsilon
 
@@ -40,7 +40,12 @@ def baseline_cases() -> list[Case]:
     return [Case("dp_dgd", "core baseline (clipped DGD; both gradients clipped: Δ = 2C)",
                  algorithms.DPDGD(), algorithms.DPDGDParams(), net,
                  tilt(10, 20, 5, l2(5, 1e3)), 2, "agent 0's x⁰, x¹", agent_rows("x"),
-                 claimed=None, releases=1)]
+                 claimed=None, releases=1),
+            Case("muffliato", "Muffliato-GD (Cyffers et al. 2022, Alg. 2): DP-DGD's release, then "
+                 "3 gossip rounds (post-processing: Δ = 2C, one release per step)",
+                 algorithms.Muffliato(rounds=3), algorithms.DPDGDParams(), net,
+                 tilt(10, 20, 5, l2(5, 1e3)), 2, "every agent's gossip values y⁰..y² at steps 0, 1",
+                 all_rows("y0", "y1", "y2"), claimed=None, releases=2)]
 
 
 def channel_cases() -> list[Case]:

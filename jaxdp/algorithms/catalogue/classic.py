@@ -162,6 +162,7 @@ class DPDGD(DGD):
     models_covered = True
     models_note = ("x^K = W x^{K-1} − α g̃^{K-1}: a post-processing of the released x^{K-1} and "
                    "the K-th noisy gradient, which is accounted")
+    released_note = "agent i's x_i^k to its neighbours, k = 0..K (x_i^{k+1} carries g̃_i^k)"
 
     def account(self, problem, network, params, steps, *, delta):
         """K Gaussian releases of the clipped gradient, Δ = 2C (agent-level, enforced by the clip).
@@ -180,7 +181,7 @@ class DPDGD(DGD):
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"),
             relation="replace_agent",
-            released="agent i's x_i^k to its neighbours, k = 0..K (x_i^{k+1} carries g̃_i^k)",
+            released=self.released_note,
             assumptions=(Assumption("‖clip(∇f_i(x), C)‖₂ ≤ C, so any two f_i, f_i′ give Δ ≤ 2C",
                                     enforced=True, how="clip_by_norm(·, C)"),))
 
