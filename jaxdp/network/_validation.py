@@ -379,6 +379,6 @@ def check_averaging(network, who: str, tol: float = DEFAULT_TOL) -> float:
     if not gap <= tol:
         raise ValueError(
             f"{who} needs the central server's average: network.W must be 11ᵀ/N, the complete "
-            f"graph with Metropolis weights (make_network('complete', N)); got max |W − 11ᵀ/N| = "
-            f"{gap:.3g}")
+            f"graph with Metropolis weights (make_network('complete', N); on the command line "
+            f"--network complete); got max |W − 11ᵀ/N| = {gap:.3g}")
     return gap
