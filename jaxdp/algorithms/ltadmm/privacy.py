@@ -17,7 +17,8 @@ composition applies — no hidden state carries data that is not in an accounted
   ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD.
 
 The soft clip bounds the minibatch mean inside the ζ-ball, so Δ = 2ζ under either relation. PORTER
-releases one per-sample clipped gradient per iteration (C); PriSMA releases v⁰ (C1) then one
+releases one per-sample clipped gradient per iteration (C), as do DP-DSGD and DP-DSGT
+(:mod:`jaxdp.algorithms.dpsgd`, whose events are built here too: :data:`PER_SAMPLE_C`); PriSMA releases v⁰ (C1) then one
 momentum increment per iteration whose data term is η·clip_{C1} + (1−η)·clip_{C2} per sample.
 
 One formula for the report and the differentiable calibration: :func:`zcdp_epsilon` /
