@@ -63,6 +63,7 @@ from jaxdp.algorithms.ltadmm.algorithm import (
     LTADMM, LTADMMDP, LTADMMVR, LTADMMDPParams, LTADMMVRParams,
 )
 from jaxdp.algorithms.ltadmm.baselines import PORTER, PORTERParams, PriSMA, PriSMAParams
+from jaxdp.algorithms.dpsgd.algorithm import DPDSGD, DPDSGT, DPSGDParams
 from jaxdp.algorithms.recal.algorithm import DPRECAL, RECAL, DPRECALParams, RECALParams
 from jaxdp.algorithms.recal.baselines import (
     DPEXTRA,
@@ -81,7 +82,7 @@ _CLASSES = (DGD, DPDGD, Muffliato, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC
             IncreasingPenaltyADMM, HuangDGD,
             RECAL, DPRECAL, DPNIDS, DPEXTRA, DPICADMM, DPRWADMM, DPMRADMM,
             ConsensusADMM, NaivePrivateADMM, DPADMM,
-            LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA,
+            LTADMMDP, LTADMM, LTADMMVR, PORTER, PriSMA, DPDSGD, DPDSGT,
             ED, ATC, SimpleGT, ATCTracking, AugDGM, WangElia, KGT, LED, ProxSkip, DLM, ATG,
             YiPrimalDual, GTSAGA, GTSARAH, GTVR,
             FedAvg, FedProx, Scaffold, FedNova, FedDyn, FedPD, FedLT, FedAdam, FedYogi,
@@ -134,7 +135,7 @@ __all__ = ["Algorithm", "DOMAINS", "Domain", "ENTRY_POINT_GROUP", "PROVENANCES",
     "LDPADMMParams", "LDPDGDParams", "PenaltyADMMParams", "IncreasingPenaltyADMMParams",
     "RECALParams", "DPRECALParams", "DPStepParams", "DPICADMMParams", "DPRWADMMParams",
     "DPMRADMMParams", "ConsensusADMMParams", "NaivePrivateADMMParams", "DPADMMParams",
-    "LTADMMDPParams", "LTADMMVRParams", "PORTERParams", "PriSMAParams",
+    "LTADMMDPParams", "LTADMMVRParams", "PORTERParams", "PriSMAParams", "DPSGDParams",
     "LocalStepParams", "ProxSkipParams", "DLMParams", "ATGParams", "YiPDParams",
     "GTVRParams", "FedParams", "FedProxParams", "FedDynParams", "FedPDParams", "FedLTParams",
     "FedOptParams", "DPFedAvgParams"]

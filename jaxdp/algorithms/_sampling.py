@@ -149,7 +149,8 @@ def check_minibatch(who: str, problem, batch_size: int) -> None:
     if small.any():
         i = int(np.argmax(small))
         raise ValueError(f"{who}: batch_size={batch_size} exceeds the {int(counts[i])} samples of "
-                         f"agent {i} (minibatches are drawn without replacement)")
+                         f"agent {i} (fixed batches are drawn without replacement; Poisson "
+                         "batches keep each row with probability b/m_i ≤ 1)")
     prefix = np.arange(mask.shape[1])[None, :] < counts[:, None]
     bad = (mask != prefix).any(axis=1)
     if bad.any():

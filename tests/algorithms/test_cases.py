@@ -6,7 +6,7 @@ import pytest
 from jaxdp import algorithms
 from jaxdp.experiments import audit
 
-FAMILIES = ("dpp2", "ldp", "recal", "dpadmm", "ltadmm", "federated")
+FAMILIES = ("dpp2", "ldp", "recal", "dpadmm", "ltadmm", "dpsgd", "federated")
 
 
 def test_the_engine_collects_the_family_case_modules_in_registry_order():

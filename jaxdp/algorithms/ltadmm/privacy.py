@@ -17,7 +17,8 @@ composition applies — no hidden state carries data that is not in an accounted
   ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD.
 
 The soft clip bounds the minibatch mean inside the ζ-ball, so Δ = 2ζ under either relation. PORTER
-releases one per-sample clipped gradient per iteration (C); PriSMA releases v⁰ (C1) then one
+releases one per-sample clipped gradient per iteration (C), as do DP-DSGD and DP-DSGT
+(:mod:`jaxdp.algorithms.dpsgd`, whose events are built here too: :data:`PER_SAMPLE_C`); PriSMA releases v⁰ (C1) then one
 momentum increment per iteration whose data term is η·clip_{C1} + (1−η)·clip_{C2} per sample.
 
 One formula for the report and the differentiable calibration: :func:`zcdp_epsilon` /
@@ -46,13 +47,17 @@ from jaxdp.privacy import (
     rdp_epsilon,
     unit_roundoff,
 )
+from jaxdp.algorithms._sampling import check_minibatch
 from jaxdp.algorithms.ltadmm.theorem2 import (  # re-exported: their public path is also this module
     moments_accountant_sigma, theorem2_a, theorem2_epsilon, theorem2_order, theorem2_sigma,
 )
 
 METHODS = ("guarantee", "zcdp", "rdp", "pld", "paper_printed", "paper_corrected")
-NOISE_FIELDS = {"lt_admm_dp": ("sigma_e",), "porter": ("sigma",), "prisma": ("sigma0", "sigma1")}
-CLIP_FIELDS = {"lt_admm_dp": ("zeta",), "porter": ("clip",), "prisma": ("clip1", "clip2")}
+NOISE_FIELDS = {"lt_admm_dp": ("sigma_e",), "porter": ("sigma",), "prisma": ("sigma0", "sigma1"),
+                "dp_dsgd": ("sigma",), "dp_dsgt": ("sigma",)}
+CLIP_FIELDS = {"lt_admm_dp": ("zeta",), "porter": ("clip",), "prisma": ("clip1", "clip2"),
+               "dp_dsgd": ("clip",), "dp_dsgt": ("clip",)}
+PER_SAMPLE_C = ("porter", "dp_dsgd", "dp_dsgt")  # one release (G): (1/b) Σ clip_C + σξ per step
 
 _THEOREM_NOTE = ("paper 004 Theorem 2, eq. (9): ε = A + 2√(A·L), A = 2Kτζ²q²/σ_e², q = b/m_i, "
                  "{which}; a small-q asymptotic RDP bound outside its regime at noise multiplier "
@@ -77,7 +82,7 @@ def release_sensitivity(algorithm, params, n_agents: int, xp=np):
     """``(N, K)``-broadcastable ℓ2 sensitivity of one release, per agent (``xp``: numpy or jnp).
 
     LT-ADMM-DP soft clip: 2ζ (the clipped mean lies in the open ζ-ball, whatever the batch);
-    per-sample clip at C: ``record_weight·C/b``. PORTER: ``record_weight·C/b``. PriSMA: v⁰ from
+    per-sample clip at C: ``record_weight·C/b``. PORTER, DP-DSGD, DP-DSGT: ``record_weight·C/b``. PriSMA: v⁰ from
     C1, then the increments from ``η C1 + (1−η) C2`` per sample (both over b). Returns ``(N, 1)``,
     or ``(N, 2)`` for PriSMA (first release, later releases).
     """
@@ -85,7 +90,7 @@ def release_sensitivity(algorithm, params, n_agents: int, xp=np):
     per = record_weight(algorithm) / algorithm.batch_size
     if algorithm.name == "lt_admm_dp":
         return 2.0 * v["zeta"] if algorithm.clip == "soft" else per * v["zeta"]
-    if algorithm.name == "porter":
+    if algorithm.name in PER_SAMPLE_C:
         return per * v["clip"]
     data = v["eta"] * v["clip1"] + (1.0 - v["eta"]) * v["clip2"]
     return per * xp.concatenate([v["clip1"], data], axis=1)
@@ -153,6 +158,7 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
     if algorithm.name not in NOISE_FIELDS:
         raise ValueError(f"no privacy declaration for algorithm {algorithm.name!r}; known: "
                          f"{sorted(NOISE_FIELDS)}")
+    check_minibatch(algorithm.name, problem, algorithm.batch_size)  # before q = b/m_i is formed
     n = problem.n_agents
     _check_private(algorithm, params, n)
     rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
@@ -184,6 +190,9 @@ _DESCRIPTIONS = {
               "+ N(0, σ²I)",
     "prisma": "agent i's momentum term (S1)/(S2): per-sample clipped minibatch terms + N(0, σ0²I) "
               "at t = 0, N(0, σ1²I) after",
+    "dp_dsgd": "agent i's DP-SGD gradient g̃_i (G): per-sample clipped minibatch mean + N(0, σ²I)",
+    "dp_dsgt": "agent i's DP-SGD gradient g̃_i (G) at x_i⁺, fed to the tracker: per-sample "
+               "clipped minibatch mean + N(0, σ²I)",
 }
 
 
@@ -352,7 +361,7 @@ def _contract(algorithm) -> dict:
         clip = Assumption("the soft-clipped minibatch mean ζ/(ζ+‖g‖)·g lies in the ζ-ball, so any "
                           "two batches give Δ ≤ 2ζ", enforced=True, how="soft clip (7) at ζ")
     else:
-        field = {"lt_admm_dp": "ζ", "porter": "C", "prisma": "C1, C2"}[algorithm.name]
+        field = {"lt_admm_dp": "ζ", "prisma": "C1, C2"}.get(algorithm.name, "C")
         clip = Assumption(f"every per-sample term is clipped to norm ≤ {field}, so one record "
                           f"moves the batch sum by ≤ {'2' if fixed else '1'}×{field} (÷ b)",
                           enforced=True, how=f"per-sample clip_by_norm at {field}")
@@ -364,6 +373,12 @@ def _contract(algorithm) -> dict:
                   "post-processing of its noisy gradients Ĝ_i (accounted) and received messages",
         "prisma": "agent i's x^t at every iteration, to its neighbours; post-processing of its "
                   "noisy momentum terms (accounted) and received models",
+        "dp_dsgd": "agent i's x_i^k at every step, to its neighbours; x_i^{k+1} = Σ_j W_ij x_j^k − "
+                   "α g̃_i^k is post-processing of its noisy gradient g̃_i^k (accounted) and "
+                   "received models",
+        "dp_dsgt": "agent i's x_i^k and y_i^k at every step, to its neighbours; both are built from "
+                   "received x, y and its own noisy gradients g̃_i (y⁺ = Wy + g̃⁺ − g̃; each g̃ "
+                   "accounted once)",
     }[algorithm.name]
     sampling = Assumption("minibatches are drawn as stated, independently of the data", True, how)
     return {"relation": relation(algorithm), "released": released,

@@ -1,0 +1,53 @@
+"""Audit cases of the decentralized DP-SGD family (``jaxdp reproduce audit-table``, collected by
+:func:`jaxdp.experiments.audit.cases`): DP-DSGD and DP-DSGT on Poisson minibatches under
+add/remove-one, with the record pair and the observations that recover agent 0's noisy gradient.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from jaxdp import algorithms, network, problems
+from jaxdp.algorithms.cases import N_AGENTS, Case
+
+M, D, SIZE = 16, 5, 1e6
+
+
+def audit_cases() -> list[Case]:
+    """Both methods at b = 8 of m = 16 (q = ½), σ = C/b (noise multiplier 1), one observed release
+    each: agent 0's record saturates the clip in one problem and is a zero-gradient row in the
+    other (the Poisson sum with and without its term: add/remove-one, Δ = C/b)."""
+    net = network.make_network("ring", N_AGENTS)
+    pair = add_remove_pair(N_AGENTS, M, D, SIZE)
+    params = algorithms.DPSGDParams(sigma=0.125)
+    paper = "DP-SGD family (one record of agent 0 added/removed; N = 10 ring, d = 5, q = 8/16)"
+    return [
+        Case("dp_dsgd", paper, algorithms.DPDSGD(), params, net, pair, 2,
+             "agent 0's g̃⁰ = (W x⁰ − x¹)_0/α, from every agent's x⁰, x¹",
+             dsgd_gradient(net, params.alpha), releases=1),
+        Case("dp_dsgt", paper, algorithms.DPDSGT(), params, net, pair, 2,
+             "agent 0's y¹ = g̃¹ (x⁰ = y⁰ = g̃⁰ = 0)", lambda obs: obs["messages"]["y"][1, 0],
+             releases=1),
+    ]
+
+
+def add_remove_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
+    """Two least-squares problems on the same features whose agent-0 record 0 has label ``size``
+    in the first and 0 in the second. Every other label is 0, so at x = 0 every other gradient is
+    0: the second problem's record contributes nothing to any Poisson sum, as an absent record."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
+    pair = []
+    for label in (size, 0.0):
+        labels = np.zeros((n, m))
+        labels[0, 0] = label
+        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
+                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
+    return tuple(pair)
+
+
+def dsgd_gradient(net, alpha: float, agent: int = 0):
+    """Audit features: agent 0's g̃⁰ = (W x⁰ − x¹)_0 / α (D)."""
+    def features(obs):
+        x = obs["messages"]["x"]  # (K, N, d)
+        return (net.mix(x[0]) - x[1])[agent] / alpha
+    return features
