@@ -29,13 +29,15 @@ def run_sampler_tv(events: PrivacyEvents, draws: int) -> float:
 def within_sampler_error(curves: dict, logs: dict, tv: float, delta: float):
     """``inf`` wherever ``(1 + e^ε)τ`` exceeds the δ share kept for the sampler."""
     cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
-    out_curves, out_logs, capped = {}, {}, False
+    out_curves, out_logs, final_bad = {}, {}, []
     for name, eps in curves.items():
         bad = ~(eps <= cap)
-        capped = capped or bool(np.all(bad[:, -1]))
+        final_bad.append(bad[:, -1])
         out_curves[name] = np.where(bad, np.inf, eps)
         if name in logs:
             out_logs[name] = np.where(bad, np.inf, logs[name])
+    # the guarantee (the smallest curve) is inf for some agent only when every curve is
+    capped = bool(final_bad) and bool(np.any(np.all(final_bad, axis=0)))
     reason = (f"every accountant gives ε above {cap:.3g} = log(2⁻⁶δ/τ − 1) for some agent: "
               f"the lattice sampler's distance to its ideal law over the run (τ = {tv:.3g}) "
               "then cannot be absorbed in δ, so no finite ε is certified for the released floats"
