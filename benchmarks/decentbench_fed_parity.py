@@ -175,13 +175,7 @@ def main(argv=None) -> int:
 
     jax.config.update("jax_enable_x64", True)  # a script, not a library module
     probs, net = load_inputs()
-    worst = 0.0
-    for name in index["fixtures"]:
-        dev = compare(index, name, probs, net)
-        worst = max(worst, dev)
-        print(f"{name:>16}: max |jaxdp − decent-bench| = {dev:.2e}")
-    print(f"worst: {worst:.2e}")
-    return 0 if worst <= 1e-10 else 1
+    return p2p.report_deviations(index, compare, probs, net, width=16)
 
 
 if __name__ == "__main__":

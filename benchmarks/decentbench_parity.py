@@ -283,11 +283,17 @@ def main(argv=None) -> int:
 
     jax.config.update("jax_enable_x64", True)  # a script, not a library module
     probs, net = load_fixture_inputs(index)
+    return report_deviations(index, compare, probs, net)
+
+
+def report_deviations(index: dict, compare, probs, net, width: int = 14) -> int:
+    """Print each fixture's max |jaxdp − decent-bench| (``compare(index, name, probs, net)``) and
+    the worst; exit status 0 when every one is at most 1e-10."""
     worst = 0.0
     for name in index["fixtures"]:
         dev = compare(index, name, probs, net)
         worst = max(worst, dev)
-        print(f"{name:>14}: max |jaxdp − decent-bench| = {dev:.2e}")
+        print(f"{name:>{width}}: max |jaxdp − decent-bench| = {dev:.2e}")
     print(f"worst: {worst:.2e}")
     return 0 if worst <= 1e-10 else 1
 
