@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._precision import einsum
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.privacy import clip_by_norm
 
@@ -134,7 +135,7 @@ def per_sample_clipped_mean(problem, X: AgentArray, batch: Array, clip,
                         clip_by_norm(grads, jnp.where(infinite, 1.0, c)))
     if weights is None:
         return jnp.mean(clipped, axis=1)
-    return jnp.einsum("nb,nbd->nd", weights.astype(clipped.dtype), clipped) / batch_size
+    return einsum("nb,nbd->nd", weights.astype(clipped.dtype), clipped) / batch_size
 
 
 def check_minibatch(who: str, problem, batch_size: int) -> None:

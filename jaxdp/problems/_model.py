@@ -62,6 +62,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
+from jaxdp._precision import einsum
 from jaxdp._types import AgentArray, Array
 from jaxdp.privacy import clip_by_norm
 from jaxdp.problems._losses import _Ridge, masked_mean
@@ -269,7 +270,7 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
     def chunk_sum(a, y, w):
         g = jax.vmap(lambda ai, yi: loss.grad(x, ai[None], yi[None], one, reg))(a, y)
         g = jnp.where(jnp.isinf(c), g, clip_by_norm(g, jnp.where(jnp.isinf(c), 1.0, c)))
-        return jnp.einsum("b,bd->d", w.astype(g.dtype), g)
+        return einsum("b,bd->d", w.astype(g.dtype), g)
 
     if rows == b:  # one micro-batch: no loop (XLA fuses across it)
         total = chunk_sum(features, labels, weights)
