@@ -11,7 +11,8 @@
   :func:`zcdp_for_epsilon`, :func:`gaussian_rdp`, :func:`rdp_to_dp`, :data:`DEFAULT_ORDERS`; and the
   host :func:`closed_form_curve` of a :class:`PrivacyEvents`.
 * dp-accounting bridge (host): :func:`pld_epsilon`, :func:`rdp_epsilon`; and
-  :func:`subsampled_rdp_epsilon`, the Poisson-subsampled discrete Gaussian's RDP (lattice reports).
+  :func:`subsampled_rdp_epsilon` and :func:`release_rdp`, the subsampled discrete Gaussian's RDP
+  (Poisson or fixed-size batches; lattice reports).
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
@@ -76,7 +77,7 @@ from jaxdp.privacy._contract import (
 )
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
-from jaxdp.privacy._subsampled import subsampled_rdp_epsilon
+from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
 from jaxdp.privacy._threat import (
     THREATS,
     Coalition,
@@ -158,6 +159,7 @@ __all__ = [
     "rdp_epsilon",
     "rdp_to_dp",
     "subsampled_rdp_epsilon",
+    "release_rdp",
     "zcdp_for_epsilon",
     "zcdp_to_dp",
 ]

@@ -29,7 +29,7 @@ can move (enforced), and everything else a client computes from is the released 
   client k contributes nothing; by Mironov's weak triangle inequality (Rényi DP, CSF 2017,
   Prop. 11), ``D_α(P‖R) ≤ (α − ½)/(α − 1)·D_{2α}(P‖Q) + D_{2α−1}(Q‖R)``, with both divergences
   add/remove-one pairs of a Poisson-subsampled lattice Gaussian of sensitivity C, bounded in both
-  directions at integer orders by :func:`jaxdp.privacy._subsampled.release_rdp` (Zhu & Wang, ICML
+  directions at integer orders by :func:`jaxdp.privacy.release_rdp` (Zhu & Wang, ICML
   2019, Thm 5); per round given the past, so rounds compose by adding RDP (Mironov 2017, Prop. 1).
   The lattice sampler's distance to its ideal law is charged as in every lattice report.
 """
@@ -223,7 +223,7 @@ def _gaussian_tv() -> float:
 def replace_rdp(log_mu: float, q: float, orders: np.ndarray) -> np.ndarray:
     """RDP at integer ``orders`` α (2α ≤ 256) of one replace-one release, from the add/remove
     bounds at orders 2α and 2α − 1 (Mironov 2017, Prop. 11; see the module)."""
-    from jaxdp.privacy._subsampled import release_rdp
+    from jaxdp.privacy import release_rdp
 
     orders = np.asarray(orders, np.int64)
     return ((orders - 0.5) / (orders - 1) * release_rdp(log_mu, q, 2 * orders)
