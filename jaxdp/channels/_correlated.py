@@ -2,47 +2,93 @@
 
 Each directed message ``e = (j → i)`` of a product call is released as
 
-.. math:: m_e = \\underbrace{T(v_j;\\ σ ξ_e)}_{\\text{add\\_noise}} + γ\\, c_e,
+.. math:: m_e = γ\\,(a(v_j) + K_e + c_e)\\quad\\text{(lattice)},\\qquad
+          m_e = v_j + σ ξ_e + σ_{cor} ξ'_e\\quad\\text{(float sampler)},
 
-the Gaussian release of :func:`~jaxdp.channels.gaussian` with an independent draw ``ξ_e`` (on the
-default lattice ``γ(a(v_j) + K_e)``, ``γ = σ/4096``), plus a **coupled term** ``γ c_e``, an
-integer ``c_e`` (on the lattice) that depends on the draws of other directed messages:
+``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.lattice_units`, ``K_e``
+an independent discrete Gaussian ``N_ℤ(0, R²)`` (``R = 4096``) and ``c_e`` a **coupled** integer
+that depends on draws of other directed messages. The integer ``n_e = a + K_e + c_e`` is summed
+exactly (every partial sum is an integer below ``2^{24}`` in float32, ``2^{53}`` in float64, when
+``|c_e| ≤ (2^{24} − L − 13R)``, :func:`max_exact_ratio`) and multiplied by ``γ`` once, so the
+released float is a function of ``n_e`` alone.
 
-* :func:`pairwise_cancelling` (DECOR, Allouah et al., ICML 2024, §3, Eq. (3) ``x_i ← Σ_j W_ij
-  (x_j + v_ij)`` with ``v_ij = v̄_i + v_ij^cor``, ``v_ij^cor = −v_ji^cor``): ``c_e`` is drawn once
-  per undirected edge and call, ``c_{j→i} = −c_{i→j}``, so with symmetric weights the coupled
-  terms cancel exactly in the network sum ``Σ_i Σ_j W_ij m_{j→i}``. The coupled term is
-  independent of every data set and of the independent draws: the messages are a function of the
-  Gaussian releases and of data-independent randomness, i.e. **post-processing** of the
-  releases. Under the eavesdropper the report is the plain per-message Gaussian's with ``σ``
-  (``σ_ind``) alone; the tighter SecLDP analysis of the paper (an outsider without the shared
-  seeds, Thm. 1 there) is not implemented: under ``"secret_pairs"`` the same bound is returned,
-  marked as the fallback.
-* :func:`zero_sum` (Zip-DL, Biswas et al., PoPETs 2025: each node's noise over the messages it
-  sends in a round sums to zero): ``c_e = −K_{next(e)}``, ``next(e)`` the sender's next outgoing
-  edge (cyclically), so each message carries ``K_e − K_{next(e)}`` and a sender's noise sums to
-  exactly 0. The sum of a sender's messages is then ``deg_j · γ a(v_j)``: its value to the
-  lattice's rounding, in the clear. The report is ``inf`` with that reason (:attr:`Transform.leak`),
-  under every threat model (an observer of all of ``j``'s messages sees the sum; a neighbour sees
-  messages that are functions of ``j``'s other messages through the other agents' later states).
+* :func:`pairwise_cancelling` (DECOR, Allouah et al., ICML 2024, §3): ``c_e = round(ρ K'_e)``,
+  ``ρ = σ_cor/σ`` (the undecayed fields), ``K'`` drawn once per undirected edge and call, with
+  ``c_{j→i} = −c_{i→j}``: with symmetric weights the coupled terms cancel exactly in the
+  network sum ``Σ_i Σ_j W_ij m_{j→i}``. **Deviation from the paper**: DECOR's Eq. (3) writes
+  ``v_ij = v̄_i + v_ij^cor`` with one independent draw ``v̄_i`` per *agent* (shared by all its
+  messages, which is what the paper's accountant, ``Σ = σ²I + σ_cor² L``, analyses); this channel
+  draws the independent part per *directed message* (as :func:`~jaxdp.channels.gaussian`).
+* :func:`zero_sum` (Zip-DL, Biswas et al., PoPETs 2025): ``c_e = −K_{next(e)}``, ``next(e)`` the
+  sender's next outgoing edge (cyclically): a sender's noise sums to exactly 0, so the sum of its
+  messages is ``deg_j · γ a(v_j)`` in the clear; the report is ``inf`` with that reason
+  (:attr:`Transform.leak`) under every threat model.
+
+**Eavesdropper.** ``c`` is independent of every data set and of ``K``: the messages are
+post-processing of the per-message discrete Gaussian releases ``γ(a + K_e)`` and of
+data-independent randomness, so the report is the plain per-message Gaussian's with ``σ``
+alone.
+
+**SecLDP (``threat="secret_pairs"``) for DECOR, integer ρ.** The outsider sees every message,
+not the pairwise draws ``K'``. Fix a step and a product call; given the past transcript the
+other agents' messages do not depend on the protected agent ``u``'s data (their states are
+functions of their own data and of observed messages), and the draws are fresh per call, so the
+view of the call is the integer vector ``n = a + K + ρBK'`` (``B``: directed edge → undirected
+edge, ``±1``) and a neighbouring data set of ``u`` changes ``a`` by an integer shift ``s``
+supported on ``u``'s outgoing messages, ``‖s_e‖₂ ≤ Δ_L/γ`` per message (``Δ_L``:
+:func:`~jaxdp.privacy.lattice_sensitivity`). *Coupling.* When ``ρ`` is an integer and
+``c = ρK'`` exactly, for all integer vectors ``(w, t)`` with ``w + ρBt = s`` the map
+``F(k, k') = a + k + ρBk'`` gives ``F(K + w, K' + t) = n + s``; hence the view under ``s`` is the
+image under the fixed ``F`` of ``(K + w, K' + t)``, under ``0`` of ``(K, K')``, and by data
+processing its Rényi divergence of every order ``α`` is at most that of the discrete Gaussian
+pair, ``α(‖w‖² + ‖t‖²)/(2R²)`` (Canonne, Kamath & Steinke, NeurIPS 2020, Prop. 5 and Thm 4;
+exact for integer shifts). *Optimum.* The cost separates over undirected edges and
+coordinates: for ``u``'s message ``e = u → i`` (shift ``s``), its reverse ``i → u`` (shift 0) and
+their common ``t`` (``τ = ±t``), ``w_e = s − ρτ``, ``w_{rev} = ρτ`` and the cost is
+``g(τ) = (s − ρτ)² + (1 + ρ²)τ² = f s² + (1 + 2ρ²)(τ − τ*)²`` with ``τ* = ρs/(1 + 2ρ²)`` and
+``f = (1 + ρ²)/(1 + 2ρ²)`` (this is ``sᵀ(I + ρ²BBᵀ)⁻¹s``, the continuous Gaussian's exact
+value). The integer ``τ = round(τ*)`` costs at most ``f s² + (1 + 2ρ²)/4`` per coordinate and
+``τ = 0`` costs ``s²``, so a message of ``d`` coordinates costs at most
+``min(Δ_L², fΔ_L² + γ²d(1 + 2ρ²)/4)/γ²`` (:func:`secret_pairs_factor`). *Curious agents.* An
+agent ``v`` that observes knows its own seeds and noise: for the (at most one per call) edge
+``{u, v}`` the coupling has no free variable but ``K_{u→v}``, cost ``Δ_L²/γ²``; the report
+takes the worse of the outsider and any single curious agent. *Result.* The call is dominated
+by the discrete Gaussian pair of the eavesdropper's events with each message's sensitivity
+``Δ_L`` replaced by ``Δ_L√φ_u``, ``φ_u`` the factor above averaged over ``u``'s messages with the
+curious agent's edges at 1; the accountants valid for those events (zCDP and RDP, adaptive
+composition over calls and steps) are valid here. The ideal mechanism differs from the sampled
+one only through the table laws of ``K`` and ``K'`` (the release is exact on their support), so
+the report's sampler term counts both draws (at most twice the independent ones).
+Non-integer ``ρ`` (``c = round(ρK')`` has a sparse support: a shift of ``K'`` by one does not
+shift ``c`` by a constant) and ``ρ`` beyond :func:`max_exact_ratio` fall back on the
+eavesdropper bound with that reason; with ``ρ → ∞`` the gain tends to a factor 2 in the zCDP
+parameter (the independent per-message draw bounds it).
 
 Coupled terms are integers on the sender's lattice (``σ`` is a scalar: one ``γ`` for every
-sender, so ``c_{j→i} = −c_{i→j}`` holds exactly in floats): ``c_e = round(ρ K'_e)`` with ``K'_e``
-a standard lattice draw of the coupled stream and ``ρ = σ_cor/σ`` (``ρ = 1`` for Zip-DL, where
-the rounding is exact). Gradients: the tangent of ``γ c_e`` is that of ``σ_cor ξ'_e``
-(straight-through for the rounding, as the lattice release). The float sampler adds ``σ_cor ξ'_e``.
+sender). Gradients: the tangent of a message is ``dv + ξ dσ_k + ξ' dσ_{cor,k}`` (straight-through
+for the rounding, as the lattice release).
 """
 from __future__ import annotations
 
 import dataclasses
 from typing import ClassVar
 
+import math
+
 import jax
 import jax.numpy as jnp
+import numpy as np
 
 from jaxdp.channels._base import per_row, positive
 from jaxdp.channels._noise import Gaussian
-from jaxdp.privacy import GAUSSIAN_RESOLUTION, add_noise, check_sampler
+from jaxdp.privacy import (
+    GAUSSIAN_DRAW_BOUND,
+    GAUSSIAN_RESOLUTION,
+    add_noise,
+    check_sampler,
+    clamp_bound,
+    lattice_units,
+)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -78,18 +124,32 @@ class CoupledGaussian(Gaussian):
         """The scale of the coupled term at step ``k``."""
         return self.scale(p, who, like, k)
 
-    def apply(self, v, p: dict, who, k, z=None):
-        scale = self.scale(p, who, v, k)
-        released = add_noise(v, scale, z[0], law=self.law, sampler=self.sampler)
-        return released + self._on_lattice(self.coupled_scale(p, who, v, k) * z[1], scale)
+    def coupled_ratio(self, p: dict, who, like):
+        """``ρ``: the coupled integer is ``round(ρ K')`` (``K'`` the coupled lattice draw)."""
+        return jnp.ones((), like.dtype)
 
-    def _on_lattice(self, value, scale):
-        """``value`` rounded to the release's lattice ``γℤ``, ``γ = scale/R`` (its tangent is
-        ``value``'s); unchanged for the float sampler."""
+    def apply(self, v, p: dict, who, k, z=None):
+        scale, cor_scale = self.scale(p, who, v, k), self.coupled_scale(p, who, v, k)
         if not self.lattice:
-            return value
-        gamma = jax.lax.stop_gradient(scale) / GAUSSIAN_RESOLUTION
-        return value + jax.lax.stop_gradient(gamma * jnp.round(value / gamma) - value)
+            return add_noise(v, scale, z[0], law=self.law, sampler=self.sampler) + cor_scale * z[1]
+        return coupled_release(v, scale, z[0], cor_scale, z[1], self.coupled_ratio(p, who, v))
+
+
+@jax.custom_jvp
+def coupled_release(v, scale, z, cor_scale, z_cor, rho):
+    """``γ(a(v) + K + round(ρK'))``, ``γ = scale/R``, ``K = zR``, ``K' = z_cor R``: one exact
+    integer sum times ``γ`` (module docstring), so the float is a function of the integer. Its
+    tangent is ``dv + z dscale + z_cor dcor_scale`` (straight-through for the roundings)."""
+    a, step, _ = lattice_units(v, scale)
+    coupled = jnp.round(rho * (z_cor * GAUSSIAN_RESOLUTION))
+    return (a + z * GAUSSIAN_RESOLUTION + coupled) * step
+
+
+@coupled_release.defjvp
+def _coupled_release_jvp(primals, tangents):
+    v, scale, z, cor_scale, z_cor, _ = primals
+    dv, dscale, _, dcor, _, _ = tangents
+    return coupled_release(*primals), dv + dscale * z + dcor * z_cor
 
 
 @dataclasses.dataclass(frozen=True)
@@ -108,11 +168,31 @@ class PairwiseCancelling(CoupledGaussian):
     def coupled_scale(self, p: dict, who, like, k):
         return per_row(p[self.fields[2]], who, like) * per_row(p[self.fields[1]], who, like) ** k
 
+    def coupled_ratio(self, p: dict, who, like):
+        """``ρ = σ_cor/σ`` from the undecayed fields, in the message dtype."""
+        return per_row(p[self.fields[2]], who, like) / per_row(p[self.fields[0]], who, like)
+
     def events(self, sens, n, steps, log_scale, releases, what):
         return super().events(sens, n, steps, log_scale, releases,
                               f"{what}; its pairwise-cancelling part is data-independent "
-                              "(post-processing), so σ_ind alone is accounted (the tighter SecLDP "
-                              "analysis of Allouah et al. 2024 is not implemented)")
+                              "(post-processing), so σ_ind alone is accounted")
+
+    def secret_pairs_ratio(self, values: dict, dtype) -> tuple[int, str]:
+        """``(ρ, "")`` when the run's ``ρ`` (the fields in ``dtype``, one IEEE division, as
+        :meth:`coupled_ratio` computes it) is an integer in ``[1, max_exact_ratio(dtype)]``, so
+        ``c = ρK'`` exactly and the SecLDP coupling holds; else ``(0, why not)``."""
+        sigma, cor = (np.asarray(values[f], dtype) for f in (self.fields[0], self.fields[2]))
+        rho, top = float(cor / sigma), max_exact_ratio(dtype)
+        if rho == 0:
+            return 0, "its correlated part is zero (σ_cor = 0)"
+        if rho != math.floor(rho):
+            return 0, (f"σ_cor/σ = {rho:.6g} is not an integer: the SecLDP coupling needs the "
+                       "pairwise integer c = ρK' with an integer ρ (σ_cor an integer multiple "
+                       "of σ); round(ρK') has a sparse support")
+        if rho > top:
+            return 0, (f"σ_cor/σ = {rho:.6g} exceeds {top} ({np.dtype(dtype).name}): the integer "
+                       "a + K + c would not be exact in floats")
+        return int(rho), ""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -132,6 +212,23 @@ class ZeroSum(CoupledGaussian):
     def coupled(self, key, own, net):
         del key
         return -own[next_out_edge(net)]
+
+
+def max_exact_ratio(dtype) -> int:
+    """The largest integer ``ρ`` with ``L + 13R + 13Rρ ≤ 2^p`` (``p = 24`` in float32, ``53``
+    in float64): every partial sum of ``a + K + ρK'`` is then an exact integer in ``dtype``."""
+    mantissa = 24 if np.dtype(dtype) == np.float32 else 53
+    return int((2 ** mantissa - clamp_bound(dtype) - GAUSSIAN_DRAW_BOUND) // GAUSSIAN_DRAW_BOUND)
+
+
+def secret_pairs_factor(rho: int, sens, gamma, d: int):
+    """``φ = min(1, f + γ²d(1 + 2ρ²)/(4Δ_L²))``, ``f = (1 + ρ²)/(1 + 2ρ²)``: the factor on the
+    squared sensitivity ``Δ_L²`` of one message of ``d`` coordinates under the outsider of
+    SecLDP (module docstring: the coupling with the rounded optimum, or with ``t = 0``)."""
+    f = (1.0 + rho ** 2) / (1.0 + 2.0 * rho ** 2)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rounding = np.asarray(gamma) ** 2 * d * (1.0 + 2.0 * rho ** 2) / (4.0 * np.square(sens))
+    return np.minimum(1.0, np.where(np.asarray(sens) > 0, f + rounding, 1.0))
 
 
 def next_out_edge(net):

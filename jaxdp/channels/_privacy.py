@@ -28,7 +28,8 @@ from __future__ import annotations
 import numpy as np
 
 from jaxdp.channels._base import ROLES
-from jaxdp.privacy import Assumption, PrivacyEvents, PrivacyReport, concat
+from jaxdp.channels._correlated import secret_pairs_factor
+from jaxdp.privacy import GAUSSIAN_RESOLUTION, Assumption, PrivacyReport, concat
 
 THROUGH_PRODUCTS = Assumption(
     "the algorithm exchanges information only through the network's products (mix, apply_P, "
@@ -36,6 +37,13 @@ THROUGH_PRODUCTS = Assumption(
     enforced=False,
     how="the proxy network refuses W, P and L; reads of other agents' rows outside the products "
         "are not detected", holds=None)
+
+SECRET_SEEDS = Assumption(
+    "the observer does not know the pairwise seeds of the edges it is not on (an outsider knows "
+    "none; a curious agent its own), and the pairwise draws are independent of everything else "
+    "(data, the independent noise, other edges and calls)",
+    enforced=False, how="the seeds are exchanged privately before the run (not modelled)",
+    holds=None)
 
 
 def private_stage(channel):
@@ -85,29 +93,50 @@ def stage_problem(channel) -> str:
 def channel_report(alg, problem, network, params, steps: int, *, delta: float):
     """The report of ``alg`` (a :class:`~jaxdp.channels.WithChannel`) over ``steps`` steps: the
     releases of every route the step uses, composed."""
+    return _report(alg, problem, network, params, steps, delta, secret_pairs=False)[0]
+
+
+def secret_pairs_report(alg, problem, network, params, steps: int, *, delta: float):
+    """``(report, "")`` under :class:`~jaxdp.privacy.SecretPairs` when a route's noise has a
+    SecLDP analysis (:mod:`jaxdp.channels._correlated`: DECOR with an integer ``σ_cor/σ``), the
+    other routes keeping their eavesdropper events; else ``(None, why not)``."""
+    return _report(alg, problem, network, params, steps, delta, secret_pairs=True)
+
+
+def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
     log = alg.release_log(problem, network, params)
     channels = alg.channels
     used = list(dict.fromkeys(route for route, *_ in log))
     missing = [route for route in used if stage_problem(channels[route])]
+    if secret_pairs and (missing or not used):
+        return None, "no channel with a clip before its noise"
     if missing or not used:
-        return _without_stage(alg, problem, network, params, steps, delta, missing)
-    events = concat([_events(alg, channels[route], network, params, steps,
-                             [(d, copies) for r, d, _, _, copies in log if r == route],
-                             problem.features.dtype)
-                     for route in used])
+        return _without_stage(alg, problem, network, params, steps, delta, missing), ""
+    parts = [_events(alg, channels[route], network, params, steps,
+                     [(d, copies) for r, d, _, _, copies in log if r == route],
+                     problem.features.dtype, secret_pairs)
+             for route in used]
+    if secret_pairs and all(why for _, why in parts):
+        return None, "; ".join(dict.fromkeys(why for _, why in parts))
+    events = concat([e for e, _ in parts])
     routes = "; ".join(f"{'every message' if route == '*' else f'message {route!r}'} through "
                        f"{channels[route].name}" for route in used)
     per = " per sender and call" if all(channels[r].broadcast for r in used) else \
         (" per directed message unless broadcast (one per directed edge j → i of the network "
          "the channel runs on: a time-varying network's union of edge sets, links down at a "
          "step included)")
-    return alg.report_from_events(
-        events, problem, network, params, steps, delta=delta,
-        methods=("closed_form", "rdp", "pld"), relation="replace_agent",
+    # Under SecretPairs the ideal mechanism also needs the coupled draws' laws: at most one per
+    # undirected edge and call, i.e. at most one per independent draw.
+    draws = (1 + secret_pairs) * alg.lattice_draw_count(problem, network, params, steps) \
+        if events.lattice_streams else 0
+    report = PrivacyReport.from_events(
+        events, delta, methods=("closed_form", "rdp", "pld"), lattice_draws=draws,
+        relation="replace_agent",
         released=f"{alg.inner.name}'s messages, {len(log)} product call(s) per step ({routes}), "
                  f"one draw{per}, steps 0..K−1",
         assumptions=tuple(_clip_assumption(channels[route]) for route in used)
-        + (THROUGH_PRODUCTS,))
+        + (THROUGH_PRODUCTS,) + ((SECRET_SEEDS,) if secret_pairs else ()))
+    return report, ""
 
 
 def _clip_assumption(channel) -> Assumption:
@@ -118,9 +147,11 @@ def _clip_assumption(channel) -> Assumption:
                       enforced=True, how=f"clip at C ({clip.bound_field})")
 
 
-def _events(alg, channel, network, params, steps, calls, dtype) -> PrivacyEvents:
-    """The releases of one route whose product calls are ``calls``: ``(message size D, (N,)
-    independent copies of each sender's row the call draws)``, as the step's program has them."""
+def _events(alg, channel, network, params, steps, calls, dtype, secret_pairs=False):
+    """``(events, why)``: the releases of one route whose product calls are ``calls``:
+    ``(message size D, (N,) independent copies of each sender's row the call draws)``, as the
+    step's program has them; under ``secret_pairs`` with the noise's SecLDP sensitivities where
+    it has them (``why``: ``""``), else the eavesdropper's and why not."""
     clip, noise = _stage(channel)
     n, values = network.n_agents, alg.split(params)[1]
     d = max(d for d, _ in calls)
@@ -130,7 +161,36 @@ def _events(alg, channel, network, params, steps, calls, dtype) -> PrivacyEvents
     sens = noise.sensitivity((2.0 * c * clip.bound(d, noise.sensitivity_norm))[:, None], d,
                              log_scale, dtype)
     what = f"T(x_j) = clip(x_j, C) + {noise.kind} noise ({'lattice' if noise.lattice else 'float'})"
-    return noise.events(sens, n, steps, log_scale, releases, what)
+    why = _secret_pairs_why(noise, values, dtype) if secret_pairs else "not asked"
+    if not why:
+        rho, _ = noise.secret_pairs_ratio(values, dtype)
+        phi = secret_pairs_factor(rho, sens, np.exp(log_scale) / GAUSSIAN_RESOLUTION, d)
+        known = _curious_messages(calls, network.base, releases)[:, None]
+        with np.errstate(divide="ignore", invalid="ignore"):
+            share = np.where(releases[:, None] > 0,
+                             (known + (releases[:, None] - known) * phi) / releases[:, None], 1.0)
+        sens = sens * np.sqrt(share)
+        what += (f"; SecLDP: sensitivity × √φ (σ_cor/σ = {rho}, the outsider or one curious "
+                 "agent; module jaxdp.channels._correlated)")
+    return noise.events(sens, n, steps, log_scale, releases, what), why
+
+
+def _secret_pairs_why(noise, values, dtype) -> str:
+    """Why ``noise`` has no SecLDP analysis here (``""`` when it has one)."""
+    if not hasattr(noise, "secret_pairs_ratio"):
+        return f"the {noise.kind} noise has no analysis beyond its per-message releases"
+    if not noise.lattice:
+        return "the float sampler's releases are not private as floats"
+    return noise.secret_pairs_ratio(values, dtype)[1]
+
+
+def _curious_messages(calls, net, releases):
+    """``(N,)``: per step, the messages each sender sends on one undirected edge (those a curious
+    neighbour, who knows that edge's seed, sees without the coupled noise): each call's copies
+    over the sender's out-degree, rounded up, at most the sender's releases."""
+    degree = np.maximum(np.bincount(np.asarray(net.senders), minlength=net.n_agents), 1)
+    per_call = [np.ceil(np.asarray(c, np.float64) / degree) for _, c in calls]
+    return np.minimum(np.sum(per_call, axis=0), releases)
 
 
 def _without_stage(alg, problem, network, params, steps, delta, missing):

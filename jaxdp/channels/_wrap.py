@@ -44,10 +44,10 @@ import numpy as np
 from jaxdp.core import Algorithm, check_per_agent_value
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
-from jaxdp.channels._privacy import channel_report
+from jaxdp.channels._privacy import channel_report, secret_pairs_report
 from jaxdp.channels._program import ProductCall, program_releases, refusal
 from jaxdp.channels._proxy import ChannelNetwork, call_costs, link_key, route_key
-from jaxdp.privacy import check_sampler
+from jaxdp.privacy import SecretPairs, check_sampler
 
 CHANNEL_STREAM = 0x6368616E
 """``fold_in`` constant of the channel's key stream (distinct from the inner algorithm's draws)."""
@@ -405,6 +405,18 @@ class WithChannel(Algorithm):
         """Privacy from the channel (see :mod:`jaxdp.channels._privacy`)."""
         return channel_report(self, problem, network, params, steps, delta=delta)
 
+    def account_under(self, threat, problem, network, params, steps, *, delta):
+        """Under :class:`~jaxdp.privacy.SecretPairs`, DECOR's SecLDP bound where the channel has
+        one (:mod:`jaxdp.channels._correlated`); every other case falls back."""
+        if not isinstance(threat, SecretPairs):
+            return None, ""
+        report, why = secret_pairs_report(self, problem, network, params, steps, delta=delta)
+        if report is None:
+            return None, why
+        note = (f"{threat.describe()}. SecLDP coupling bound of the pairwise-cancelling noise "
+                "(jaxdp.channels._correlated): the outsider or any one curious agent")
+        return report.with_contract(threat=threat.name, threat_note=note), ""
+
 
 @dataclasses.dataclass(frozen=True)
 class PrivateVariant(WithChannel):
@@ -451,6 +463,11 @@ class PrivateVariant(WithChannel):
 
     def account(self, problem, network, params, steps, *, delta):
         raise NotImplementedError
+
+    def account_under(self, threat, problem, network, params, steps, *, delta):
+        """No tighter analysis than the paper's own accountant: the fallback."""
+        del threat, problem, network, params, steps, delta
+        return None, ""
 
 
 def with_channel(algorithm: Algorithm, channel) -> WithChannel:

@@ -173,18 +173,33 @@ class Algorithm:
         if network is not None and network.n_agents != problem.n_agents:  # None: not needed
             raise ValueError(f"{self.name}.privacy: the network has {network.n_agents} agents but "
                              f"the problem has data for {problem.n_agents}")
-        report = self.account(problem, network, params, int(steps), delta=delta)
+        threat = threat.check(problem.n_agents)
+        report, why = self.account_under(threat, problem, network, params, int(steps),
+                                         delta=delta)
+        tight = report is not None
+        if not tight:
+            report = self.account(problem, network, params, int(steps), delta=delta)
         if report is None:
             return None
         if self.sampler_of() == "float" and np.isfinite(report.epsilon_max):
             report = report.idealized(FLOAT_SAMPLER_REASON)
         if release == "messages+models":
             report = report.covering_models(self.models_covered, self.models_note)
-        report = report.under_threat(threat.check(problem.n_agents), self.name)
+        if not tight:
+            report = report.under_threat(threat, self.name, why)
         for assumption in report.failed_assumptions():
             warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
                           f"which fails on this problem ({assumption.how})", stacklevel=2)
         return report
+
+    def account_under(self, threat, problem, network, params: Params, steps: int, *,
+                      delta: float):
+        """``(report, "")``: a report under ``threat`` tighter than the eavesdropper's (its
+        ``threat`` set, its proof in its notes), or ``(None, why not)`` and :meth:`privacy`
+        returns the eavesdropper bound as the fallback, with ``why`` in its note. Default: no
+        tighter analysis."""
+        del threat, problem, network, params, steps, delta
+        return None, ""
 
     def account(self, problem, network, params: Params, steps: int, *, delta: float):
         """The report for the messages (called by :meth:`privacy` with checked arguments).

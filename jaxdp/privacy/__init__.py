@@ -46,13 +46,16 @@ from jaxdp.privacy._closed_form import (
 from jaxdp.privacy._dp_accounting import check_delta, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat, lattice_methods
 from jaxdp.privacy._lattice import (
+    GAUSSIAN_DRAW_BOUND,
     GAUSSIAN_RESOLUTION,
     LAPLACE_RESOLUTION,
     LatticeClampWarning,
+    clamp_bound,
     clamp_warning,
     lattice_draws,
     lattice_release,
     lattice_sensitivity,
+    lattice_units,
     sampler_tv,
     unit_roundoff,
 )
@@ -108,6 +111,7 @@ __all__ = [
     "PairwiseResult",
     "gaussian_epsilon",
     "linear_gossip_epsilon",
+    "GAUSSIAN_DRAW_BOUND",
     "GAUSSIAN_RESOLUTION",
     "LAPLACE_RESOLUTION",
     "SAMPLERS",
@@ -117,7 +121,9 @@ __all__ = [
     "lattice_methods",
     "lattice_release",
     "lattice_sensitivity",
+    "lattice_units",
     "LatticeClampWarning",
+    "clamp_bound",
     "clamp_warning",
     "noise_draws",
     "sampler_tv",

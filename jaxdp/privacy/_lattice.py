@@ -54,6 +54,8 @@ GAUSSIAN_RESOLUTION = 2 ** 12
 LAPLACE_RESOLUTION = 2 ** 16
 """``R`` of the discrete Laplace: ``P(K = k) ∝ e^{−|k|/R}``, so ``γ = b/65536``."""
 _GAUSSIAN_TAIL = 13  # |K| ≤ 13 R: the cut tail has mass ≈ 1e-38
+GAUSSIAN_DRAW_BOUND = _GAUSSIAN_TAIL * GAUSSIAN_RESOLUTION
+"""The largest ``|K|`` the discrete Gaussian sampler draws (its table stops at ``13R``)."""
 _LAPLACE_HIGH = 80  # H < 80: the cut tail of e^{-H} has mass e^{-80} ≈ 1e-35
 _DIGITS = 50
 
@@ -241,14 +243,20 @@ def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> 
     Returns:
       An array like ``v`` on the lattice ``γℤ``: a deterministic function of the integer release.
     """
-    r = resolution(law)
+    a, step, noisy = lattice_units(v, scale, law)
+    return jnp.where(noisy, (a + z * resolution(law)) * step, v)
+
+
+def lattice_units(v: Array, scale: Array, law: str = "gaussian"):
+    """``(a(v), γ, γ > 0)``: the integer ``a(v) = round(clamp(v, ±Lγ)/γ)`` (an exact integer
+    in ``v``'s dtype, ``|a| ≤ L``), the step ``γ = scale/R`` (``1`` where the scale is ``0``) and
+    where the scale is positive. :func:`lattice_release` releases ``γ(a + K)``."""
     dtype = jnp.result_type(v)
-    gamma = jnp.asarray(scale, dtype) * (1.0 / r)
+    gamma = jnp.asarray(scale, dtype) * (1.0 / resolution(law))
     noisy = gamma > 0  # a zero scale (a noise-free baseline) releases v itself: no privacy
     step = jnp.where(noisy, gamma, 1.0)
     bound = clamp_bound(dtype) * step
-    a = jnp.round(jnp.clip(v, -bound, bound) / step)
-    return jnp.where(noisy, (a + z * r) * step, v)
+    return jnp.round(jnp.clip(v, -bound, bound) / step), step, noisy
 
 
 @lattice_release.defjvp

@@ -305,7 +305,7 @@ class PrivacyReport:
         """A copy with contract fields replaced (``relation``, ``released``, ``assumptions``...)."""
         return dataclasses.replace(self, **fields)
 
-    def under_threat(self, threat, what: str = "this algorithm") -> PrivacyReport:
+    def under_threat(self, threat, what: str = "this algorithm", why: str = "") -> PrivacyReport:
         """This (eavesdropper) report under ``threat`` with no tighter analysis: the same bound,
         which is sound for every observer (:mod:`jaxdp.privacy._threat`), and a report that says
         so (:attr:`threat_fallback`). A coalition's members get ``inf`` (the observer holds their
@@ -314,13 +314,15 @@ class PrivacyReport:
         Args:
           threat: a :class:`~jaxdp.privacy.Threat` or its name.
           what: the algorithm's name, for the note.
+          why: why no tighter analysis applies (appended to the note).
         """
         threat = as_threat(threat).check(self._n_agents())
         if self.threat_fallback or self.threat != "eavesdropper":
             raise ValueError(f"this report is already under the {self.threat} threat model")
         if isinstance(threat, Eavesdropper):
             return dataclasses.replace(self, threat=threat.name, threat_note=threat.describe())
-        note = f"{threat.describe()}. " + FALLBACK_NOTE.format(what=what, threat=threat.name)
+        note = f"{threat.describe()}. " + FALLBACK_NOTE.format(what=what, threat=threat.name) \
+            + (f" (here: {why})" if why else "")
         unprotected = threat.unprotected(self._n_agents())
         out = np.flatnonzero(unprotected)
 
