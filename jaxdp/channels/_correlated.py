@@ -5,12 +5,15 @@ Each directed message ``e = (j → i)`` of a product call is released as
 .. math:: m_e = γ\\,(a(v_j) + K_e + c_e)\\quad\\text{(lattice)},\\qquad
           m_e = v_j + σ ξ_e + σ_{cor} ξ'_e\\quad\\text{(float sampler)},
 
-``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.lattice_units`, ``K_e``
+``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.lattice_release`, ``K_e``
 an independent discrete Gaussian ``N_ℤ(0, R²)`` (``R = 4096``) and ``c_e`` a **coupled** integer
-that depends on draws of other directed messages. The integer ``n_e = a + K_e + c_e`` is summed
-exactly (every partial sum is an integer below ``2^{24}`` in float32, ``2^{53}`` in float64, when
-``|c_e| ≤ (2^{24} − L − 13R)``, :func:`max_exact_ratio`) and multiplied by ``γ`` once, so the
-released float is a function of ``n_e`` alone.
+that depends on draws of other directed messages. The message is computed from the lattice
+release ``fl(γ(a + K_e))`` of :func:`~jaxdp.privacy.add_noise` (the eavesdropper's release),
+whose integer is recovered exactly (:func:`lattice_integer`), plus ``c_e``: the integer
+``n_e = a + K_e + c_e`` is summed exactly (every partial sum is an integer of magnitude at most
+``L + 13R + |c_e|``, below ``2^{24}`` in float32 and ``2^{53}`` in float64 for
+``ρ ≤`` :func:`max_exact_ratio`) and multiplied by ``γ`` once, so the message is a function of
+``n_e`` alone.
 
 * :func:`pairwise_cancelling` (DECOR, Allouah et al., ICML 2024, §3): ``c_e = round(ρ K'_e)``,
   ``ρ = σ_cor/σ`` (the undecayed fields), ``K'`` drawn once per undirected edge and call, with
@@ -87,7 +90,6 @@ from jaxdp.privacy import (
     add_noise,
     check_sampler,
     clamp_bound,
-    lattice_units,
 )
 
 
@@ -130,26 +132,40 @@ class CoupledGaussian(Gaussian):
 
     def apply(self, v, p: dict, who, k, z=None):
         scale, cor_scale = self.scale(p, who, v, k), self.coupled_scale(p, who, v, k)
+        released = add_noise(v, scale, z[0], law=self.law, sampler=self.sampler)
         if not self.lattice:
-            return add_noise(v, scale, z[0], law=self.law, sampler=self.sampler) + cor_scale * z[1]
-        return coupled_release(v, scale, z[0], cor_scale, z[1], self.coupled_ratio(p, who, v))
+            return released + cor_scale * z[1]
+        return add_coupled(released, scale, cor_scale, z[1], self.coupled_ratio(p, who, v))
+
+
+def lattice_integer(released, scale):
+    """The integer ``n`` with ``fl(γn) = released``, ``γ = scale/R`` (as the lattice release
+    computes it): ``n₀ = round(released/γ)`` is within one of it (the two roundings move
+    ``released/γ`` by less than ``2u|n| ≤ 0.51``, ``|n| < 2^{23}`` in float32), and ``n ↦ fl(γn)``
+    is injective there, so the candidate in ``n₀ + {−1, 0, 1}`` that reproduces ``released`` is
+    ``n``, exactly."""
+    gamma = jnp.asarray(scale, released.dtype) * (1.0 / GAUSSIAN_RESOLUTION)
+    n0 = jnp.round(released / gamma)
+    return jnp.where((n0 - 1) * gamma == released, n0 - 1,
+                     jnp.where((n0 + 1) * gamma == released, n0 + 1, n0))
 
 
 @jax.custom_jvp
-def coupled_release(v, scale, z, cor_scale, z_cor, rho):
-    """``γ(a(v) + K + round(ρK'))``, ``γ = scale/R``, ``K = zR``, ``K' = z_cor R``: one exact
-    integer sum times ``γ`` (module docstring), so the float is a function of the integer. Its
-    tangent is ``dv + z dscale + z_cor dcor_scale`` (straight-through for the roundings)."""
-    a, step, _ = lattice_units(v, scale)
+def add_coupled(released, scale, cor_scale, z_cor, rho):
+    """The message ``γ(n + round(ρK'))`` from the lattice release ``released = fl(γn)``
+    (``n = a + K``) and the coupled draw ``K' = z_cor R``: one exact integer sum times ``γ``
+    (module docstring), so the message is a function of that integer alone and of the release.
+    Its tangent is ``d released + z_cor dcor_scale`` (straight-through for the roundings)."""
+    gamma = jnp.asarray(scale, released.dtype) * (1.0 / GAUSSIAN_RESOLUTION)
     coupled = jnp.round(rho * (z_cor * GAUSSIAN_RESOLUTION))
-    return (a + z * GAUSSIAN_RESOLUTION + coupled) * step
+    return (lattice_integer(released, scale) + coupled) * gamma
 
 
-@coupled_release.defjvp
-def _coupled_release_jvp(primals, tangents):
-    v, scale, z, cor_scale, z_cor, _ = primals
-    dv, dscale, _, dcor, _, _ = tangents
-    return coupled_release(*primals), dv + dscale * z + dcor * z_cor
+@add_coupled.defjvp
+def _add_coupled_jvp(primals, tangents):
+    _, _, _, z_cor, _ = primals
+    dreleased, _, dcor, _, _ = tangents
+    return add_coupled(*primals), dreleased + dcor * z_cor
 
 
 @dataclasses.dataclass(frozen=True)

@@ -55,7 +55,6 @@ from jaxdp.privacy._lattice import (
     lattice_draws,
     lattice_release,
     lattice_sensitivity,
-    lattice_units,
     sampler_tv,
     unit_roundoff,
 )
@@ -121,7 +120,6 @@ __all__ = [
     "lattice_methods",
     "lattice_release",
     "lattice_sensitivity",
-    "lattice_units",
     "LatticeClampWarning",
     "clamp_bound",
     "clamp_warning",

@@ -243,20 +243,14 @@ def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> 
     Returns:
       An array like ``v`` on the lattice ``γℤ``: a deterministic function of the integer release.
     """
-    a, step, noisy = lattice_units(v, scale, law)
-    return jnp.where(noisy, (a + z * resolution(law)) * step, v)
-
-
-def lattice_units(v: Array, scale: Array, law: str = "gaussian"):
-    """``(a(v), γ, γ > 0)``: the integer ``a(v) = round(clamp(v, ±Lγ)/γ)`` (an exact integer
-    in ``v``'s dtype, ``|a| ≤ L``), the step ``γ = scale/R`` (``1`` where the scale is ``0``) and
-    where the scale is positive. :func:`lattice_release` releases ``γ(a + K)``."""
+    r = resolution(law)
     dtype = jnp.result_type(v)
-    gamma = jnp.asarray(scale, dtype) * (1.0 / resolution(law))
+    gamma = jnp.asarray(scale, dtype) * (1.0 / r)
     noisy = gamma > 0  # a zero scale (a noise-free baseline) releases v itself: no privacy
     step = jnp.where(noisy, gamma, 1.0)
     bound = clamp_bound(dtype) * step
-    return jnp.round(jnp.clip(v, -bound, bound) / step), step, noisy
+    a = jnp.round(jnp.clip(v, -bound, bound) / step)
+    return jnp.where(noisy, (a + z * r) * step, v)
 
 
 @lattice_release.defjvp
