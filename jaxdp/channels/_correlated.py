@@ -34,10 +34,12 @@ data-independent randomness, so the report is the plain per-message Gaussian's w
 alone.
 
 **SecLDP (``threat="secret_pairs"``) for DECOR, integer ρ.** The outsider sees every message,
-not the pairwise draws ``K'``. Fix a step and a product call; given the past transcript the
-other agents' messages do not depend on the protected agent ``u``'s data (their states are
-functions of their own data and of observed messages), and the draws are fresh per call, so the
-view of the call is the integer vector ``n = a + K + ρBK'`` (``B``: directed edge → undirected
+not the pairwise draws ``K'``. Every message (and what a transform after the noise makes of it)
+is a function of its integer ``n_e``, so the view is post-processing of the integers of every
+call. Fix a step and a product call; given the integers of the past calls the other agents'
+values do not depend on the protected agent ``u``'s data (their states are functions of their own
+data, their own randomness and those integers), and the draws are fresh per call, so the
+integers of the call are ``n = a + K + ρBK'`` (``B``: directed edge → undirected
 edge, ``±1``) and a neighbouring data set of ``u`` changes ``a`` by an integer shift ``s``
 supported on ``u``'s outgoing messages, ``‖s_e‖₂ ≤ Δ_L/γ`` per message (``Δ_L``:
 :func:`~jaxdp.privacy.lattice_sensitivity`). *Coupling.* When ``ρ`` is an integer and
@@ -54,8 +56,8 @@ their common ``t`` (``τ = ±t``), ``w_e = s − ρτ``, ``w_{rev} = ρτ`` and 
 value). The integer ``τ = round(τ*)`` costs at most ``f s² + (1 + 2ρ²)/4`` per coordinate and
 ``τ = 0`` costs ``s²``, so a message of ``d`` coordinates costs at most
 ``min(Δ_L², fΔ_L² + γ²d(1 + 2ρ²)/4)/γ²`` (:func:`secret_pairs_factor`). *Curious agents.* An
-agent ``v`` that observes knows its own seeds and noise: for the (at most one per call) edge
-``{u, v}`` the coupling has no free variable but ``K_{u→v}``, cost ``Δ_L²/γ²``; the report
+agent ``v`` that observes knows its own seeds and noise: for the edge (one message per call and
+round) ``{u, v}`` the coupling has no free variable but ``K_{u→v}``, cost ``Δ_L²/γ²``; the report
 takes the worse of the outsider and any single curious agent. *Result.* The call is dominated
 by the discrete Gaussian pair of the eavesdropper's events with each message's sensitivity
 ``Δ_L`` replaced by ``Δ_L√φ_u``, ``φ_u`` the factor above averaged over ``u``'s messages with the

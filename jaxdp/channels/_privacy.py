@@ -125,18 +125,19 @@ def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
         (" per directed message unless broadcast (one per directed edge j → i of the network "
          "the channel runs on: a time-varying network's union of edge sets, links down at a "
          "step included)")
-    # Under SecretPairs the ideal mechanism also needs the coupled draws' laws: at most one per
-    # undirected edge and call, i.e. at most one per independent draw.
-    draws = (1 + secret_pairs) * alg.lattice_draw_count(problem, network, params, steps) \
-        if events.lattice_streams else 0
-    report = PrivacyReport.from_events(
-        events, delta, methods=("closed_form", "rdp", "pld"), lattice_draws=draws,
-        relation="replace_agent",
+    contract = dict(
+        methods=("closed_form", "rdp", "pld"), relation="replace_agent",
         released=f"{alg.inner.name}'s messages, {len(log)} product call(s) per step ({routes}), "
                  f"one draw{per}, steps 0..K−1",
         assumptions=tuple(_clip_assumption(channels[route]) for route in used)
         + (THROUGH_PRODUCTS,) + ((SECRET_SEEDS,) if secret_pairs else ()))
-    return report, ""
+    if not secret_pairs:
+        return alg.report_from_events(events, problem, network, params, steps, delta=delta,
+                                      **contract), ""
+    # The ideal mechanism of the SecLDP coupling also needs the coupled draws' ideal law: at most
+    # one per undirected edge and call, i.e. at most one per independent draw.
+    draws = 2 * alg.lattice_draw_count(problem, network, params, steps)
+    return PrivacyReport.from_events(events, delta, lattice_draws=draws, **contract), ""
 
 
 def _clip_assumption(channel) -> Assumption:
