@@ -192,6 +192,8 @@ def test_the_exactness_range_of_the_ratio():
     rho, why = noise.secret_pairs_ratio(values, np.float32)
     assert rho == 0 and "exceeds 235" in why
     assert noise.secret_pairs_ratio(values, np.float64) == (236, "")
+    per_agent = {**values, "decor_sigma_cor": np.full(4, 236.0)}
+    assert "scalars" in noise.secret_pairs_ratio(per_agent, np.float64)[1]
 
 
 # -- the audit of the outsider's view -------------------------------------------------------------

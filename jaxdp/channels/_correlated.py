@@ -202,7 +202,9 @@ class PairwiseCancelling(CoupledGaussian):
         :meth:`coupled_ratio` computes it) is an integer in ``[1, max_exact_ratio(dtype)]``, so
         ``c = ρK'`` exactly and the SecLDP coupling holds; else ``(0, why not)``."""
         sigma, cor = (np.asarray(values[f], dtype) for f in (self.fields[0], self.fields[2]))
-        rho, top = float(cor / sigma), max_exact_ratio(dtype)
+        if sigma.size != 1 or cor.size != 1:
+            return 0, "σ and σ_cor must be scalars (the channel's validation refuses per-agent ones)"
+        rho, top = float((cor / sigma).item()), max_exact_ratio(dtype)
         near = round(rho)
         if near == 0:
             return 0, f"its correlated part is (nearly) zero (σ_cor/σ = {rho:.3g})"
