@@ -17,7 +17,9 @@ step (zero weight) included, and so does a static network whose links were maske
 
 ``m`` Gaussian releases of sensitivity ``Δ`` and scale ``σ`` compose exactly as one of scale
 ``σ/√m`` (μ-GDP composes as ``√(Σ μ²)``, Dong, Roth & Su 2022, Cor. 2), which is how they are
-declared; Laplace releases are declared as ``m`` streams.
+declared; Laplace releases are declared as ``m`` streams. Under ``threat="secret_pairs"`` a
+pairwise-cancelling noise declares its SecLDP sensitivities instead
+(:mod:`jaxdp.channels._correlated`; :func:`secret_pairs_report`).
 
 The stage is found from the transforms' declared privacy roles (:attr:`Transform.role
 <jaxdp.channels.Transform.role>`), and the events are declared by the noise transform itself
@@ -104,6 +106,8 @@ def secret_pairs_report(alg, problem, network, params, steps: int, *, delta: flo
 
 
 def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
+    """``(report, why)``: the eavesdropper report, or under ``secret_pairs`` the SecLDP one
+    (``None`` and why not when no route has that analysis)."""
     log = alg.release_log(problem, network, params)
     channels = alg.channels
     used = list(dict.fromkeys(route for route, *_ in log))
