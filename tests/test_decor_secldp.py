@@ -16,8 +16,8 @@ from jaxdp.channels._correlated import (
     max_exact_ratio,
     secret_pairs_factor,
 )
-from jaxdp.privacy import DEFAULT_ORDERS, GAUSSIAN_RESOLUTION as R, add_noise, lattice_draws
-from jaxdp.privacy import rdp_to_dp
+from jaxdp.privacy import DEFAULT_ORDERS, add_noise, lattice_draws, rdp_to_dp
+from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
 
 N, D, C = 6, 3, 0.7
 

@@ -129,12 +129,12 @@ def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
         (" per directed message unless broadcast (one per directed edge j → i of the network "
          "the channel runs on: a time-varying network's union of edge sets, links down at a "
          "step included)")
-    contract = dict(
-        methods=("closed_form", "rdp", "pld"), relation="replace_agent",
-        released=f"{alg.inner.name}'s messages, {len(log)} product call(s) per step ({routes}), "
-                 f"one draw{per}, steps 0..K−1",
-        assumptions=tuple(_clip_assumption(channels[route]) for route in used)
-        + (THROUGH_PRODUCTS,) + ((SECRET_SEEDS,) if secret_pairs else ()))
+    contract = {
+        "methods": ("closed_form", "rdp", "pld"), "relation": "replace_agent",
+        "released": f"{alg.inner.name}'s messages, {len(log)} product call(s) per step "
+                    f"({routes}), one draw{per}, steps 0..K−1",
+        "assumptions": tuple(_clip_assumption(channels[route]) for route in used)
+        + (THROUGH_PRODUCTS,) + ((SECRET_SEEDS,) if secret_pairs else ())}
     if not secret_pairs:
         return alg.report_from_events(events, problem, network, params, steps, delta=delta,
                                       **contract), ""
