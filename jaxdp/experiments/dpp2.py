@@ -138,19 +138,25 @@ def dpp2_fig2(out_dir="out/dpp2-fig2", *, seeds: int = 20, steps: int = 1000,
         return report
 
 
+def fig3_methods() -> dict:
+    """Fig. 3's methods at the paper's "same privacy" parameters: ``{label: (algorithm, Params)}``
+    (the noise decay r̄ is swept over :data:`FIG3_R`)."""
+    return {
+        "DPP²": (UTILITY, algorithms.DPP2Params(
+            alpha=0.0994, beta=0.05, rho=10.0, u_w=0.994, u_e=1.0)),
+        "DiaDSP": (algorithms.DiaDSP(), algorithms.DiaDSPParams(alpha=0.01, u_x=2.0, u_y=5.0)),
+        "PPDC": (algorithms.PPDC(), algorithms.PPDCParams(gamma=65.0, omega=5.0, eta=0.01,
+                                                          u_x=1.0)),
+    }
+
+
 def dpp2_fig3(out_dir="out/dpp2-fig3", *, seeds: int = 20, steps: int = 500,
               progress: bool = False) -> Report:
     """Fig. 3 (DPP², DiaDSP, PPDC at the paper's "same privacy" parameters) with R6 and R7."""
     with jax.enable_x64(True):
         out, prob, net = Path(out_dir), paper_problem(), paper_network()
         report = Report("dpp2-fig3", f"DPP² Fig. 3: ‖(1/N)Σ∇f_i(x_i^K)‖² against r̄, K={steps}")
-        methods = {
-            "DPP²": (UTILITY, algorithms.DPP2Params(
-                alpha=0.0994, beta=0.05, rho=10.0, u_w=0.994, u_e=1.0)),
-            "DiaDSP": (algorithms.DiaDSP(), algorithms.DiaDSPParams(alpha=0.01, u_x=2.0, u_y=5.0)),
-            "PPDC": (algorithms.PPDC(), algorithms.PPDCParams(gamma=65.0, omega=5.0, eta=0.01,
-                                                              u_x=1.0)),
-        }
+        methods = fig3_methods()
         finals, budgets, bands = {}, {}, []
         fig, (ax,) = figure(width=6.0, height=4.2)
         for label, (alg, p) in methods.items():
@@ -492,5 +498,5 @@ def _write_json(path: Path, data) -> str:
     return str(path)
 
 
-__all__ = ["dpp2_fig1", "dpp2_fig2", "dpp2_fig3", "hat_w", "mean_gradient_sq", "paper_network",
-           "paper_problem"]
+__all__ = ["dpp2_fig1", "dpp2_fig2", "dpp2_fig3", "fig3_methods", "hat_w", "mean_gradient_sq",
+           "paper_network", "paper_problem"]
