@@ -193,8 +193,8 @@ def recal_eps(seeds: int, args) -> list:
                 _, rec = rc.relative_errors(alg, prob, net, params, keys, steps=steps,
                                             record_every=rc.N_AGENTS)
                 final[sampler] = np.asarray(rec["re"])[:, -1]
-            rows.append(row("recal-eps", f"{model}/synthetic: log10 RE at the PLF, ε = {eps:g}",
-                            np.log10(final["lattice"]), np.log10(final["float"]),
+            rows.append(row("recal-eps", f"{model}/synthetic: RE at the PLF, ε = {eps:g}",
+                            final["lattice"], final["float"],
                             "RE ordered ε=1 > 5 > 10 > RECAL (curves)"))
     return rows
 
