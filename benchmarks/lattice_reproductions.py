@@ -17,7 +17,9 @@ loaded 2-core machine (each case's ``setting`` says what was reduced):
 - ``ltadmm-fig1``: paper 004 at the stated noise, the time budget of ``--ltadmm-rounds`` rounds.
 - ``dpadmm-accuracy`` / ``dpadmm-loss``: paper 002, its (ε, δ) grid, T = 100, N = 100.
 - ``recal-eps``: paper 003 on the synthetic set, PLF ``--recal-plf``.
-- ``dpp2-fig3``: DiaDSP and PPDC (DPP² itself runs the float sampler) at r̄ ∈ {0.1, 0.5, 0.9}.
+- ``dpp2-fig3``: DiaDSP and PPDC at r̄ ∈ {0.1, 0.5, 0.9} (DPP² itself always ran the float
+  sampler). Their "lattice" column is what the reproduction ran until this comparison (their
+  default); it now runs them with the float sampler, as DPP².
 
 Usage:
     python benchmarks/lattice_reproductions.py            # every case; or --only ldp-fig2 ...
@@ -34,7 +36,6 @@ from pathlib import Path
 
 import numpy as np
 
-from lattice_headlines import _float_variant
 from lattice_utility import welch_z
 
 HERE = Path(__file__).resolve().parent
@@ -51,18 +52,29 @@ NOT_RUN = {
 }
 
 
+def _se(x: np.ndarray) -> float:
+    return float(x.std(ddof=1) / np.sqrt(x.size))
+
+
 def row(reproduction: str, quantity: str, lattice, float_, paper: str = "") -> dict:
     """One table row from per-run values of each sampler."""
     a, b = (np.asarray(v, np.float64).reshape(-1) for v in (lattice, float_))
-    se = lambda x: float(x.std(ddof=1) / np.sqrt(x.size))  # noqa: E731
     return {"reproduction": reproduction, "quantity": quantity,
-            "lattice": float(a.mean()), "lattice_se": se(a), "float": float(b.mean()),
-            "float_se": se(b), "z": welch_z(a, b), "runs": [a.size, b.size], "paper": paper}
+            "lattice": float(a.mean()), "lattice_se": _se(a), "float": float(b.mean()),
+            "float_se": _se(b), "z": welch_z(a, b), "runs": [a.size, b.size], "paper": paper}
 
 
 def variants(alg):
-    """``{sampler: algorithm}``: the reproduction's (lattice) algorithm and its float twin."""
-    return {"lattice": alg, "float": _float_variant(alg)}
+    """``{sampler: algorithm}``: ``alg`` drawing with each sampler (a channel-built algorithm
+    through ``with_sampler``, any other by its ``sampler`` field)."""
+    from jaxdp import channels
+
+    def to(sampler):
+        if isinstance(alg, channels.WithChannel):
+            return alg.with_sampler(sampler)
+        return dataclasses.replace(alg, sampler=sampler)
+
+    return {sampler: to(sampler) for sampler in SAMPLERS}
 
 
 # -- paper 001 ----------------------------------------------------------------------------------
@@ -207,7 +219,7 @@ def dpp2_fig3(seeds: int, args) -> list:
     r_values = (0.1, 0.5, 0.9)
     rows = []
     for label, (alg, params) in dpp2.fig3_methods().items():
-        if alg.sampler_of() != "lattice":
+        if alg is dpp2.UTILITY:  # DPP² ran the float sampler before and after issue 22
             continue
         finals = {}
         for i, sampler in enumerate(SAMPLERS):
@@ -225,6 +237,17 @@ def dpp2_fig3(seeds: int, args) -> list:
     return rows
 
 
+def markdown(result: dict) -> str:
+    """The README table: one line per quantity, then the reproductions not rerun."""
+    lines = ["| reproduction | quantity | lattice | float | z | paper |", "|---|---|---:|---:|---:|---|"]
+    for case in result["cases"].values():
+        for r in case["rows"]:
+            lines.append(f"| `{r['reproduction']}` | {r['quantity']} | {r['lattice']:.4g} ± "
+                         f"{r['lattice_se']:.2g} | {r['float']:.4g} ± {r['float_se']:.2g} | "
+                         f"{r['z']:+.1f} | {r['paper']} |")
+    return "\n".join(lines)
+
+
 CASES = {"ldp-fig2": ldp_fig2, "ldp-figC": ldp_figC, "ltadmm-fig1": ltadmm_fig1,
          "dpadmm": dpadmm, "recal-eps": recal_eps, "dpp2-fig3": dpp2_fig3}
 
@@ -240,7 +263,11 @@ def main() -> None:
     ap.add_argument("--recal-plf", type=float, default=100.0)
     ap.add_argument("--dpp2-steps", type=int, default=500)
     ap.add_argument("--out", default=str(HERE / "results" / "lattice_reproductions_cpu.json"))
+    ap.add_argument("--markdown", action="store_true", help="print the table of --out; run nothing")
     args = ap.parse_args()
+    if args.markdown:
+        print(markdown(json.loads(Path(args.out).read_text())))
+        return
     jax.config.update("jax_enable_x64", True)  # a script, not a library import
     own = {k: int(v) for k, v in (s.split("=") for s in args.seeds_for)}
     path = Path(args.out)

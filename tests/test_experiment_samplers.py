@@ -9,7 +9,7 @@ import pytest
 from jaxdp.experiments import dpadmm_common as dc
 from jaxdp.experiments import ldp
 
-TINY = dict(providers=2, rows=5, steps=2, eps_grid=(1.0,), delta_grid=(1e-3,))
+TINY = {"providers": 2, "rows": 5, "steps": 2, "eps_grid": (1.0,), "delta_grid": (1e-3,)}
 
 
 @pytest.mark.parametrize("sampler", ["lattice", "float"])
@@ -49,3 +49,17 @@ def test_ldp_offsets_select_the_instances_and_keys_of_a_longer_series():
         short = ldp._curves(alg, alg.default_params(), last, 3, False, "", first_key=2)
     np.testing.assert_array_equal(short["error"][0], long["error"][2])
     assert not np.array_equal(long["error"][1], long["error"][2])
+
+
+def test_dpp2_fig3_runs_every_method_on_the_papers_float_law():
+    """DiaDSP's and PPDC's noise decays as u·r̄^k like DPP²'s: under the lattice sampler their
+    releases are clamped from some step on (a different algorithm), so Fig. 3 compares all three
+    on the float law, and their budgets name the idealized curve they come from."""
+    from jaxdp.experiments import dpp2
+    assert {alg.sampler_of() for alg, _ in dpp2.fig3_methods().values()} == {"float"}
+    prob, net = dpp2.paper_problem(n_agents=4), dpp2.network.make_network("ring", 4)
+    alg, params = dpp2.fig3_methods()["PPDC"]
+    with jax.enable_x64(True):
+        budget = dpp2._log10_budget(alg, prob, net, params.replace(r=0.5), 5)
+    assert list(budget) == ["ideal pure_dp"] and np.isfinite(budget["ideal pure_dp"])
+    assert dpp2._fmt_budget(budget).startswith("ideal pure_dp: ε=10^")
