@@ -412,7 +412,9 @@ def _claim_comparison(report, finals, budgets):
                  reproduced=all(plateau.values()))
     same = {k: f"{min(v):.1f}..{max(v):.1f}" for k, v in
             ((k, [max(b.values()) for b in bs]) for k, bs in budgets.items())}
-    report.notes.append("'same privacy budgets' is nominal: log10(ε/δ) ranges over r̄ per method: "
+    report.notes.append("'same privacy budgets' is nominal: log10(ε/δ) of the idealized budgets "
+                        "above (real-valued mechanisms, not bounds for the float transcripts) "
+                        "ranges over r̄ per method: "
                         + ", ".join(f"{k} {v}" for k, v in same.items()))
 
 
