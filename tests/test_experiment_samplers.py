@@ -59,7 +59,8 @@ def test_dpp2_fig3_runs_every_method_on_the_papers_float_law():
     assert {alg.sampler_of() for alg, _ in dpp2.fig3_methods().values()} == {"float"}
     prob, net = dpp2.paper_problem(n_agents=4), dpp2.network.make_network("ring", 4)
     alg, params = dpp2.fig3_methods()["PPDC"]
-    with jax.enable_x64(True):
-        budget = dpp2._log10_budget(alg, prob, net, params.replace(r=0.5), 5)
-    assert list(budget) == ["ideal pure_dp"] and np.isfinite(budget["ideal pure_dp"])
-    assert dpp2._fmt_budget(budget).startswith("ideal pure_dp: ε=10^")
+    for r, steps in ((0.5, 5), (0.1, 500)):  # the second's real-valued ε overflows to ∞
+        with jax.enable_x64(True):
+            budget = dpp2._log10_budget(alg, prob, net, params.replace(r=r), steps)
+        assert list(budget) == ["ideal pure_dp"] and np.isfinite(budget["ideal pure_dp"])
+        assert dpp2._fmt_budget(budget).startswith("ideal pure_dp: ε=10^")
