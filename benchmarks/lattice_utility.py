@@ -15,6 +15,8 @@ central trainer (DP-ADMM) runs on the complete graph.
 
 Usage:
     python benchmarks/lattice_utility.py      # writes benchmarks/results/lattice_utility_cpu.json
+    python benchmarks/lattice_utility.py --only ldp_admm --seeds 2048 --first-seed 100000 \
+        --out benchmarks/results/lattice_utility_ldp_fresh_cpu.json   # fresh, independent seeds
 """
 from __future__ import annotations
 
@@ -48,33 +50,46 @@ def cases():
     return {name: alg for name, alg in out.items() if alg.sampler_of() is not None}
 
 
-def compare(alg, prob, net, steps: int, seeds: int) -> dict:
-    """Final metrics of both samplers over ``seeds`` seeds, and Welch's z per metric."""
+def seed_lists(seeds: int, first: int | None) -> dict:
+    """The seeds of each sampler: ``0..S−1`` for both (``first`` None: shared initial points and
+    aggregator draws, different noise draws), or disjoint fresh ones, ``first..first+S−1`` for
+    the lattice and the next ``S`` for the float sampler (fully independent runs)."""
+    if first is None:
+        return {"lattice": seeds, "float": seeds}
+    return {"lattice": list(range(first, first + seeds)),
+            "float": list(range(first + seeds, first + 2 * seeds))}
+
+
+def compare(alg, prob, net, steps: int, seeds: int, first: int | None = None) -> dict:
+    """Final metrics of both samplers over ``seeds`` seeds each (:func:`seed_lists`), and
+    Welch's z per metric."""
     import jaxdp
 
-    finals = {}
+    finals, runs = {}, seed_lists(seeds, first)
     for sampler, variant in (("lattice", alg), ("float", _float_variant(alg))):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             trace = jaxdp.run(variant, prob, net, variant.default_params(), steps=steps,
-                              seeds=seeds, record_every=steps, progress=False)
+                              seeds=runs[sampler], record_every=steps, progress=False)
         finals[sampler] = {m: np.asarray(trace.final(m), np.float64).reshape(-1)
                            for m in METRICS if m in trace.metrics}
     row = {}
     for m in finals["lattice"]:
         a, b = finals["lattice"][m], finals["float"][m]
         row[m] = {"lattice_mean": float(a.mean()), "float_mean": float(b.mean()),
-                  "z": welch_z(a, b)}
+                  "lattice_se": float(a.std(ddof=1) / np.sqrt(a.size)),
+                  "float_se": float(b.std(ddof=1) / np.sqrt(b.size)), "z": welch_z(a, b)}
     return row
 
 
-def first_accepted(alg, prob, graphs: dict, steps: int, seeds: int) -> dict:
+def first_accepted(alg, prob, graphs: dict, steps: int, seeds: int,
+                   first: int | None = None) -> dict:
     """:func:`compare` on the first graph ``alg`` accepts (a central trainer, DP-ADMM, needs the
     complete graph); the last refusal when it accepts none (e.g. a loss it is not derived for)."""
     error = ""
     for label, graph in graphs.items():
         try:
-            return {"network": label, **compare(alg, prob, graph, steps, seeds)}
+            return {"network": label, **compare(alg, prob, graph, steps, seeds, first)}
         except ValueError as err:
             error = f"{type(err).__name__}: {str(err)[:200]}"
     return {"error": error}
@@ -88,6 +103,8 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=256)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--only", nargs="*")
+    ap.add_argument("--first-seed", type=int, default=None,
+                    help="fresh, disjoint seeds per sampler from here (default: 0..S−1 for both)")
     ap.add_argument("--out", default=str(HERE / "results" / "lattice_utility_cpu.json"))
     args = ap.parse_args()
     jax.config.update("jax_enable_x64", True)  # a script, not a library import
@@ -98,11 +115,13 @@ def main() -> None:
     for name, alg in cases().items():
         if args.only and name not in args.only:
             continue
-        row = {"algorithm": name, **first_accepted(alg, prob, graphs, args.steps, args.seeds)}
+        row = {"algorithm": name, **first_accepted(alg, prob, graphs, args.steps, args.seeds,
+                                                   args.first_seed)}
         print(json.dumps(row), flush=True)
         rows.append(row)
-    Path(args.out).write_text(json.dumps({"setting": __doc__.split("\n\n")[2], "seeds": args.seeds,
-                                          "steps": args.steps, "rows": rows}, indent=1))
+    meta = {"setting": __doc__.split("\n\n")[2], "seeds": args.seeds,
+            "first_seed": args.first_seed, "steps": args.steps}
+    Path(args.out).write_text(json.dumps(meta | {"rows": rows}, indent=1))
     print(f"wrote {args.out}")
 
 

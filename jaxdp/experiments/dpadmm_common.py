@@ -43,6 +43,10 @@ class Setup:
       providers, rows: N and m_i (smaller values only to test the pipeline quickly).
       adult: path of the user's ``adult.data``; ``None`` uses the synthetic stand-in.
       progress: a progress bar over runs.
+      sampler: the private algorithms' noise sampler (``"lattice"``, the default, or
+        ``"float"``: the paper's real-valued law, for a lattice-vs-float comparison).
+      first_run: the first run's index (its split and noise key); runs are
+        ``first_run .. first_run + seeds − 1``, so two Setups can draw independent runs.
     """
 
     seeds: int = 10
@@ -53,6 +57,8 @@ class Setup:
     rows: int = M_ROWS
     adult: str | None = None
     progress: bool = False
+    sampler: str = "lattice"
+    first_run: int = 0
 
     def loss(self, kind: str):
         """(loss name, per-provider reg with weight λ/N) of the ℓ1 or ℓ2 model."""
@@ -144,7 +150,7 @@ _trajectories_jit = jax.jit(_trajectories, static_argnames=("alg", "steps", "con
 def _configs(setup, kind, D_w, alg2_settings, alg2_variants):
     """Algorithm → (instance, Params grid) for one run; ``D_w`` is the run's estimate."""
     dp = grid(DPADMMParams(rho=RHO, D_w=D_w), delta=setup.delta_grid, eps=setup.eps_grid)
-    out = {"dp_admm": (DPADMM(), dp),
+    out = {"dp_admm": (DPADMM(sampler=setup.sampler), dp),
            "nonprivate": (ConsensusADMM(), grid(ConsensusADMMParams(rho=RHO), rho=[RHO]))}
     if kind == "l2" and alg2_settings:
         eps, delta = zip(*alg2_settings)
@@ -152,7 +158,8 @@ def _configs(setup, kind, D_w, alg2_settings, alg2_variants):
         pts = jax.tree.map(lambda *v: jnp.stack(v), *[naive.replace(eps=e, delta=dl)
                                                       for e, dl in zip(eps, delta)])
         for variant in alg2_variants:
-            out[f"alg2_{variant}"] = (NaivePrivateADMM(variant=variant), pts)
+            out[f"alg2_{variant}"] = (NaivePrivateADMM(variant=variant, sampler=setup.sampler),
+                                      pts)
     return out
 
 
@@ -161,7 +168,8 @@ def run_family(setup, data, kind, alg2_settings=(), alg2_variants=("paper",)):
     features, labels, _ = data
     net = network.make_network("complete", setup.providers)
     out, dws = {}, []
-    for r in progress_iter(range(setup.seeds), setup.progress, f"dpadmm {kind}"):
+    runs = range(setup.first_run, setup.first_run + setup.seeds)
+    for r in progress_iter(runs, setup.progress, f"dpadmm {kind}"):
         problem, D_w = paper_split(setup, features, labels, kind, r)
         dws.append(D_w)
         for name, (alg, params) in _configs(setup, kind, D_w, alg2_settings,

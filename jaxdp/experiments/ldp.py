@@ -135,11 +135,22 @@ def ldp_fig2(out_dir="out/ldp-fig2", *, seeds: int = 10, adult=None, large: bool
         return _fig2(Path(out_dir), seeds, adult, large, steps, progress)
 
 
+def fig2_methods() -> dict:
+    """Fig. 2's methods, ``{label: algorithm}`` (each at its default Params)."""
+    return {"Alg. 1": algorithms.LDPADMM(), "[43]": algorithms.IncreasingPenaltyADMM(),
+            "[42]": algorithms.DualPerturbedADMM(), "[48]": algorithms.OutputPerturbedADMM()}
+
+
+def figC_methods() -> dict:
+    """Fig. (C)'s methods, ``{label: algorithm}`` (each at its default Params)."""
+    return {"Alg. 2*": algorithms.LDPDGDStar(), "[45]": algorithms.HuangDGD(),
+            "Alg. 1": algorithms.LDPADMM()}
+
+
 def _fig2(out, seeds, adult, large, steps, progress) -> Report:
     report = Report("ldp-fig2", "Paper 001, Fig. 2: Algorithm 1 vs private ADMM baselines")
     pool = _pool(adult, report)
-    algs = {"Alg. 1": algorithms.LDPADMM(), "[43]": algorithms.IncreasingPenaltyADMM(),
-            "[42]": algorithms.DualPerturbedADMM(), "[48]": algorithms.OutputPerturbedADMM()}
+    algs = fig2_methods()
     sizes = [(10, 20)] + ([(100, 200)] if large else [])
     fig, axes = figure(2 * len(sizes))
     data = {}
@@ -209,8 +220,7 @@ def _figC(out, seeds, adult, steps, progress) -> Report:
     report = Report("ldp-figC", "Paper 001, Fig. (C): Algorithm 2* vs [45]")
     pool = _pool(adult, report)
     inst = _instances(pool, 10, 40, seeds)
-    algs = {"Alg. 2*": algorithms.LDPDGDStar(), "[45]": algorithms.HuangDGD(),
-            "Alg. 1": algorithms.LDPADMM()}
+    algs = figC_methods()
     curves = {name: _curves(alg, alg.default_params(), inst, steps, progress, name)
               for name, alg in algs.items()}
     k = np.arange(1, steps + 1)
@@ -361,11 +371,12 @@ def _pool(adult, report: Report) -> tuple[np.ndarray, np.ndarray]:
     return problems.normalize_adult(features), labels
 
 
-def _instances(pool, n_agents: int, edges: int, runs: int) -> list:
-    """One (problem, network) per run: b_i = 100 fresh rows per agent, a fresh G(N, |E|)."""
+def _instances(pool, n_agents: int, edges: int, runs: int, first: int = 0) -> list:
+    """One (problem, network) per run ``first .. first + runs − 1``: b_i = 100 fresh rows per
+    agent, a fresh G(N, |E|)."""
     features, labels = pool
     out = []
-    for r in range(runs):
+    for r in range(first, first + runs):
         rows = np.random.default_rng(r).choice(len(labels), ROWS_PER_AGENT * n_agents,
                                                replace=False)
         prob = problems.from_arrays(
@@ -403,12 +414,12 @@ def _simulate(algorithm, problems_, nets, params, keys, steps):
     return jax.vmap(one)(problems_, nets, keys)
 
 
-def _curves(alg, params, instances, steps, progress, label) -> dict:
-    """Records of every run: metric -> ``(runs, K)``; run r uses noise key r."""
+def _curves(alg, params, instances, steps, progress, label, first_key: int = 0) -> dict:
+    """Records of every run: metric -> ``(runs, K)``; run r uses noise key ``first_key + r``."""
     for prob, net in instances:
         alg.validate(params, prob, net)
     stacked = [jax.tree.map(lambda *a: jnp.stack(a), *part) for part in zip(*instances)]
-    keys = jax.vmap(jax.random.key)(jnp.arange(len(instances)))
+    keys = jax.vmap(jax.random.key)(first_key + jnp.arange(len(instances)))
     out = jax.tree.map(np.asarray, _simulate(alg, *stacked[:1], stacked[1], params, keys, steps))
     if progress:
         print(f"  {label}: {len(instances)} runs done")
@@ -490,4 +501,4 @@ def _finish(report, fig, out: Path, stem: str, data: dict) -> Report:
     return report
 
 
-__all__ = ["ldp_fig1", "ldp_fig2", "ldp_figC", "ldp_figD"]
+__all__ = ["fig2_methods", "figC_methods", "ldp_fig1", "ldp_fig2", "ldp_figC", "ldp_figD"]
