@@ -63,4 +63,8 @@ def test_dpp2_fig3_runs_every_method_on_the_papers_float_law():
         with jax.enable_x64(True):
             budget = dpp2._log10_budget(alg, prob, net, params.replace(r=r), steps)
         assert list(budget) == ["ideal pure_dp"] and np.isfinite(budget["ideal pure_dp"])
+        with jax.enable_x64(True):  # every curve of a float-sampler report is named "ideal …"
+            report = alg.privacy(prob, net, params.replace(r=r), steps)
+        assert "pure_dp" not in report.curves and "ideal pure_dp" in report.curves
+        assert not np.isfinite(report.epsilon_max) and report.sound == ("guarantee",)
         assert dpp2._fmt_budget(budget).startswith("ideal pure_dp: ε=10^")

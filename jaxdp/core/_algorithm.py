@@ -181,7 +181,7 @@ class Algorithm:
             report = self.account(problem, network, params, int(steps), delta=delta)
         if report is None:
             return None
-        if self.sampler_of() == "float" and np.isfinite(report.epsilon_max):
+        if self.sampler_of() == "float":  # named "ideal ..." even where the ideal overflows
             report = report.idealized(FLOAT_SAMPLER_REASON)
         if release == "messages+models":
             report = report.covering_models(self.models_covered, self.models_note)
