@@ -57,7 +57,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.federated._rounds import (
-    FedParams, FedState, Federated, broadcast, local_descent, server_sum, step_counts,
+    FedParams, Federated, broadcast, local_descent, server_sum, step_counts,
 )
 from jaxdp.core import param
 
@@ -134,6 +134,7 @@ class FedAvg(Federated):
     name = "fedavg"
     cites = ("McMahan, Moore, Ramage, Hampson & Agüera y Arcas, AISTATS 2017, Algorithm 1",)
     provenance = "standard"
+    tracks_loss = True
 
     def correction(self, state, params):
         """The drift added to each local gradient, a function of φ (FedAvg: none)."""
@@ -149,7 +150,7 @@ class FedAvg(Federated):
         upload = jnp.where(mask[:, None], y - x, 0)  # Δ_k = w_k − x^t, selected clients only
         avg, sent = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": sent, "x": x_new}
+        return self.advance(state, mask, y, problem, x=x_new), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +210,7 @@ class FedNova(Federated):
     name = "fednova"
     cites = ("Wang, Liu, Liang, Joshi & Poor, NeurIPS 2020, eq. (6)-(7) (FedNova)",)
     provenance = "standard"
+    tracks_loss = True
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -221,7 +223,7 @@ class FedNova(Federated):
         d, sent = self.average(network, upload, p, "update")  # Σ p_i d_i
         tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
         x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": sent, "x": x_new}
+        return self.advance(state, mask, y, problem, x=x_new), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
