@@ -44,7 +44,7 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             params: dict | None = None, out_dir="compare_out", progress: bool = True,
             title: str | None = None, channel=None, x=("step",), resume_dir=None,
             seeds_per_block: int | None = None, on_probe=None, threat=None,
-            network_name: str | None = None) -> Comparison:
+            network_name: str | None = None, options: dict | None = None) -> Comparison:
     """Run ``names`` on one setting at one ε; write a figure and a table into ``out_dir``.
 
     Args:
@@ -75,6 +75,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         tighter analysis for it and the report falls back on the eavesdropper bound). The noise
         is calibrated to ``epsilon`` under the eavesdropper (the headline) either way.
       network_name: how the table's ``network`` column names ``network`` (default: its type).
+      options: optional name → static configuration given to :func:`jaxdp.algorithms.get`
+        (``{"dp_fedavg": {"local_steps": 2, "rate": 0.2}}``).
 
     Raises:
       ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
@@ -91,7 +93,7 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
     threat = _threat(threat)
     plans, nets = {}, {}
     for name in names:  # every check and calibration before the first run
-        alg = algorithms.get(name)
+        alg = algorithms.get(name, **(options or {}).get(name, {}))
         if channel is not None:
             from jaxdp.channels import with_channel
 

@@ -124,6 +124,11 @@ class WithChannel(Algorithm):
                    "channel's releases in general")
 
     @property
+    def server_average(self) -> bool:
+        """The wrapped algorithm's: a channel does not change where the server is."""
+        return self.inner.server_average
+
+    @property
     def channels(self) -> dict[str, Channel]:
         """``{message: Channel}``."""
         return dict(self.routes)
