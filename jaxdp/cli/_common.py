@@ -325,6 +325,24 @@ def _literal(text: str):
     return text
 
 
+def _shared_params(algs, items, args) -> dict:
+    """``--param NAME=VALUE`` of ``compare``: ``{name: Params}`` with each value set in every
+    algorithm whose Params declare NAME (a NAME none declares is an error; a noise field is
+    refused with ``--epsilon``, which calibrates it)."""
+    values = _assignments(items, "--param")
+    out = {}
+    for alg in algs:
+        if args.epsilon is not None and alg.noise_field in values:
+            _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
+        mine = [f"{k}={v}" for k, v in values.items() if k in alg.default_params().keys()]
+        out[alg.name] = _override(alg.default_params(), mine)
+    for name in values:
+        if not any(name in alg.default_params().keys() for alg in algs):
+            raise ValueError(f"--param {name}: no algorithm compared has it; their parameters: "
+                             + ", ".join(sorted({f for a in algs for f in a.default_params().keys()})))
+    return out
+
+
 def _override(params, items):
     """Apply ``--param NAME=VALUE`` strings to a Params dataclass."""
     values = _assignments(items, "--param")

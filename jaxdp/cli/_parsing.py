@@ -104,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="several algorithms at the same ε: one figure, one table")
     s.add_argument("algorithms", nargs="*", help="registry names; may come from --config")
     _setting_arguments(s, out="compare_out")
+    _param_argument(s, "; in compare, set in every algorithm that has it")
     _option_argument(s)
     s.add_argument("--threat", default=None, metavar="MODEL",
                    help="also report every ε under this observer (neighbours, secret_pairs, "
@@ -142,10 +143,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _param_argument(s) -> None:
+def _param_argument(s, where: str = "") -> None:
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="override a Params field, e.g. --param alpha=0.01 (repeatable; "
-                        "`jaxdp info ALG` lists them)")
+                        f"`jaxdp info ALG` lists them{where})")
 
 
 def _option_argument(s) -> None:

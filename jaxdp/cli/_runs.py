@@ -5,7 +5,7 @@ import json
 
 from jaxdp.cli._common import (RESUME_DIR, _check_fresh, _check_out, _done, _options, _override,
                                _private_params, _probe_printer, _refuse_noise_param,
-                               _seeds_per_block, _setting, _stage, _stem, _title,
+                               _seeds_per_block, _setting, _shared_params, _stage, _stem, _title,
                                _warn_meaningless, _with_channel, _write_config, _write_run)
 
 
@@ -76,7 +76,9 @@ def _cmd_compare(args) -> int:
     out = _check_out(args.out)
     _check_fresh(out, ["compare.md", "compare.csv", "compare.png"], args.force or args.resume)
     options = _options(args.option, args.algorithms)
-    setting = _setting(args, [algorithms.get(n, **options[n]) for n in args.algorithms])
+    algs = [algorithms.get(n, **options[n]) for n in args.algorithms]
+    params = _shared_params(algs, args.param, args)
+    setting = _setting(args, algs)
     result = compare(args.algorithms, setting["problem"], setting["network"], steps=args.steps,
                      seeds=args.seeds, epsilon=args.epsilon, delta=args.delta,
                      record_every=args.record_every, metrics=args.metric or ["grad_norm_sq"],
@@ -85,7 +87,8 @@ def _cmd_compare(args) -> int:
                      channel=args.channel, x=args.x or ["step"], resume_dir=out / RESUME_DIR,
                      seeds_per_block=_seeds_per_block(args.seeds),
                      on_probe=lambda alg: _probe_printer(alg.noise_field, args.epsilon, args, []),
-                     threat=args.threat, network_name=args.network, options=options)
+                     threat=args.threat, network_name=args.network, options=options,
+                     params=params)
     _write_config(out, args)
     _done(out)
     print(result.markdown)
