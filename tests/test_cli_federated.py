@@ -94,3 +94,15 @@ def test_network_for_gives_a_server_average_algorithm_k_n():
     network.check_averaging(served, "fedavg")
     complete = network.make_network("complete", 6)
     assert network_for(algorithms.get("fedavg"), complete) is complete
+
+
+def test_options_come_from_a_toml_table(tmp_path, capsys):
+    """``[options]`` in --config: a list is a tuple (FedNova's per-client local steps)."""
+    config = tmp_path / "fed.toml"
+    config.write_text('algorithm = "fednova"\nproblem = "least_squares"\nagents = 5\nseeds = 2\n'
+                      'steps = 4\nno_progress = true\n\n[options]\nlocal_steps = [1, 2, 3, 1, 2]\n'
+                      'selection = "fair"\nclients = 2\n')
+    out = tmp_path / "out"
+    assert main(["run", "--config", str(config), "--out", str(out)]) == 0
+    meta = Trace.load(out / "trace_fednova.npz").meta["algorithm"]
+    assert tuple(meta["local_steps"]) == (1, 2, 3, 1, 2) and meta["selection"] == "fair"

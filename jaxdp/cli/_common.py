@@ -307,13 +307,16 @@ def static_fields(cls) -> list[str]:
 
 
 def _literal(text: str):
-    """An ``--option`` value: int, float, a tuple of ints (``1,2,3``), ``None`` or the text."""
+    """An ``--option`` value: int, float, a tuple of ints (``1,2,3``, or a TOML list ``[1, 2, 3]``),
+    ``None`` or the text."""
     text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1] + ("," if "," not in text else "")
     if text.lower() == "none":
         return None
     if "," in text:
         try:
-            return tuple(int(v) for v in text.split(","))
+            return tuple(int(v) for v in text.split(",") if v.strip())
         except ValueError:
             raise ValueError(f"--option: {text!r} is neither a number nor ints separated by "
                              "commas") from None
@@ -325,21 +328,22 @@ def _literal(text: str):
     return text
 
 
-def _shared_params(algs, items, args) -> dict:
-    """``--param NAME=VALUE`` of ``compare``: ``{name: Params}`` with each value set in every
-    algorithm whose Params declare NAME (a NAME none declares is an error; a noise field is
-    refused with ``--epsilon``, which calibrates it)."""
+def _shared_params(algs: dict, items, args) -> dict:
+    """``--param NAME=VALUE`` of ``compare``: ``{name: Params}`` for ``algs`` (registry name ->
+    algorithm as run), each value set in every algorithm whose Params declare NAME (a NAME none
+    declares is an error; a noise field is refused with ``--epsilon``, which calibrates it)."""
     values = _assignments(items, "--param")
+    fields = {name: alg.default_params().keys() for name, alg in algs.items()}
+    for name in values:
+        if not any(name in f for f in fields.values()):
+            raise ValueError(f"--param {name}: no algorithm compared has it; their parameters: "
+                             + ", ".join(sorted({k for f in fields.values() for k in f})))
     out = {}
-    for alg in algs:
+    for name, alg in algs.items() if values else ():
         if args.epsilon is not None and alg.noise_field in values:
             _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
-        mine = [f"{k}={v}" for k, v in values.items() if k in alg.default_params().keys()]
-        out[alg.name] = _override(alg.default_params(), mine)
-    for name in values:
-        if not any(name in alg.default_params().keys() for alg in algs):
-            raise ValueError(f"--param {name}: no algorithm compared has it; their parameters: "
-                             + ", ".join(sorted({f for a in algs for f in a.default_params().keys()})))
+        mine = [f"{k}={v}" for k, v in values.items() if k in fields[name]]
+        out[name] = _override(alg.default_params(), mine)
     return out
 
 

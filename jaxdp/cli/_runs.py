@@ -77,7 +77,8 @@ def _cmd_compare(args) -> int:
     _check_fresh(out, ["compare.md", "compare.csv", "compare.png"], args.force or args.resume)
     options = _options(args.option, args.algorithms)
     algs = [algorithms.get(n, **options[n]) for n in args.algorithms]
-    params = _shared_params(algs, args.param, args)
+    params = _shared_params({n: _with_channel(a, args.channel)
+                             for n, a in zip(args.algorithms, algs, strict=True)}, args.param, args)
     setting = _setting(args, algs)
     result = compare(args.algorithms, setting["problem"], setting["network"], steps=args.steps,
                      seeds=args.seeds, epsilon=args.epsilon, delta=args.delta,
