@@ -126,11 +126,15 @@ def network_for(alg, network):
     """The network ``alg`` runs on in a comparison on ``network``: K_N of the same N when its
     server is the average of the uploads (``alg.server_average``) and ``network`` does not
     average, else ``network``."""
-    from jaxdp.network import averaging_gap, make_network
+    from jaxdp.network import check_averaging, make_network
 
-    if not getattr(alg, "server_average", False) or averaging_gap(network) <= 1e-12:
+    if not getattr(alg, "server_average", False):
         return network
-    return make_network("complete", network.n_agents)
+    try:
+        check_averaging(network, alg.name)
+    except ValueError:  # not the server's average: K_N of the same clients
+        return make_network("complete", network.n_agents)
+    return network
 
 
 def _threat(threat):

@@ -384,3 +384,20 @@ def test_federated_versus_dgd_on_least_squares():
     fed = jaxdp.run(algorithms.FedAvg(), prob, net, steps=100, seeds=1, progress=False)
     dgd = jaxdp.run(algorithms.DGD(), prob, net, steps=100, seeds=1, progress=False)
     assert fed.final("dist_to_opt")[0] < dgd.final("dist_to_opt")[0]
+
+
+@pytest.mark.parametrize("selection", ["high_loss", "data_size"])
+def test_a_channel_on_a_data_dependent_selection_reports_inf_with_the_reason(selection):
+    """clip + Gaussian on FedAvg's uploads accounts each client's own uploads; a selection by
+    loss or data size makes the other clients' uploads depend on one client's data: ε = inf."""
+    from jaxdp import channels
+
+    prob, net = _setting()
+    fed = algorithms.get("fedavg", selection=selection, clients=2)
+    alg = channels.with_channel(fed, channels.chain(channels.clip(1.0), channels.gaussian(2.0)))
+    report = alg.privacy(prob, net, alg.default_params(), 5)
+    assert np.isinf(report.epsilon_max) and "depends on the data the relation" in report.reason
+    uniform = channels.with_channel(algorithms.get("fedavg", clients=2),
+                                    channels.chain(channels.clip(1.0), channels.gaussian(2.0)))
+    control = uniform.privacy(prob, net, uniform.default_params(), 2)  # data-independent
+    assert np.isfinite(control.epsilon_max) and not control.reason

@@ -53,6 +53,9 @@ from jaxdp.network import check_averaging
 
 SELECTIONS = ("uniform", "poisson", "data_size", "fair", "high_loss")
 """Client selection schemes (see the module)."""
+DATA_SELECTIONS = {"high_loss": "their local losses, a function of their data",
+                   "data_size": "their data sizes, which replacing a client's data set may change"}
+"""The selections that read the clients' data, and what they read."""
 WEIGHTINGS = ("data", "uniform")
 """Server weights of the selected uploads: by data size ``n_k`` (McMahan et al. 2017, eq. of
 Algorithm 1: ``Σ_{k∈S} n_k/n_S``) or uniform (``1/|S|``)."""
@@ -206,6 +209,17 @@ class Federated(Algorithm):
         return select(noise["u"], self.selection, n if self.clients is None else self.clients,
                       self.rate, problem.mask.sum(axis=1), state.counts,
                       getattr(state, "loss", None))
+
+    def selection_reads_data(self) -> str:
+        """``""``, or why the selection depends on the clients' data (:data:`DATA_SELECTIONS`):
+        who is selected, and so what every other client uploads, then depends on one client's
+        data, which an accounting of each client's own releases does not cover."""
+        if self.selection not in DATA_SELECTIONS:
+            return ""
+        return (f"{self.name} selects the clients by {DATA_SELECTIONS[self.selection]}: who is "
+                "selected, and so what the other clients upload, depends on the data the "
+                "relation replaces, which is not accounted by a report of each client's own "
+                "releases")
 
     def advance(self, state, mask: Array, local: AgentArray, problem, **fields):
         """The next state: ``fields`` replaced, the selection counts advanced by ``mask``, and

@@ -85,11 +85,8 @@ class _Private(Federated):
 
     def __post_init__(self):
         if self.selection == "high_loss":
-            raise ValueError(
-                f"{self.name}: selection='high_loss' picks the clients by their local losses, a "
-                "function of their data: the choice itself depends on the data the relation "
-                "replaces and is not accounted by this report; use selection='uniform' or "
-                "'poisson' (data-independent)")
+            raise ValueError(f"{self.selection_reads_data()}; use selection='uniform' or "
+                             "'poisson' (data-independent)")
         super().__post_init__()
 
     def clipped_updates(self, state, problem, params):
