@@ -62,14 +62,13 @@ def test_federated_run_defaults_to_its_server_and_refuses_another_graph(tmp_path
 
 
 @pytest.mark.parametrize("argv, message", [
-    (["run", "fedavg", "--option", "epochs=3"], "--option epochs: not a static setting of "
-                                                "fedavg; theirs: clients, local_steps"),
+    (["run", "fedavg", "--option", "epochs=3"],
+     "--option epochs: not a static setting of fedavg; theirs: clients, local_steps"),
     (["run", "fedavg", "--option", "local_steps=0"], "local_steps must be an int >= 1; got 0"),
     (["run", "dp_fedavg", "--option", "selection=high_loss"], "a function of their data"),
     (["run", "ldp_fedavg", "--option", "selection=high_loss", "--option", "clients=2"],
      "not accounted by a report of each client's own releases"),
-    (["compare", "fedavg", "dgd", "--param", "mu=0.1"], "--param mu: no algorithm compared has "
-                                                         "it"),
+    (["compare", "fedavg", "dgd", "--param", "mu=0.1"], "--param mu: no algorithm compared has it"),
     (["compare", "dp_fedavg", "dp_dgd", "--epsilon", "2", "--param", "z=3"],
      "--param z=3 conflicts with --epsilon 2"),
 ])

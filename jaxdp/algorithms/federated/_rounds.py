@@ -29,8 +29,9 @@ A round ``t`` (one engine step), with ``x^t`` the server model:
    the server model: ``x_k`` is the model client k last trained, ``x⁰`` before its first
    selection). The cumulative selection counts are kept in the state, and under ``"high_loss"``
    the losses ``F_k(x_k)`` too (:class:`FedLossState`, updated when client k trains). The
-   high-loss selection reads the clients' data: a private algorithm refuses it (its report would
-   have to account the choice, which it does not).
+   high-loss and data-size selections read the clients' data
+   (:meth:`Federated.selection_reads_data`): who is selected then depends on every client's data,
+   so DP-FedAvg and LDP-FedAvg refuse them, and a channel's report on such a round is ``inf``.
 2. Every client runs ``local_steps`` (E) full-batch gradient steps of its local objective from
    ``x^t`` (a fixed-count inner ``lax.scan``, :func:`local_descent`); only the selected upload.
 3. The server aggregates the selected uploads (:func:`server_sum`) and updates ``x^{t+1}``.
@@ -267,5 +268,6 @@ class Federated(Algorithm):
         return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0), sent
 
 
-__all__ = ["FedLossState", "FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",
-           "local_descent", "rank_of", "select", "server_sum", "step_counts"]
+__all__ = ["DATA_SELECTIONS", "FedLossState", "FedParams", "FedState", "Federated", "SELECTIONS",
+           "WEIGHTINGS", "broadcast", "local_descent", "rank_of", "rank_of_order", "select",
+           "server_sum", "step_counts"]
