@@ -49,13 +49,7 @@ def test_three_families_at_one_epsilon_from_one_command(tmp_path, capsys):
     assert (tmp_path / "compare.png").stat().st_size > 1000
 
 
-def test_federated_run_defaults_to_its_server_and_refuses_another_graph(tmp_path, capsys):
-    out = tmp_path / "run"
-    assert main(["run", "fedavg", *SMALL, "--option", "selection=high_loss", "--option",
-                 "clients=2", "--out", str(out)]) == 0
-    meta = Trace.load(out / "trace_fedavg.npz").meta
-    assert meta["network"]["n_edges"] == 5 * 4 // 2  # K_5, the default for a server's average
-    assert meta["algorithm"]["selection"] == "high_loss" and meta["algorithm"]["clients"] == 2
+def test_a_federated_run_refuses_a_graph_without_its_server(tmp_path, capsys):
     assert main(["run", "fedavg", *SMALL, "--network", "ring", "--out", str(tmp_path / "r")]) == 2
     err = capsys.readouterr().err
     assert "--network ring has no such server" in err and "jaxdp compare fedavg" in err
@@ -95,13 +89,16 @@ def test_network_for_gives_a_server_average_algorithm_k_n():
     assert network_for(algorithms.get("fedavg"), complete) is complete
 
 
-def test_options_come_from_a_toml_table(tmp_path, capsys):
-    """``[options]`` in --config: a list is a tuple (FedNova's per-client local steps)."""
+def test_options_come_from_a_toml_table_and_the_server_is_the_default_network(tmp_path, capsys):
+    """``[options]`` in --config: a list is a tuple (FedNova's per-client local steps); without
+    --network a federated run gets K_N, its server's average."""
     config = tmp_path / "fed.toml"
     config.write_text('algorithm = "fednova"\nproblem = "least_squares"\nagents = 5\nseeds = 2\n'
                       'steps = 4\nno_progress = true\n\n[options]\nlocal_steps = [1, 2, 3, 1, 2]\n'
-                      'selection = "fair"\nclients = 2\n')
+                      'selection = "high_loss"\nclients = 2\n')
     out = tmp_path / "out"
     assert main(["run", "--config", str(config), "--out", str(out)]) == 0
-    meta = Trace.load(out / "trace_fednova.npz").meta["algorithm"]
-    assert tuple(meta["local_steps"]) == (1, 2, 3, 1, 2) and meta["selection"] == "fair"
+    meta = Trace.load(out / "trace_fednova.npz").meta
+    assert tuple(meta["algorithm"]["local_steps"]) == (1, 2, 3, 1, 2)
+    assert meta["algorithm"]["selection"] == "high_loss" and meta["algorithm"]["clients"] == 2
+    assert meta["network"]["n_edges"] == 5 * 4 // 2  # K_5
