@@ -4,6 +4,14 @@
 :func:`jaxdp.privacy.calibrate_params` (before anything runs), runs each over the same seeds, and
 writes one figure (mean and 95% band over seeds, one panel per metric) and one table of final
 metrics (markdown and CSV) with each algorithm's guarantee ε. ``jaxdp compare`` calls it.
+
+Algorithms whose server is the average of the uploads (``Algorithm.server_average``: the
+federated family, DP-ADMM) run on the complete graph K_N of the same N clients
+(:func:`network_for`), the others on the network given, so one call compares federated central
+DP (``dp_fedavg``), federated local DP (``ldp_fedavg``) and a decentralized private algorithm
+(``dp_dgd`` on a ring) at one ε; the table's ``network`` column says where each ran. ε is per
+agent under each algorithm's own relation and observer (``report.released``): compare algorithms
+whose relation is the same (all three above: one agent's whole data set replaced).
 """
 from __future__ import annotations
 
@@ -35,7 +43,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             delta: float = 1e-5, record_every: int | None = None, metrics=("grad_norm_sq",),
             params: dict | None = None, out_dir="compare_out", progress: bool = True,
             title: str | None = None, channel=None, x=("step",), resume_dir=None,
-            seeds_per_block: int | None = None, on_probe=None) -> Comparison:
+            seeds_per_block: int | None = None, on_probe=None, threat=None,
+            network_name: str | None = None, options: dict | None = None) -> Comparison:
     """Run ``names`` on one setting at one ε; write a figure and a table into ``out_dir``.
 
     Args:
@@ -60,6 +69,14 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         :func:`jaxdp.engine.run`): its blocks go to ``resume_dir/NAME``.
       on_probe: ``None`` or ``fn(algorithm)`` returning the ``on_probe`` callback given to
         :func:`~jaxdp.privacy.calibrate_params` for that algorithm (calibration progress).
+      threat: ``None``, or a second observer (a :class:`~jaxdp.privacy.Threat` or its
+        ``--threat`` spec, e.g. ``"neighbours"``) whose report is added to the table (columns
+        ``threat``, ``epsilon_threat``; ``"(eavesdropper bound)"`` where the algorithm has no
+        tighter analysis for it and the report falls back on the eavesdropper bound). The noise
+        is calibrated to ``epsilon`` under the eavesdropper (the headline) either way.
+      network_name: how the table's ``network`` column names ``network`` (default: its type).
+      options: optional name → static configuration given to :func:`jaxdp.algorithms.get`
+        (``{"dp_fedavg": {"local_steps": 2, "rate": 0.2}}``).
 
     Raises:
       ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
@@ -73,31 +90,75 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         raise ValueError(f"compare needs distinct algorithm names; got {names}")
     channel = _channel(channel)
     xs = (x,) if isinstance(x, str) else tuple(x)
-    plans = {}
+    threat = _threat(threat)
+    plans, nets = {}, {}
     for name in names:  # every check and calibration before the first run
-        alg = algorithms.get(name)
+        alg = algorithms.get(name, **(options or {}).get(name, {}))
         if channel is not None:
             from jaxdp.channels import with_channel
 
             alg = with_channel(alg, channel)
         p = (params or {}).get(name) or alg.default_params()
-        alg.validate(p, problem, network)
+        net = nets[name] = network_for(alg, network)
+        alg.validate(p, problem, net)
         if epsilon is not None and alg.is_private():  # raises where it cannot be calibrated
-            p = calibrate_params(alg, problem, network, p, steps, epsilon=epsilon, delta=delta,
+            p = calibrate_params(alg, problem, net, p, steps, epsilon=epsilon, delta=delta,
                                  on_probe=on_probe(alg) if on_probe else None)
-        plans[name] = (alg, p, _privacy(alg, problem, network, p, steps, delta)
+        plans[name] = (alg, p, _privacy(alg, problem, net, p, steps, delta)
                        if alg.is_private() else None)
     resume = {"seeds_per_block": seeds_per_block}
-    traces = {name: _run(alg, problem, network, p, steps, seeds, record_every, progress,
+    traces = {name: _run(alg, problem, nets[name], p, steps, seeds, record_every, progress,
                          resume_dir=None if resume_dir is None
                          else Path(resume_dir) / name.replace("/", "_"), **resume)
               for name, (alg, p, _) in plans.items()}
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
-    rows = [_row(name, plans[name], traces[name], list(metrics)) for name in names]
+    rows = [{**_row(name, plans[name], traces[name], list(metrics)),
+             **_setting_columns(plans[name], nets[name], problem, steps, delta, threat,
+                                 network_name or type(network).__name__)}
+            for name in names]
     files = _write(out, rows, traces, plans, list(metrics), title, problem, network, seeds,
                    epsilon, xs)
     return Comparison(rows=rows, traces=traces, markdown=_markdown(rows), files=files)
+
+
+def network_for(alg, network):
+    """The network ``alg`` runs on in a comparison on ``network``: K_N of the same N when its
+    server is the average of the uploads (``alg.server_average``) and ``network`` does not
+    average, else ``network``."""
+    from jaxdp.network import check_averaging, make_network
+
+    if not getattr(alg, "server_average", False):
+        return network
+    try:
+        check_averaging(network, alg.name)
+    except ValueError:  # not the server's average: K_N of the same clients
+        return make_network("complete", network.n_agents)
+    return network
+
+
+def _threat(threat):
+    """``None``, or the threat model of a spec (checked before any run)."""
+    if threat is None or not isinstance(threat, str):
+        return threat
+    from jaxdp.privacy import parse_threat
+
+    return parse_threat(threat)
+
+
+def _setting_columns(plan, net, problem, steps, delta, threat, network_name) -> dict:
+    """The table's ``network`` column (``complete`` for a server's average), and under a second
+    ``threat`` its name and ε (marked where it is the eavesdropper bound)."""
+    alg, params, report = plan
+    name = "complete (server)" if getattr(alg, "server_average", False) else network_name
+    columns = {"network": f"{name}, N={net.n_agents}"}
+    if threat is None:
+        return columns
+    seen = None if report is None else _privacy(alg, problem, net, params, steps, delta, threat)
+    columns["threat"] = threat.name + (" (eavesdropper bound)" if seen is not None
+                                       and seen.threat_fallback else "")
+    columns["epsilon_threat"] = None if seen is None else seen.epsilon_max
+    return columns
 
 
 def _channel(channel):
@@ -110,10 +171,10 @@ def _channel(channel):
     return parse_channels(channel)
 
 
-def _privacy(alg, problem, network, params, steps, delta):
+def _privacy(alg, problem, network, params, steps, delta, threat="eavesdropper"):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return alg.privacy(problem, network, params, steps, delta=delta)
+        return alg.privacy(problem, network, params, steps, delta=delta, threat=threat)
 
 
 def _run(alg, problem, network, params, steps, seeds, record_every, progress, **resume):

@@ -139,8 +139,8 @@ def test_every_help_shows_its_defaults(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
     out = " ".join(capsys.readouterr().out.split())
-    for shown in ("(default: nonconvex_logistic)", "(default: random_geometric)",
-                  "(default: 50)", "(default: 16)", "(default: 500)", "(default: out)"):
+    for shown in ("(default: nonconvex_logistic)", "else random_geometric",  # --network: by
+                  "(default: 50)", "(default: 16)", "(default: 500)", "(default: out)"):  # algorithm
         assert shown in out, shown
 
 

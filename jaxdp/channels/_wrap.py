@@ -124,6 +124,11 @@ class WithChannel(Algorithm):
                    "channel's releases in general")
 
     @property
+    def server_average(self) -> bool:
+        """The wrapped algorithm's: a channel does not change where the server is."""
+        return self.inner.server_average
+
+    @property
     def channels(self) -> dict[str, Channel]:
         """``{message: Channel}``."""
         return dict(self.routes)
@@ -402,7 +407,15 @@ class WithChannel(Algorithm):
                            in self.release_log(problem, network, params) if route in lattice)
 
     def account(self, problem, network, params, steps, *, delta):
-        """Privacy from the channel (see :mod:`jaxdp.channels._privacy`)."""
+        """Privacy from the channel (see :mod:`jaxdp.channels._privacy`); ``inf`` when the inner
+        algorithm chooses who sends from the data (a federated selection by loss or data size:
+        ``selection_reads_data``), which the channel's per-sender accounting does not cover."""
+        why = getattr(self.inner, "selection_reads_data", lambda: "")()
+        if why:
+            from jaxdp.privacy import PrivacyReport
+
+            return PrivacyReport.infinite(network.n_agents, steps, delta, why,
+                                          released=f"every message of {self.inner.name}")
         return channel_report(self, problem, network, params, steps, delta=delta)
 
     def account_under(self, threat, problem, network, params, steps, *, delta):

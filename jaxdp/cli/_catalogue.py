@@ -36,11 +36,20 @@ def _cmd_info(args) -> int:
     if cls.cites:
         print(f"citation: {'; '.join(cls.cites)}")
     print("\n".join(_params_lines(alg)))
+    print(_options_line(alg))
     print(f"noise_field: {cls.noise_field}"
           + ("  (--epsilon calibrates it)" if cls.noise_field else "  (--epsilon not supported)"))
     if cls.is_private():
         print("privacy: " + _default_privacy(alg))
     return 0
+
+
+def _options_line(alg) -> str:
+    """The static settings of ``alg`` (its dataclass fields) and their defaults."""
+    from jaxdp.cli._common import static_fields
+
+    shown = ", ".join(f"{f}={getattr(alg, f)!r}" for f in static_fields(type(alg)))
+    return f"static settings (set with --option NAME=VALUE): {shown or 'none'}"
 
 
 def _params_lines(alg) -> list[str]:

@@ -23,9 +23,25 @@ X_AXES = ("step", "rounds", "messages", "bits", "grad_calls", "sample_grads", "p
 
 
 # -- helpers: setting, privacy, outputs -----------------------------------------------------------
-def _setting(args) -> dict:
-    """The problem and network of ``run``/``compare``, after checking the counts."""
+def _setting(args, algs=()) -> dict:
+    """The problem and network of ``run``/``compare``/``tradeoff``, after checking the counts.
+
+    Without ``--network``: ``complete`` when every algorithm of ``algs`` has a server that
+    averages the uploads (``Algorithm.server_average``: the federated family, DP-ADMM), else
+    ``random_geometric``. ``run`` and ``tradeoff`` of such an algorithm on a graph that does not
+    average are refused here, naming the flag; ``compare`` runs it on K_N beside the others
+    (:func:`jaxdp.compare.network_for`)."""
     from jaxdp import network, problems
+
+    served = bool(algs) and all(getattr(a, "server_average", False) for a in algs)
+    if args.network is None:
+        args.network = "complete" if served else "random_geometric"
+    elif served and len(algs) == 1 and args.network != "complete":
+        raise ValueError(f"{algs[0].name}'s server is the average of the N clients' uploads (the "
+                         f"complete graph K_N): --network {args.network} has no such server; omit "
+                         f"--network (complete is its default), or run `jaxdp compare "
+                         f"{algs[0].name} dp_dgd --network {args.network}` to set it beside a "
+                         "decentralized algorithm on that graph")
 
     for flag in ("agents", "seeds", "steps", "record_every", "graph_seed", "data_seed"):
         value = getattr(args, flag)  # --config values skip argparse's type=int
@@ -253,6 +269,82 @@ def _assignments(items, flag: str) -> dict:
         except ValueError:
             raise ValueError(f"{flag} {name} needs a number; got {value!r}") from None
     return values
+
+
+def _options(items, names) -> dict:
+    """``--option NAME=VALUE`` strings → ``{algorithm: static configuration}`` for
+    :func:`jaxdp.algorithms.get`: each NAME is a field of the algorithm's dataclass (its static
+    settings: ``local_steps``, ``selection``, ``clients``, ``rate``, ``weighting`` of the
+    federated family, ``sampler``, ...), given to every algorithm of ``names`` that declares it;
+    a NAME none declares is an error listing theirs. VALUE: an int, a float, ints separated by
+    commas (a tuple), ``none``, or text; the algorithm's class checks it."""
+    from jaxdp import algorithms
+
+    values = {}
+    for item in items or []:
+        name, sep, value = str(item).partition("=")
+        if not sep:
+            raise ValueError(f"--option expects NAME=VALUE; got {item!r}")
+        values[name] = _literal(value)
+    config = {n: {} for n in names}
+    for alg_name in (n for n in names if n in algorithms.REGISTRY):
+        declared = static_fields(algorithms.REGISTRY[alg_name])
+        config[alg_name] = {k: v for k, v in values.items() if k in declared}
+    for name in values:
+        if not any(name in c for c in config.values()):
+            known = sorted({f for n in names if n in algorithms.REGISTRY
+                            for f in static_fields(algorithms.REGISTRY[n])})
+            raise ValueError(f"--option {name}: not a static setting of {', '.join(names)}; "
+                             f"theirs: {', '.join(known) or 'none'}")
+    return config
+
+
+def static_fields(cls) -> list[str]:
+    """The static settings of an algorithm class: its dataclass fields (``--option``)."""
+    import dataclasses
+
+    return [f.name for f in dataclasses.fields(cls) if f.init]
+
+
+def _literal(text: str):
+    """An ``--option`` value: int, float, a tuple of ints (``1,2,3``, or a TOML list ``[1, 2, 3]``),
+    ``None`` or the text."""
+    text = text.strip()
+    if text.startswith("[") and text.endswith("]"):
+        text = text[1:-1] + ("," if "," not in text else "")
+    if text.lower() == "none":
+        return None
+    if "," in text:
+        try:
+            return tuple(int(v) for v in text.split(",") if v.strip())
+        except ValueError:
+            raise ValueError(f"--option: {text!r} is neither a number nor ints separated by "
+                             "commas") from None
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _shared_params(algs: dict, items, args) -> dict:
+    """``--param NAME=VALUE`` of ``compare``: ``{name: Params}`` for ``algs`` (registry name ->
+    algorithm as run), each value set in every algorithm whose Params declare NAME (a NAME none
+    declares is an error; a noise field is refused with ``--epsilon``, which calibrates it)."""
+    values = _assignments(items, "--param")
+    fields = {name: alg.default_params().keys() for name, alg in algs.items()}
+    for name in values:
+        if not any(name in f for f in fields.values()):
+            raise ValueError(f"--param {name}: no algorithm compared has it; their parameters: "
+                             + ", ".join(sorted({k for f in fields.values() for k in f})))
+    out = {}
+    for name, alg in algs.items() if values else ():
+        if args.epsilon is not None and alg.noise_field in values:
+            _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
+        mine = [f"{k}={v}" for k, v in values.items() if k in fields[name]]
+        out[name] = _override(alg.default_params(), mine)
+    return out
 
 
 def _override(params, items):

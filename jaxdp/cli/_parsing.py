@@ -7,7 +7,8 @@ import os
 import tomllib
 from pathlib import Path
 
-from jaxdp.cli._catalogue import _cmd_demo, _cmd_info, _cmd_list, _cmd_reproduce, _params_lines
+from jaxdp.cli._catalogue import (_cmd_demo, _cmd_info, _cmd_list, _cmd_reproduce, _options_line,
+                                  _params_lines)
 from jaxdp.cli._common import RESUME_DIR, X_AXES
 from jaxdp.cli._runs import _cmd_compare, _cmd_run, _cmd_tradeoff
 
@@ -34,7 +35,8 @@ def _algorithm_help(parser, argv) -> None:
     sub = parser._subparsers._group_actions[0].choices[argv[0]]  # noqa: SLF001
     problem = argv[argv.index("--problem") + 1] if "--problem" in argv[:-1] else \
         "nonconvex_logistic"
-    blocks = ["\n".join(_params_lines(algorithms.get(name))) for name in names]
+    blocks = ["\n".join([*_params_lines(algorithms.get(name)),
+                          _options_line(algorithms.get(name))]) for name in names]
     sub.epilog = "\n\n".join(blocks + [_metrics_line(problem)])
     sub.formatter_class = _HelpWithEpilog
 
@@ -94,6 +96,7 @@ def _parser() -> argparse.ArgumentParser:
                         "coalition:I,J,... (colluding agents); without a tighter analysis the "
                         "eavesdropper bound is reported, and privacy.json says so")
     _param_argument(s)
+    _option_argument(s)
     s.add_argument("--metric", default="grad_norm_sq", help="metric to plot")
     s.set_defaults(func=_cmd_run)
 
@@ -101,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
                        help="several algorithms at the same ε: one figure, one table")
     s.add_argument("algorithms", nargs="*", help="registry names; may come from --config")
     _setting_arguments(s, out="compare_out")
+    _param_argument(s, "; in compare, set in every algorithm that has it")
+    _option_argument(s)
+    s.add_argument("--threat", default=None, metavar="MODEL",
+                   help="also report every ε under this observer (neighbours, secret_pairs, "
+                        "coalition:I,J,...): table columns threat and epsilon_threat, marked "
+                        "'(eavesdropper bound)' where an algorithm has no tighter analysis; the "
+                        "noise is calibrated to --epsilon under the eavesdropper either way")
     s.add_argument("--metric", action="append", default=None,
                    help="metric to plot and tabulate (repeatable; default: grad_norm_sq)")
     s.set_defaults(func=_cmd_compare)
@@ -114,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
                    help="comma-separated target ε per agent: the noise is calibrated to each")
     _setting_arguments(s, out="tradeoff_out", resume=False)
     _param_argument(s)
+    _option_argument(s)
     s.add_argument("--metric", default="grad_norm_sq", help="final metric tabulated and plotted")
     s.set_defaults(func=_cmd_tradeoff)
 
@@ -132,10 +143,19 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _param_argument(s) -> None:
+def _param_argument(s, where: str = "") -> None:
     s.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                    help="override a Params field, e.g. --param alpha=0.01 (repeatable; "
-                        "`jaxdp info ALG` lists them)")
+                        f"`jaxdp info ALG` lists them{where})")
+
+
+def _option_argument(s) -> None:
+    s.add_argument("--option", action="append", default=[], metavar="NAME=VALUE",
+                   help="set a static setting of the algorithm (a field of its class, e.g. "
+                        "--option local_steps=3 --option selection=poisson --option rate=0.2 "
+                        "for the federated family; `jaxdp info ALG` lists them); in compare, "
+                        "given to every algorithm that has it (repeatable; TOML: an [options] "
+                        "table)")
 
 
 def _setting_arguments(s, *, out: str, resume: bool = True) -> None:
@@ -160,7 +180,11 @@ def _setting_arguments(s, *, out: str, resume: bool = True) -> None:
     s.add_argument("--split", default=None,
                    help="how a model problem (digits_mlp) splits its data among the agents: iid, "
                         "dirichlet:α, shards:s, label_quantity:k or size_skew:α (None: iid)")
-    s.add_argument("--network", default="random_geometric", help="graph family")
+    s.add_argument("--network", default=None,
+                   help="graph family (None: complete for an algorithm whose server averages "
+                        "the clients' uploads, the federated family and DP-ADMM, else "
+                        "random_geometric; compare runs those on the complete graph K_N of the "
+                        "same N and the others on this network)")
     s.add_argument("--agents", type=int, default=50, help="agents N")
     s.add_argument("--graph-seed", type=int, default=1, help="seed of a random graph")
     s.add_argument("--graph-param", action="append", default=[], metavar="NAME=VALUE",
@@ -255,7 +279,8 @@ def _parse(parser, argv):
     return args
 
 
-_TABLES = {"params": "param", "graph_params": "graph_param", "problem_params": "problem_param"}
+_TABLES = {"params": "param", "graph_params": "graph_param", "problem_params": "problem_param",
+           "options": "option"}
 """TOML tables of ``--config`` and the repeatable ``NAME=VALUE`` flag each fills."""
 
 

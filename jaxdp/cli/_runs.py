@@ -3,21 +3,20 @@ from __future__ import annotations
 
 import json
 
-from jaxdp.cli._common import (RESUME_DIR, _check_fresh, _check_out, _done, _override,
+from jaxdp.cli._common import (RESUME_DIR, _check_fresh, _check_out, _done, _options, _override,
                                _private_params, _probe_printer, _refuse_noise_param,
-                               _seeds_per_block, _setting, _stage, _stem, _title,
+                               _seeds_per_block, _setting, _shared_params, _stage, _stem, _title,
                                _warn_meaningless, _with_channel, _write_config, _write_run)
 
 
 def _cmd_run(args) -> int:
-    from jaxdp import algorithms
     from jaxdp.engine import run
 
     if args.algorithm is None:
         raise ValueError("run needs an ALGORITHM (or `algorithm = \"...\"` in --config)")
     out = _check_out(args.out)
-    setting = _setting(args)
-    alg = _with_channel(algorithms.get(args.algorithm), args.channel)
+    alg = _built(args.algorithm, args)
+    setting = _setting(args, (alg,))
     stem = _stem(alg.name)
     _check_fresh(out, [f"trace_{stem}.npz", f"trace_{stem}.csv", f"{stem}_{args.metric}.png"]
                  + (["privacy.json"] if alg.is_private() else []),
@@ -41,6 +40,14 @@ def _cmd_run(args) -> int:
     return _divergence_status(trace, alg.name)
 
 
+def _built(name: str, args):
+    """The algorithm ``name`` with its ``--option`` settings and ``--channel``."""
+    from jaxdp import algorithms
+
+    config = _options(args.option, [name])[name]
+    return _with_channel(algorithms.get(name, **config), args.channel)
+
+
 def _divergence_status(trace, name: str) -> int:
     """The exit status of a run: 1, with a line on stderr, when any seed diverged (NaN/inf) or
     blew up (``jaxdp.engine.BLOWUP_FACTOR``); the files are written either way."""
@@ -60,6 +67,7 @@ def _divergence_status(trace, name: str) -> int:
 
 
 def _cmd_compare(args) -> int:
+    from jaxdp import algorithms
     from jaxdp.compare import compare
 
     if len(args.algorithms) < 1:
@@ -67,7 +75,11 @@ def _cmd_compare(args) -> int:
                          "--config)")
     out = _check_out(args.out)
     _check_fresh(out, ["compare.md", "compare.csv", "compare.png"], args.force or args.resume)
-    setting = _setting(args)
+    options = _options(args.option, args.algorithms)
+    algs = [algorithms.get(n, **options[n]) for n in args.algorithms]
+    params = _shared_params({n: _with_channel(a, args.channel)
+                             for n, a in zip(args.algorithms, algs, strict=True)}, args.param, args)
+    setting = _setting(args, algs)
     result = compare(args.algorithms, setting["problem"], setting["network"], steps=args.steps,
                      seeds=args.seeds, epsilon=args.epsilon, delta=args.delta,
                      record_every=args.record_every, metrics=args.metric or ["grad_norm_sq"],
@@ -75,7 +87,9 @@ def _cmd_compare(args) -> int:
                      title=lambda epsilon: _title(args, epsilon, private=epsilon is not None),
                      channel=args.channel, x=args.x or ["step"], resume_dir=out / RESUME_DIR,
                      seeds_per_block=_seeds_per_block(args.seeds),
-                     on_probe=lambda alg: _probe_printer(alg.noise_field, args.epsilon, args, []))
+                     on_probe=lambda alg: _probe_printer(alg.noise_field, args.epsilon, args, []),
+                     threat=args.threat, network_name=args.network, options=options,
+                     params=params)
     _write_config(out, args)
     _done(out)
     print(result.markdown)
@@ -86,7 +100,6 @@ def _cmd_compare(args) -> int:
 
 
 def _cmd_tradeoff(args) -> int:
-    from jaxdp import algorithms
     from jaxdp.experiments.tradeoff import tradeoff
 
     if args.algorithm is None:
@@ -97,8 +110,8 @@ def _cmd_tradeoff(args) -> int:
     epsilons = _epsilon_list(args.epsilons)
     out = _check_out(args.out)
     _check_fresh(out, ["tradeoff.md", "tradeoff.csv", "tradeoff.png"], args.force)
-    setting = _setting(args)
-    alg = _with_channel(algorithms.get(args.algorithm), args.channel)
+    alg = _built(args.algorithm, args)
+    setting = _setting(args, (alg,))
     if not alg.is_private() or alg.noise_field is None:
         raise ValueError(f"{alg.name} has no noise to calibrate (not private, or no "
                          "noise_field): tradeoff needs a private algorithm or a --channel with "

@@ -73,6 +73,10 @@ class Algorithm:
         them, else :func:`check_problem_supports` refuses the run before it starts (a model
         problem gives only gradients). Override :meth:`requirements` when they depend on the
         configuration.
+      server_average: the algorithm's server (or trainer) is the average of its N uploads,
+        computed as a row of ``network.mix`` on the complete graph K_N
+        (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
+        :func:`jaxdp.compare.compare` give it K_N of the same N (:func:`jaxdp.compare.network_for`).
     """
 
     name: ClassVar[str] = "algorithm"
@@ -84,6 +88,7 @@ class Algorithm:
     models_note: ClassVar[str] = ("the final models are not shown to be a post-processing of the "
                                   "accounted releases")
     requires: ClassVar[tuple[str, ...]] = ()
+    server_average: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)

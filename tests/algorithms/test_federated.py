@@ -42,6 +42,11 @@ CASES = [
           rate=0.4),
     _case("fedavg", ref.fedavg, "logistic", local_steps=2, selection="data_size", clients=3),
     _case("fedavg", ref.fedavg, local_steps=2, selection="fair", clients=4),
+    _case("fedavg", ref.fedavg, local_steps=2, selection="high_loss", clients=2),
+    _case("fedprox", ref.fedprox, overrides={"mu": 0.3}, local_steps=3, selection="high_loss",
+          clients=3),
+    _case("fednova", ref.fednova, local_steps=(1, 2, 3, 1, 2, 3), selection="high_loss",
+          clients=2),
     _case("scaffold", ref.scaffold, local_steps=2, selection="fair", clients=2),
     _case("fednova", ref.fednova, local_steps=(1, 2, 3, 4, 5, 6)),
     _case("feddyn", ref.feddyn, local_steps=3),
@@ -158,6 +163,31 @@ def test_selection_schemes_draw_what_they_claim():
     np.testing.assert_allclose(two.mean(axis=0), first_or_second, atol=band)
     fair = _select("fair", u[:1], m=3, counts=[2, 0, 1, 0, 2, 1])[0]
     assert fair.tolist() == [False, True, True, True, False, False]
+
+
+def test_high_loss_selects_the_largest_losses_with_random_ties():
+    """decent-bench's HighLossSelection: the m largest F_k(x_k); equal losses split by the
+    round's draws u (so each of two tied clients wins about half of the rounds)."""
+    loss = jnp.array([0.5, 2.0, 1.0, 2.0, 0.1, 1.0])
+    u = jax.random.uniform(jax.random.key(1), (2000, 6))
+    pick = np.asarray(jax.vmap(lambda v: federated._rounds.select(
+        v, "high_loss", 2, 1.0, jnp.ones(6), jnp.zeros(6, jnp.int32), loss))(u))
+    assert pick[:, [1, 3]].all() and not pick[:, [0, 2, 4, 5]].any()
+    three = np.asarray(jax.vmap(lambda v: federated._rounds.select(
+        v, "high_loss", 3, 1.0, jnp.ones(6), jnp.zeros(6, jnp.int32), loss))(u))
+    assert three[:, [1, 3]].all() and (three[:, 2] ^ three[:, 5]).all()
+    np.testing.assert_allclose(three[:, 2].mean(), 0.5, atol=4 * np.sqrt(0.25 / 2000))
+
+
+@pytest.mark.parametrize("name", ["dp_fedavg", "ldp_fedavg"])
+def test_private_variants_refuse_the_data_dependent_high_loss_selection(name):
+    with pytest.raises(ValueError, match="function of their data"):
+        algorithms.get(name, selection="high_loss", clients=2)
+
+
+def test_high_loss_is_refused_where_the_state_keeps_no_losses():
+    with pytest.raises(ValueError, match="does not keep the clients' local losses"):
+        algorithms.get("scaffold", selection="high_loss", clients=2)
 
 
 def test_fedprox_with_mu_zero_is_fedavg():
@@ -354,3 +384,20 @@ def test_federated_versus_dgd_on_least_squares():
     fed = jaxdp.run(algorithms.FedAvg(), prob, net, steps=100, seeds=1, progress=False)
     dgd = jaxdp.run(algorithms.DGD(), prob, net, steps=100, seeds=1, progress=False)
     assert fed.final("dist_to_opt")[0] < dgd.final("dist_to_opt")[0]
+
+
+@pytest.mark.parametrize("selection", ["high_loss", "data_size"])
+def test_a_channel_on_a_data_dependent_selection_reports_inf_with_the_reason(selection):
+    """clip + Gaussian on FedAvg's uploads accounts each client's own uploads; a selection by
+    loss or data size makes the other clients' uploads depend on one client's data: ε = inf."""
+    from jaxdp import channels
+
+    prob, net = _setting()
+    fed = algorithms.get("fedavg", selection=selection, clients=2)
+    alg = channels.with_channel(fed, channels.chain(channels.clip(1.0), channels.gaussian(2.0)))
+    report = alg.privacy(prob, net, alg.default_params(), 5)
+    assert np.isinf(report.epsilon_max) and "depends on the data the relation" in report.reason
+    uniform = channels.with_channel(algorithms.get("fedavg", clients=2),
+                                    channels.chain(channels.clip(1.0), channels.gaussian(2.0)))
+    control = uniform.privacy(prob, net, uniform.default_params(), 2)  # data-independent
+    assert np.isfinite(control.epsilon_max) and not control.reason

@@ -33,6 +33,16 @@ def local_grad(problem, i, x):
     return g
 
 
+def local_loss_least_squares(problem, i, x):
+    """f_i(x) of least squares by a loop over agent i's real samples: the masked mean of
+    ½(a·x − b)² plus ½·ridge·‖x‖²."""
+    A = np.asarray(problem.features[i], np.float64)
+    b = np.asarray(problem.labels[i], np.float64)
+    mask = np.asarray(problem.mask[i], np.float64)
+    total = sum(0.5 * (A[s] @ x - b[s]) ** 2 for s in range(A.shape[0]) if mask[s])
+    return total / mask.sum() + 0.5 * float(problem.reg.get("ridge", 0.0)) * float(x @ x)
+
+
 def neighbours(M, i):
     """Indices j != i with M[i, j] != 0."""
     return [j for j in range(M.shape[0]) if j != i and M[i, j] != 0]

@@ -7,7 +7,7 @@ selection draws ``u``, the server's or clients' standard noise draws).
 """
 import numpy as np
 
-from tests.reference.common import local_grad
+from tests.reference.common import local_grad, local_loss_least_squares
 
 
 def _a(v, i):
@@ -15,12 +15,15 @@ def _a(v, i):
     return float(v) if v.ndim == 0 else float(v[i])
 
 
-def selection(u, scheme, clients, rate, sizes, counts):
+def selection(u, scheme, clients, rate, sizes, counts, losses=None):
     """The selected clients, by a loop: Poisson ``u_i < q``; uniform: the ``clients`` smallest
     ``u``; data size: the ``clients`` largest ``log n_i − log(−log u_i)`` (Gumbel top-k); fair: the
-    ``clients`` least selected so far, ties to the lower index."""
+    ``clients`` least selected so far, ties to the lower index; high loss: the ``clients`` largest
+    losses, ties to the smaller ``u`` (decent-bench's HighLossSelection)."""
     n = len(u)
     m = n if clients is None else clients
+    if scheme == "high_loss":
+        return sorted(sorted(range(n), key=lambda i: (-losses[i], u[i]))[:m])
     if scheme == "poisson":
         return [i for i in range(n) if u[i] < rate]
     if scheme == "fair":
@@ -32,7 +35,19 @@ def selection(u, scheme, clients, rate, sizes, counts):
 
 
 def chosen_clients(st, noise, problem, scheme, clients, rate):
-    return selection(noise["u"], scheme, clients, rate, data_sizes(problem), st["counts"])
+    return selection(noise["u"], scheme, clients, rate, data_sizes(problem), st["counts"],
+                     st.get("loss"))
+
+
+def losses_after(st, chosen, local_models, problem):
+    """Under high-loss selection (the state has ``loss``): each chosen client's loss at the model
+    it just trained; the others keep theirs. A state without ``loss`` is returned as it is."""
+    if "loss" not in st:
+        return {}
+    loss = st["loss"].copy()
+    for i in chosen:
+        loss[i] = local_loss_least_squares(problem, i, local_models[i])
+    return {"loss": loss}
 
 
 def counts_after(st, chosen):
@@ -82,11 +97,13 @@ def fedavg(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unif
     for i in chosen:
         drift = (lambda w: 0.0) if mu is None else (lambda w, i=i: _a(mu, i) * (w - x))
         uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps, drift) - x
+    trained = {i: x + uploads[i] for i in chosen}
     weights = data_sizes(problem) if weighting == "data" else [1.0] * n
     x_new = x + float(p["server_lr"]) * _server_average(uploads, weights, chosen, d)
     rows = np.tile(x_new, (n, 1))
     sent = np.array([weights[i] * uploads[i] for i in range(n)])  # n_k Δ_k (or Δ_k)
-    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": sent, "x": rows}
+    return ({"x": rows, "counts": counts_after(st, chosen),
+             **losses_after(st, chosen, trained, problem)}, {"update": sent, "x": rows})
 
 
 def fedprox(st, noise, problem, W, p, k, **config):
@@ -158,9 +175,9 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
     x = st["x"][0]
     n, d = st["x"].shape
     chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
-    uploads = np.zeros((n, d))
+    uploads, trained = np.zeros((n, d)), {}
     for i in chosen:
-        y = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
+        y = trained[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps)
         uploads[i] = (x - y) / steps_of(local_steps, i)
     sizes = data_sizes(problem) if weighting == "data" else [1.0] * n
     total = sum(sizes[i] for i in chosen)
@@ -168,7 +185,8 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
     x_new = x - float(p["server_lr"]) * tau_eff * _server_average(uploads, sizes, chosen, d)
     rows = np.tile(x_new, (n, 1))
     sent = np.array([sizes[i] * uploads[i] for i in range(n)])
-    return {"x": rows, "counts": counts_after(st, chosen)}, {"update": sent, "x": rows}
+    return ({"x": rows, "counts": counts_after(st, chosen),
+             **losses_after(st, chosen, trained, problem)}, {"update": sent, "x": rows})
 
 
 def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_scheme="uniform",

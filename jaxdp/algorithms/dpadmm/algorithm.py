@@ -119,6 +119,7 @@ class StarADMM(Algorithm):
     """
 
     private: ClassVar[bool] = False
+    server_average: ClassVar[bool] = True
 
     def init(self, key, problem, network, params):
         del key, params

@@ -22,8 +22,16 @@ A round ``t`` (one engine step), with ``x^t`` the server model:
    without replacement with probability ∝ ``n_k`` (successive sampling, as numpy's
    ``choice(replace=False, p=n/Σn)``), drawn as the top ``m`` of ``log n_k − log(−log u_k)``
    (Gumbel top-k; Efraimidis & Spirakis 2006); ``"fair"`` — the ``m`` clients selected least
-   often so far, ties to the lower index (decent-bench's ``FairSelection``, deterministic). The
-   cumulative selection counts are kept in the state.
+   often so far, ties to the lower index (decent-bench's ``FairSelection``, deterministic);
+   ``"high_loss"`` — the ``m`` clients whose local loss ``F_k(x_k)`` at their current local model
+   ``x_k`` is highest, ties broken at random by ``u`` (decent-bench's ``HighLossSelection``, after
+   Power-of-Choice, Cho, Wang & Joshi, AISTATS 2022, without its extra round of loss queries at
+   the server model: ``x_k`` is the model client k last trained, ``x⁰`` before its first
+   selection). The cumulative selection counts are kept in the state, and under ``"high_loss"``
+   the losses ``F_k(x_k)`` too (:class:`FedLossState`, updated when client k trains). The
+   high-loss and data-size selections read the clients' data
+   (:meth:`Federated.selection_reads_data`): who is selected then depends on every client's data,
+   so DP-FedAvg and LDP-FedAvg refuse them, and a channel's report on such a round is ``inf``.
 2. Every client runs ``local_steps`` (E) full-batch gradient steps of its local objective from
    ``x^t`` (a fixed-count inner ``lax.scan``, :func:`local_descent`); only the selected upload.
 3. The server aggregates the selected uploads (:func:`server_sum`) and updates ``x^{t+1}``.
@@ -34,6 +42,7 @@ and never leave the client (zero rows in the messages).
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import chex
 import jax
@@ -43,8 +52,11 @@ from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.network import check_averaging
 
-SELECTIONS = ("uniform", "poisson", "data_size", "fair")
+SELECTIONS = ("uniform", "poisson", "data_size", "fair", "high_loss")
 """Client selection schemes (see the module)."""
+DATA_SELECTIONS = {"high_loss": "their local losses, a function of their data",
+                   "data_size": "their data sizes, which replacing a client's data set may change"}
+"""The selections that read the clients' data, and what they read."""
 WEIGHTINGS = ("data", "uniform")
 """Server weights of the selected uploads: by data size ``n_k`` (McMahan et al. 2017, eq. of
 Algorithm 1: ``Σ_{k∈S} n_k/n_S``) or uniform (``1/|S|``)."""
@@ -63,12 +75,20 @@ class FedState:
     counts: Array  # (N,) int, how many rounds selected each client so far
 
 
+@chex.dataclass(frozen=True)
+class FedLossState(FedState):
+    loss: Array  # (N,) F_k(x_k), each client's loss at the local model it last trained
+
+
 def select(u: Array, selection: str, clients: int, rate: float, sizes: Array,
-           counts: Array) -> Array:
+           counts: Array, loss: Array | None = None) -> Array:
     """``(N,)`` bool selection mask from uniform draws ``u`` (see the module): ``sizes`` are the
-    clients' data sizes (``"data_size"``), ``counts`` their past selections (``"fair"``)."""
+    clients' data sizes (``"data_size"``), ``counts`` their past selections (``"fair"``), ``loss``
+    their current local losses (``"high_loss"``)."""
     if selection == "poisson":
         return u < rate
+    if selection == "high_loss":  # highest loss first, ties in the order of u (random)
+        return rank_of_order(jnp.lexsort((u, -loss))) < clients
     if selection == "fair":
         return rank_of(counts) < clients  # stable: ties keep the lower index first
     if selection == "data_size":
@@ -78,7 +98,12 @@ def select(u: Array, selection: str, clients: int, rate: float, sizes: Array,
 
 def rank_of(v: Array) -> Array:
     """Each entry's rank in ``v`` ascending (a stable sort)."""
-    return jnp.argsort(jnp.argsort(v, stable=True), stable=True)
+    return rank_of_order(jnp.argsort(v, stable=True))
+
+
+def rank_of_order(order: Array) -> Array:
+    """Each entry's rank from the permutation ``order`` that sorts the entries."""
+    return jnp.argsort(order, stable=True)
 
 
 def server_sum(network, values: AgentArray, message: str) -> Array:
@@ -136,10 +161,13 @@ class Federated(Algorithm):
     Static configuration: ``local_steps`` (E, or a tuple of one count per client), ``selection``
     (:data:`SELECTIONS`), ``clients`` (the fixed count of ``"uniform"``, ``"data_size"`` and
     ``"fair"``; ``None``: every client), ``rate`` (q of ``"poisson"``), ``weighting``
-    (:data:`WEIGHTINGS`).
+    (:data:`WEIGHTINGS`). ``"high_loss"`` needs an algorithm whose round updates the clients'
+    losses (``tracks_loss``, through :meth:`advance`).
     """
 
     params_type = FedParams
+    server_average = True
+    tracks_loss: ClassVar[bool] = False  # its rounds keep FedLossState under "high_loss"
     local_steps: int | tuple[int, ...] = 5
     selection: str = "uniform"
     clients: int | None = None
@@ -149,6 +177,10 @@ class Federated(Algorithm):
     def __post_init__(self):
         check_config(self.name, self.selection, self.clients, self.rate, self.local_steps,
                      self.weighting)
+        if self.selection == "high_loss" and not self.tracks_loss:
+            raise ValueError(f"{self.name}: selection='high_loss' is not available: its state "
+                             "does not keep the clients' local losses (available for "
+                             "fedavg, fedprox and fednova)")
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)
@@ -163,7 +195,10 @@ class Federated(Algorithm):
     def init(self, key, problem, network, params):
         del key, params
         x0 = zeros_like_models(problem, network)
-        return FedState(x=x0, counts=jnp.zeros(network.n_agents, jnp.int32))
+        counts = jnp.zeros(network.n_agents, jnp.int32)
+        if self.selection == "high_loss":
+            return FedLossState(x=x0, counts=counts, loss=problem.local_losses(x0))
+        return FedState(x=x0, counts=counts)
 
     def noise(self, key, state, params, k):
         del params, k
@@ -173,7 +208,27 @@ class Federated(Algorithm):
         """The round's selection mask ``S_t`` from its draws (and the state, for ``"fair"``)."""
         n = state.counts.shape[0]
         return select(noise["u"], self.selection, n if self.clients is None else self.clients,
-                      self.rate, problem.mask.sum(axis=1), state.counts)
+                      self.rate, problem.mask.sum(axis=1), state.counts,
+                      getattr(state, "loss", None))
+
+    def selection_reads_data(self) -> str:
+        """``""``, or why the selection depends on the clients' data (:data:`DATA_SELECTIONS`):
+        who is selected, and so what every other client uploads, then depends on one client's
+        data, which an accounting of each client's own releases does not cover."""
+        if self.selection not in DATA_SELECTIONS:
+            return ""
+        return (f"{self.name} selects the clients by {DATA_SELECTIONS[self.selection]}: who is "
+                "selected, and so what the other clients upload, depends on the data the "
+                "relation replaces, which is not accounted by a report of each client's own "
+                "releases")
+
+    def advance(self, state, mask: Array, local: AgentArray, problem, **fields):
+        """The next state: ``fields`` replaced, the selection counts advanced by ``mask``, and
+        under ``"high_loss"`` each selected client's loss at its new local model ``local``."""
+        new = state.replace(counts=state.counts + mask, **fields)
+        if self.selection != "high_loss":
+            return new
+        return new.replace(loss=jnp.where(mask, problem.local_losses(local), state.loss))
 
     def counters(self, state):
         return {"client_selections": jnp.sum(state.counts)}
@@ -213,5 +268,6 @@ class Federated(Algorithm):
         return jnp.where(total > 0, summed / jnp.where(total > 0, total, 1), 0), sent
 
 
-__all__ = ["FedParams", "FedState", "Federated", "SELECTIONS", "WEIGHTINGS", "broadcast",
-           "local_descent", "rank_of", "select", "server_sum", "step_counts"]
+__all__ = ["DATA_SELECTIONS", "FedLossState", "FedParams", "FedState", "Federated", "SELECTIONS",
+           "WEIGHTINGS", "broadcast", "local_descent", "rank_of", "rank_of_order", "select",
+           "server_sum", "step_counts"]

@@ -39,8 +39,14 @@ Local steps are full-batch gradient steps (one "epoch" of the papers' local SGD 
   coin per round) the server averages the centres and every client takes that average as its
   centre, else every client keeps its own. Full participation (the paper has no client sampling);
   x_i⁰ = λ_i⁰ = x_{0,i}⁰ = 0.
-* **Fed-LT** — Bastianello, Liu & Johansson, "Enhancing privacy in federated learning through
-  local training", arXiv 2024 (Fed-PLT without its noise; a Peaceman–Rachford splitting round):
+* **Fed-LT** — the round of Fed-PLT (Bastianello, Liu & Johansson, "Enhancing privacy in
+  federated learning through local training", arXiv:2403.17572, v2 November 2024; a
+  Peaceman–Rachford splitting round with local training and partial participation) without its
+  privacy noise; the name Fed-LT is that of Tudose, Grüss, Kim, Johansson & Bastianello,
+  "Communication-efficient learning for satellite constellations", arXiv:2511.20220, 2025, whose
+  Fed-LT adds compression and error feedback, not implemented here (both preprints; the update
+  below is decent-bench's ``FedLT`` with the gradient local solver, matched by a parity fixture;
+  the papers' equation numbers are not cited because they were not checked against the text):
   the server broadcasts ``y = (1/N) Σ_i z_i`` (its stored z, h = 0); a selected client runs E
   steps ``w ← w − α(∇f_i(w) + (w − v_i)/ρ)`` from its own ``x_i`` with ``v_i = 2y − z_i``, sets
   ``x_i = w`` and ``z_i ← z_i + 2(x_i − y)``, and uploads ``z_i``; unselected clients keep both;
@@ -57,7 +63,7 @@ import jax.numpy as jnp
 
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.federated._rounds import (
-    FedParams, FedState, Federated, broadcast, local_descent, server_sum, step_counts,
+    FedParams, Federated, broadcast, local_descent, server_sum, step_counts,
 )
 from jaxdp.core import param
 
@@ -134,6 +140,7 @@ class FedAvg(Federated):
     name = "fedavg"
     cites = ("McMahan, Moore, Ramage, Hampson & Agüera y Arcas, AISTATS 2017, Algorithm 1",)
     provenance = "standard"
+    tracks_loss = True
 
     def correction(self, state, params):
         """The drift added to each local gradient, a function of φ (FedAvg: none)."""
@@ -149,7 +156,7 @@ class FedAvg(Federated):
         upload = jnp.where(mask[:, None], y - x, 0)  # Δ_k = w_k − x^t, selected clients only
         avg, sent = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": sent, "x": x_new}
+        return self.advance(state, mask, y, problem, x=x_new), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -209,6 +216,7 @@ class FedNova(Federated):
     name = "fednova"
     cites = ("Wang, Liu, Liang, Joshi & Poor, NeurIPS 2020, eq. (6)-(7) (FedNova)",)
     provenance = "standard"
+    tracks_loss = True
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -221,7 +229,7 @@ class FedNova(Federated):
         d, sent = self.average(network, upload, p, "update")  # Σ p_i d_i
         tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
         x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": sent, "x": x_new}
+        return self.advance(state, mask, y, problem, x=x_new), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -310,10 +318,13 @@ class FedPD(Federated):
 
 @dataclasses.dataclass(frozen=True)
 class FedLT(Federated):
-    """Fed-LT (Bastianello, Liu & Johansson 2024, Fed-PLT without noise); see the module."""
+    """Fed-LT: Fed-PLT's round (Bastianello, Liu & Johansson, arXiv:2403.17572) without its noise;
+    see the module."""
 
     name = "fedlt"
-    cites = ("Bastianello, Liu & Johansson, arXiv 2024 (Fed-PLT without noise: Fed-LT)",)
+    cites = ("Bastianello, Liu & Johansson, arXiv:2403.17572, 2024 (Fed-PLT without its noise)",
+             "Tudose, Grüss, Kim, Johansson & Bastianello, arXiv:2511.20220, 2025 (the name Fed-LT; "
+             "without its compression and error feedback)")
     provenance = "standard"
     params_type = FedLTParams
 

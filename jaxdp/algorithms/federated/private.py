@@ -83,6 +83,12 @@ class _Private(Federated):
     models_note = "the model is x^K, the server's broadcast, a post-processing of the releases"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
+    def __post_init__(self):
+        if self.selection == "high_loss":
+            raise ValueError(f"{self.selection_reads_data()}; use selection='uniform' or "
+                             "'poisson' (data-independent)")
+        super().__post_init__()
+
     def clipped_updates(self, state, problem, params):
         """``(N, d)`` ``clip(Δ_k, C)`` of every client (E local steps from the server model)."""
         x = state.x
