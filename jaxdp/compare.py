@@ -80,7 +80,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
 
     Raises:
       ValueError: an unknown or repeated name; ``epsilon`` given and a private algorithm without a
-        ``noise_field`` or with ε unreachable (all checked before any run starts).
+        ``noise_field`` or with ε unreachable; a metric an algorithm does not record (all checked
+        before any run starts).
     """
     from jaxdp import algorithms
     from jaxdp.privacy import calibrate_params
@@ -106,6 +107,7 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
                                  on_probe=on_probe(alg) if on_probe else None)
         plans[name] = (alg, p, _privacy(alg, problem, net, p, steps, delta)
                        if alg.is_private() else None)
+    _check_metric_names(plans, nets, problem, list(metrics))
     resume = {"seeds_per_block": seeds_per_block}
     traces = {name: _run(alg, problem, nets[name], p, steps, seeds, record_every, progress,
                          resume_dir=None if resume_dir is None
@@ -182,6 +184,18 @@ def _run(alg, problem, network, params, steps, seeds, record_every, progress, **
 
     return run(alg, problem, network, params, steps=steps, seeds=seeds,
                record_every=record_every, progress=progress, **resume)
+
+
+def _check_metric_names(plans, nets, problem, metrics) -> None:
+    """Refuse, before any run, a metric that some compared algorithm's trace will not hold."""
+    from jaxdp.engine import metric_names
+
+    for name, (alg, params, _) in plans.items():
+        known = metric_names(alg, problem, nets[name], params)
+        unknown = [m for m in metrics if m not in known]
+        if unknown:
+            raise ValueError(f"compare: metric(s) {unknown} are not recorded for {name} on this "
+                             f"problem; its metrics are {list(known)}")
 
 
 def _row(name, plan, trace, metrics) -> dict:

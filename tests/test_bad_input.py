@@ -250,3 +250,18 @@ def test_unreachable_epsilon_leaves_no_output_folder(tmp_path, capsys, command):
                     "unreachable")
     assert not (tmp_path / "new").exists()
     assert list(tmp_path.iterdir()) == []  # nor a probe file left behind
+
+
+def test_compare_refuses_an_unknown_metric_before_any_run(tmp_path, monkeypatch):
+    """`compare --metric` names are checked from the traces' shapes before the first run (a
+    typo used to surface only after every algorithm had run)."""
+    from jaxdp import compare as compare_module
+
+    prob = problems.least_squares(n_agents=4, m=6, d=4, seed=0)
+    net = network.make_network("ring", 4)
+    ran = []
+    monkeypatch.setattr(compare_module, "_run", lambda *a, **k: ran.append(a))
+    with pytest.raises(ValueError, match=r"\['objectiv'\] are not recorded for dgd"):
+        compare_module.compare(["dgd", "dp_dgd"], prob, net, steps=3, seeds=2,
+                               metrics=("objective", "objectiv"), out_dir=tmp_path / "o")
+    assert ran == []

@@ -58,6 +58,17 @@ def evaluate_metrics(metric_fn: MetricFn | None, algorithm, problem, state) -> d
     return {**out, **counters}
 
 
+def metric_names(algorithm, problem, network, params, metric_fn: MetricFn | None = None
+                 ) -> tuple[str, ...]:
+    """The keys a run's trace will hold (metrics, then counters), read from shapes only
+    (``jax.eval_shape`` of ``init`` and the metric function: nothing is computed), so a caller
+    can refuse an unknown metric name before a long run starts."""
+    state = jax.eval_shape(lambda key: algorithm.init(key, problem, network, params),
+                           jax.random.key(0))
+    return tuple(jax.eval_shape(
+        lambda s: evaluate_metrics(metric_fn, algorithm, problem, s), state))
+
+
 def call_metric_fn(metric_fn: MetricFn | None, algorithm, problem, state) -> dict:
     """The metric function's own (checked) output, without the counters."""
     fn = metric_fn or default_metrics
