@@ -216,15 +216,18 @@ class PrivacyReport:
 
     def idealized(self, reason: str) -> PrivacyReport:
         """The report of a run whose noise is not covered (the float sampler): the guarantee is
-        ``inf`` with ``reason``, and each curve stays, renamed ``"ideal <method>"`` and not sound,
-        for comparison (what the real-valued mechanism would give). A reason the report already
-        had (an ideal ε that is ``inf`` too) is kept after ``reason``."""
+        ``inf`` with ``reason``, and each curve stays, renamed ``"ideal <method>"`` (once: a curve
+        already so named keeps its name) and not sound, for comparison (what the real-valued
+        mechanism would give). A reason the report already had (an ideal ε that is ``inf`` too) is
+        kept after ``reason``."""
         if self.reason and self.reason != reason:
             reason = f"{reason}; also: {self.reason}"
-        kept = [m for m in self.curves if m != GUARANTEE or m not in self.sound]
-        renamed = {f"{IDEAL} {m}": self.curves[m] for m in kept}
-        logs = {f"{IDEAL} {m}": v for m, v in self.log10_curves.items() if m in kept}
-        notes = {f"{IDEAL} {m}": f"{IDEAL_NOTE} {n}" for m, n in self.notes.items() if m in kept}
+        name = {m: m if m.startswith(f"{IDEAL} ") else f"{IDEAL} {m}"
+                for m in self.curves if m != GUARANTEE}
+        renamed = {name[m]: c for m, c in self.curves.items() if m in name}
+        logs = {name[m]: v for m, v in self.log10_curves.items() if m in name}
+        notes = {name[m]: f"{IDEAL_NOTE} {n}" if name[m] != m else n
+                 for m, n in self.notes.items() if m in name}
         inf = np.full((self._n_agents(), self.steps.size), np.inf)
         return dataclasses.replace(self, curves={GUARANTEE: inf, **renamed}, log10_curves=logs,
                                    notes={GUARANTEE: reason, **notes}, sound=(GUARANTEE,),

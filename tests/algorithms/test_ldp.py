@@ -202,12 +202,13 @@ def test_dual_perturbation_guarantee_and_the_reconstructed_bound_of_42():
     for sampler in ("lattice", "float"):
         alg = algorithms.DualPerturbedADMM(sampler=sampler)
         rep = alg.privacy(prob, net, alg.default_params(), 100)
-        np.testing.assert_allclose(rep.final(PAPER_PRINTED), hand, rtol=1e-12)
-        np.testing.assert_allclose(rep.final(PAPER_CORRECTED), 14 * hand, rtol=1e-12)
+        ideal = "ideal " if sampler == "float" else ""  # every curve of a float report
+        np.testing.assert_allclose(rep.final(ideal + PAPER_PRINTED), hand, rtol=1e-12)
+        np.testing.assert_allclose(rep.final(ideal + PAPER_CORRECTED), 14 * hand, rtol=1e-12)
         ideal = 14 * density + 100 * 14 * math.log1p(M / 10)
         np.testing.assert_allclose(rep.final("ideal pure_dp"), ideal, rtol=1e-12)
         assert np.all(rep.epsilon == np.inf) and rep.sound == ("guarantee",)
-        assert rep.reason == OBJECTIVE_PERTURBATION_REASON
+        assert rep.reason.endswith(OBJECTIVE_PERTURBATION_REASON)
 
 
 def test_increasing_penalty_bound_of_43_has_a_constant_density_term():
