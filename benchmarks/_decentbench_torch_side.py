@@ -33,7 +33,6 @@ import logging
 import sys
 
 import numpy as np
-
 from _decentbench_side import p2p_network, timed_benchmark  # this directory
 
 

@@ -183,6 +183,14 @@ def run_jaxdp(spec, alg, trials, steps, repeats, script: str = __file__,
     return row
 
 
+def decentbench_peer(rows: list[dict], row: dict) -> dict | None:
+    """decent-bench's row of ``row``'s algorithm at the same trial count, else at the largest
+    one it ran (its rate per trial is constant), else ``None``."""
+    peers = [q for q in rows if q["impl"] == "decent-bench" and q["alg"] == row["alg"]]
+    same = [q for q in peers if q["trials"] == row["trials"]]
+    return (same or sorted(peers, key=lambda q: q["trials"])[-1:] or [None])[0]
+
+
 def uptime() -> str:
     return subprocess.run(["uptime"], capture_output=True, text=True, check=False).stdout.strip()
 

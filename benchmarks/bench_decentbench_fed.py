@@ -100,8 +100,8 @@ def run_decentbench(spec, name: str, trials: int, rounds: int) -> dict:
 
 def summarize(rows: list[dict], problem) -> None:
     """Per row: the objective at the trials' mean final server model; per jaxdp row: the
-    speed-up over decent-bench's row of the same algorithm and trials, and the agreement of the
-    two."""
+    speed-up over decent-bench's row of the same algorithm (``headline.decentbench_peer``) and
+    the agreement of the two."""
     import numpy as np
 
     for r in rows:
@@ -110,12 +110,10 @@ def summarize(rows: list[dict], problem) -> None:
         if not np.isfinite(r["objective"]) or not np.any(r["final_mean"]):
             raise RuntimeError(f"{r['impl']} {r['alg']} did not run: {r['final_mean']}")
     for r in rows:
-        peers = [q for q in rows if q["impl"] == "decent-bench" and q["alg"] == r["alg"]
-                 and q["trials"] == r["trials"]]
-        if r["impl"] != "jaxdp" or not peers:
+        db = headline.decentbench_peer(rows, r) if r["impl"] == "jaxdp" else None
+        if db is None:
             continue
-        db = peers[0]
-        r["speedup"] = r[RATE] / db[RATE]
+        r["speedup"], r["speedup_vs_trials"] = r[RATE] / db[RATE], db["trials"]
         r["final_max_abs_diff"] = float(np.max(np.abs(np.subtract(r["final_mean"],
                                                                   db["final_mean"]))))
         r["objective_gap"] = r["objective"] - db["objective"]
@@ -134,8 +132,8 @@ def plan(args) -> list[tuple[str, str, int]]:
 
 def table(rows: list[dict]) -> str:
     """The README's table of a results file."""
-    lines = ["| trials | implementation | algorithm | rounds | client-rounds/s | wall s | "
-             "compile s | peak RSS MiB | objective | speed-up |",
+    lines = [("| trials | implementation | algorithm | rounds | client-rounds/s | wall s | "
+              "compile s | peak RSS MiB | objective | speed-up |"),
              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         rss = max(r["peak_rss_mib"], r.get("peak_rss_children_mib", 0.0))

@@ -6,11 +6,11 @@ One command (from jaxdp's environment, in the repository root)::
     python benchmarks/bench_decentbench_models.py           # ~10 min on 2 cores
     python benchmarks/bench_decentbench_models.py --quick   # 2 trials x 5 steps: a smoke run
 
-creates ``.decentbench-torch-venv`` (Python 3.13; decent-bench and torch, the CPU build where
-PyTorch's own index is reachable, else PyPI's) on first use — a venv of its own, so that the
-headline's ``.decentbench-venv`` stays without torch (decent-bench imports torch when it is
-installed, ~450 MiB of resident memory in every run) — and writes
-``results/decentbench_models_cpu.json``.
+creates ``.decentbench-torch-venv`` (Python 3.13; decent-bench and PyPI's torch, ~5.8 GB with
+its CUDA libraries: PyTorch's CPU-only wheel index was unreachable from the machine that measured
+this) on first use — a venv of its own, so that the headline's ``.decentbench-venv`` stays
+without torch (decent-bench imports torch when it is installed, ~450 MiB of resident memory in
+every run) — and writes ``results/decentbench_models_cpu.json``.
 
 Workload (the same on both sides; jaxdp builds it and exports the arrays): ``digits_mlp`` —
 the packaged UCI digits, 20 % held out (seed 0), the rest split iid among N = 16 agents (seed 0),
@@ -48,9 +48,8 @@ import tempfile
 import time
 from pathlib import Path
 
-import numpy as np
-
 import bench_decentbench as headline  # this directory: the headline's code paths
+import numpy as np
 from decentbench_parity import PYTHON313, ensure_venv
 
 WORK = {"agents": 16, "hidden": 32, "batch": 32, "alpha": 0.5, "clip": 1.0, "sigma": 0.02}
@@ -61,13 +60,11 @@ SIDE = headline.HERE / "_decentbench_torch_side.py"
 
 
 def ensure_torch_venv(python: Path) -> Path:
-    """``.decentbench-torch-venv`` with decent-bench and torch (the CPU wheel if reachable)."""
+    """``.decentbench-torch-venv`` with decent-bench and torch (the package index's build)."""
     exe = ensure_venv(python, TORCH_VENV)
-    if subprocess.run([str(exe), "-c", "import torch"], capture_output=True).returncode:
-        cpu = [str(exe), "-m", "pip", "install", "-q", "torch", "--index-url",
-               "https://download.pytorch.org/whl/cpu"]
-        if subprocess.run(cpu, timeout=900).returncode:
-            subprocess.run([str(exe), "-m", "pip", "install", "-q", "torch"], check=True)
+    if subprocess.run([str(exe), "-c", "import torch"], capture_output=True,
+                      check=False).returncode:
+        subprocess.run([str(exe), "-m", "pip", "install", "-q", "torch"], check=True)
     return exe
 
 
@@ -147,26 +144,26 @@ def record(rows: list[dict], r: dict) -> None:
 
 def summarize(rows: list[dict]) -> None:
     """Mean test loss/accuracy per row; per jaxdp row the speed-up over decent-bench's row of the
-    same algorithm and trials. Raises if a side did not learn (decent-bench's ``benchmark`` logs
-    and swallows errors)."""
-    for r in rows:
+    same algorithm (``headline.decentbench_peer``). Raises if a side did not learn
+    (decent-bench's ``benchmark`` logs and swallows errors)."""
+    for r in rows:  # idempotent: called after every row
         r["test_accuracy_mean"] = float(np.mean(r["test_accuracy"]))
         r["test_loss_mean"] = float(np.mean(r["test_loss"]))
         if not np.isfinite(r["test_loss_mean"]) or r.get("completed_trials", 1) < 1:
             raise RuntimeError(f"{r['impl']} {r['alg']} did not run")
     for r in rows:
-        peers = [q for q in rows if q["impl"] == "decent-bench" and q["alg"] == r["alg"]
-                 and q["trials"] == r["trials"]]
-        if r["impl"] == "jaxdp" and peers:
-            r["speedup"] = (r["agent_iterations_per_second"]
-                            / peers[0]["agent_iterations_per_second"])
-            r["test_accuracy_gap"] = r["test_accuracy_mean"] - peers[0]["test_accuracy_mean"]
+        db = headline.decentbench_peer(rows, r) if r["impl"] == "jaxdp" else None
+        if db is not None:
+            rate = "agent_iterations_per_second"
+            r["speedup"], r["speedup_vs_trials"] = r[rate] / db[rate], db["trials"]
+            if db["trials"] == r["trials"] and db["iterations"] == r["iterations"]:
+                r["test_accuracy_gap"] = r["test_accuracy_mean"] - db["test_accuracy_mean"]
 
 
 def table(rows: list[dict]) -> str:
     """The README's table of a results file."""
-    lines = ["| trials | implementation | algorithm | steps | agent-it/s | wall s | compile s | "
-             "peak RSS MiB | test loss | test accuracy | speed-up |",
+    lines = [("| trials | implementation | algorithm | steps | agent-it/s | wall s | compile s | "
+              "peak RSS MiB | test loss | test accuracy | speed-up |"),
              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         rss = max(r["peak_rss_mib"], r.get("peak_rss_children_mib", 0.0))
@@ -185,18 +182,23 @@ def parse(argv):
     ap.add_argument("--db-trials", type=int, nargs="*", default=[30],
                     help="the trial counts decent-bench also runs")
     ap.add_argument("--steps", type=int, default=STEPS)
+    ap.add_argument("--steps-over-30", type=int, default=20,
+                    help="steps of the cells with more than 30 trials (a rate: the cost of a "
+                         "step is constant; compile time apart)")
     ap.add_argument("--algs", nargs="+", choices=list(ALGS), default=list(ALGS))
     ap.add_argument("--repeats", type=int, default=3, help="jaxdp runs per cell (median)")
     ap.add_argument("--python", default=str(PYTHON313), help="a Python >= 3.13 for the venv")
     ap.add_argument("--quick", action="store_true", help="2 trials x 5 steps, 1 repeat")
     ap.add_argument("--out", default=str(headline.HERE / "results" /
                                          "decentbench_models_cpu.json"))
-    ap.add_argument("--table", action="store_true", help="print --out as a markdown table")
+    ap.add_argument("--table", action="store_true",
+                    help="re-derive --out's speed-ups and print it as a markdown table")
     ap.add_argument("--cell", nargs=4, metavar=("SPEC", "ALG", "TRIALS", "STEPS"),
                     help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
-    if min(args.trials + [args.steps, args.repeats]) < 1:
-        ap.error("--trials, --steps and --repeats must be >= 1")
+    args.argv = list(sys.argv[1:] if argv is None else argv)
+    if min(args.trials + [args.steps, args.steps_over_30, args.repeats]) < 1:
+        ap.error("--trials, --steps, --steps-over-30 and --repeats must be >= 1")
     if args.quick:
         args.trials, args.db_trials, args.steps, args.repeats = [2], [2], 5, 1
         args.out = str(Path(tempfile.gettempdir()) / "decentbench_models_quick.json")
@@ -210,7 +212,10 @@ def main(argv=None) -> int:
         print(json.dumps(jaxdp_cell(alg, int(trials), int(steps))))
         return 0
     if args.table:
-        print(table(json.loads(Path(args.out).read_text())["rows"]))
+        results = json.loads(Path(args.out).read_text())
+        summarize(results["rows"])  # re-derived: the file's speed-ups follow this code
+        Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
+        print(table(results["rows"]))
         return 0
     exe = ensure_torch_venv(Path(args.python))
     load, rows = {"before": headline.uptime()}, []
@@ -218,24 +223,33 @@ def main(argv=None) -> int:
         spec = Path(tmp) / "spec.npz"
         export_spec(spec)
         for trials in args.trials:
+            steps = args.steps if trials <= 30 else args.steps_over_30
             for alg in args.algs:
                 if trials in args.db_trials:
-                    record(rows, run_decentbench(exe, spec, alg, trials, args.steps))
-                record(rows, headline.run_jaxdp(spec, alg, trials, args.steps, args.repeats,
+                    record(rows, run_decentbench(exe, spec, alg, trials, steps))
+                    write(args, exe, rows, load)
+                record(rows, headline.run_jaxdp(spec, alg, trials, steps, args.repeats,
                                                 script=__file__))
+                write(args, exe, rows, load)  # each row kept as soon as it is measured
     load["after"] = headline.uptime()
-    summarize(rows)
+    write(args, exe, rows, load)
     print(table(rows))
-    workload = {**WORK, "steps": args.steps, "split": "iid", "network": "ring, Metropolis W",
+    print(f"wrote {args.out}")
+    return 0
+
+
+def write(args, exe: Path, rows: list[dict], load: dict) -> None:
+    """``--out``: the machine, the workload and the rows so far (summarized)."""
+    summarize(rows)
+    workload = {**WORK, "steps": args.steps, "steps_over_30_trials": args.steps_over_30,
+                "split": "iid", "network": "ring, Metropolis W",
                 "dataset": "packaged UCI digits, 20 % test (seed 0)", "loss": "cross_entropy",
                 "jaxdp_sampling": "fixed", "repeats_jaxdp": args.repeats,
-                "command": "python benchmarks/bench_decentbench_models.py"}
+                "command": "python benchmarks/bench_decentbench_models.py " + " ".join(args.argv)}
     machine = headline.machine_info(load, ("torch",), python=exe)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"machine": machine, "workload": workload,
                                           "rows": rows}, indent=1) + "\n")
-    print(f"wrote {args.out}")
-    return 0
 
 
 if __name__ == "__main__":
