@@ -167,7 +167,7 @@ def table(rows: list[dict]) -> str:
              "|---:|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         rss = max(r["peak_rss_mib"], r.get("peak_rss_children_mib", 0.0))
-        speed = f"{r['speedup']:.0f}×" if "speedup" in r else ""
+        speed = f"{r['speedup']:.3g}×" if "speedup" in r else ""
         lines.append(f"| {r['trials']} | {r['impl']} | {r['alg']} | {r['iterations']} | "
                      f"{r['agent_iterations_per_second']:.3g} | {r['wall_seconds']:.1f} | "
                      f"{r['compile_seconds']:.1f} | {rss:.0f} | {r['test_loss_mean']:.3f} | "
