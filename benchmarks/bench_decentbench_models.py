@@ -3,8 +3,8 @@ digits (issue 25).
 
 One command (from jaxdp's environment, in the repository root)::
 
-    python benchmarks/bench_decentbench_models.py           # ~10 min on 2 cores
-    python benchmarks/bench_decentbench_models.py --quick   # 2 trials x 5 steps: a smoke run
+    python benchmarks/bench_decentbench_models.py --repeats 1   # ~11 min on 2 cores
+    python benchmarks/bench_decentbench_models.py --quick       # 2 trials x 5 steps: a smoke
 
 creates ``.decentbench-torch-venv`` (Python 3.13; decent-bench and PyPI's torch, ~5.8 GB with
 its CUDA libraries: PyTorch's CPU-only wheel index was unreachable from the machine that measured
@@ -33,7 +33,8 @@ epoch), jaxdp b distinct rows afresh each step: the same per-step work, near-ide
 decent-bench runs ``benchmark(..., max_processes=1)`` (its documentation advises against
 multiprocessing with PyTorch) in torch float32 on one torch thread (its fastest here), the rest as
 in ``bench_decentbench.py`` (no progress steps, metrics or history). jaxdp: ``jaxdp.run`` with the
-trials as vmapped seeds, median of ``--repeats`` runs, compile time apart. Agreement: the test
+trials as vmapped seeds (1, 30 and 256; decent-bench 30), median of ``--repeats`` runs, compile
+time apart; cells of more than 30 trials run ``--steps-over-30`` (20) steps: a rate. Agreement: the test
 loss and accuracy of the agents' average model after the last step, mean over trials, on both
 sides (``test_accuracy``/``test_loss`` in the JSON).
 """
