@@ -150,6 +150,22 @@ def jaxdp_cell(spec_path: str, name: str, trials: int, steps: int) -> dict:
             "final_spread": float(final.std(axis=0).max())}
 
 
+def timed_jaxdp(alg, problem, net, params, steps: int, trials: int):
+    """``(trace, row)``: ``jaxdp.run`` of ``trials`` vmapped seeds timed in this process (one
+    chunk, metrics at the end only), and the row's timing and memory fields."""
+    import jaxdp
+
+    t0 = time.perf_counter()
+    trace = jaxdp.run(alg, problem, net, params, steps=steps, seeds=trials, record_every=steps,
+                      progress=False, chunks=1)
+    wall, meta = time.perf_counter() - t0, trace.meta
+    return trace, {"impl": "jaxdp", "trials": trials, "iterations": steps,
+                   "devices": meta.get("devices"), "dtype": meta.get("dtype"),
+                   "run_seconds": meta["run_seconds"], "compile_seconds": meta["compile_seconds"],
+                   "wall_seconds": wall,
+                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
 # -- the driver -----------------------------------------------------------------------------------
 def subprocess_json(cmd: list[str]) -> dict:
     out = subprocess.run(cmd, capture_output=True, text=True, check=False,

@@ -32,10 +32,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import bench_decentbench as headline  # this directory: the peer-to-peer headline's code paths
@@ -46,15 +44,15 @@ ALGS = ("fedavg", "fedprox", "scaffold")
 RATE = "client_rounds_per_second"
 
 
-def jaxdp_algorithm(name: str):
-    """``(algorithm, params)`` of jaxdp's ``name`` on :data:`FED`."""
+def jaxdp_algorithm(name: str, problem, net):
+    """``(algorithm, problem, net, params)``: jaxdp's ``name`` on :data:`FED`."""
     from jaxdp import algorithms
 
     config = {"local_steps": FED["local_steps"], "selection": "uniform",
               "clients": FED["clients"], "weighting": "uniform"}
     alg = algorithms.get(name, **config)
     fields = {k: v for k, v in FED.items() if hasattr(alg.default_params(), k)}
-    return alg, alg.default_params().replace(**fields)
+    return alg, problem, net, alg.default_params().replace(**fields)
 
 
 def objective(problem, x) -> float:
@@ -73,19 +71,10 @@ def jaxdp_cell(spec_path: str, name: str, trials: int, rounds: int) -> dict:
     jaxdp.use_cpu_cores()
     prob, _ = headline.jaxdp_inputs(spec_path)
     net = jaxdp.network.make_network("complete", headline.N)
-    alg, params = jaxdp_algorithm(name)
-    t0 = time.perf_counter()
-    trace = jaxdp.run(alg, prob, net, params, steps=rounds, seeds=trials, record_every=rounds,
-                      progress=False, chunks=1)
-    wall = time.perf_counter() - t0
-    meta = trace.meta
+    trace, row = headline.timed_jaxdp(*jaxdp_algorithm(name, prob, net), rounds, trials)
     server = np.asarray(trace.final_models, np.float64)[:, 0]  # (trials, d): the broadcast rows
     work = trials * rounds * FED["clients"]
-    return {"impl": "jaxdp", "alg": name, "trials": trials, "iterations": rounds,
-            "devices": meta.get("devices"), "dtype": meta.get("dtype"),
-            "run_seconds": meta["run_seconds"], "compile_seconds": meta["compile_seconds"],
-            "wall_seconds": wall, "client_rounds": work, RATE: work / meta["run_seconds"],
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    return {**row, "alg": name, "client_rounds": work, RATE: work / row["run_seconds"],
             "final_mean": server.mean(axis=0).tolist(),
             "final_spread": float(server.std(axis=0).max())}
 

@@ -42,11 +42,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import bench_decentbench as headline  # this directory: the headline's code paths
@@ -115,19 +113,12 @@ def jaxdp_cell(name: str, trials: int, steps: int) -> dict:
     hyper = {**{k: WORK[k] for k in ("alpha", "clip", "sigma")}, **ALGS[name]}
     params = alg.default_params().replace(**hyper)
     alg.validate(params, prob, net)
-    t0 = time.perf_counter()
-    trace = jaxdp.run(alg, prob, net, params, steps=steps, seeds=trials, record_every=steps,
-                      progress=False, chunks=1)
-    wall = time.perf_counter() - t0
-    meta, n = trace.meta, WORK["agents"]
+    trace, row = headline.timed_jaxdp(alg, prob, net, params, steps, trials)
+    work = trials * steps * WORK["agents"]
     last = {k: np.asarray(trace.metrics[k])[:, -1].tolist() for k in ("test_loss",
                                                                          "test_accuracy")}
-    return {"impl": "jaxdp", "alg": name, "trials": trials, "iterations": steps,
-            "devices": meta.get("devices"), "dtype": meta.get("dtype"),
-            "run_seconds": meta["run_seconds"], "compile_seconds": meta["compile_seconds"],
-            "wall_seconds": wall, "agent_iterations": trials * steps * n,
-            "agent_iterations_per_second": trials * steps * n / meta["run_seconds"],
-            "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, **last}
+    return {**row, "alg": name, "agent_iterations": work,
+            "agent_iterations_per_second": work / row["run_seconds"], **last}
 
 
 def run_decentbench(exe: Path, spec: Path, name: str, trials: int, steps: int) -> dict:
