@@ -68,8 +68,9 @@ DETERMINISTIC = ("dgd", "extra", "nids", "aug_dgm", "admm")
 
 
 # -- the shared problem ---------------------------------------------------------------------------
-def export_spec(path: Path) -> None:
-    """Problem data, W and edges (float64) for both sides; built with jaxdp, seeds fixed."""
+def export_spec(path: Path, **extra) -> None:
+    """Problem data, W and edges (float64) for both sides; built with jaxdp, seeds fixed.
+    ``extra``: hyperparameters stored beside ``HYPER`` (a caller's own workload)."""
     import numpy as np
     from decentbench_parity import metropolis  # this directory: the parity fixtures' W rule
 
@@ -82,7 +83,7 @@ def export_spec(path: Path) -> None:
     iu = np.triu_indices(N, 1)
     edges = np.stack([iu[0], iu[1]], 1)[graph[iu] != 0]
     W = metropolis(N, edges.tolist())  # float64, as the parity fixtures
-    np.savez(path, A=A, b=b, W=W, edges=edges, **HYPER)
+    np.savez(path, A=A, b=b, W=W, edges=edges, **{**HYPER, **extra})
 
 
 def jaxdp_inputs(spec_path: str):
@@ -149,6 +150,22 @@ def jaxdp_cell(spec_path: str, name: str, trials: int, steps: int) -> dict:
             "final_spread": float(final.std(axis=0).max())}
 
 
+def timed_jaxdp(alg, problem, net, params, steps: int, trials: int):
+    """``(trace, row)``: ``jaxdp.run`` of ``trials`` vmapped seeds timed in this process (one
+    chunk, metrics at the end only), and the row's timing and memory fields."""
+    import jaxdp
+
+    t0 = time.perf_counter()
+    trace = jaxdp.run(alg, problem, net, params, steps=steps, seeds=trials, record_every=steps,
+                      progress=False, chunks=1)
+    wall, meta = time.perf_counter() - t0, trace.meta
+    return trace, {"impl": "jaxdp", "trials": trials, "iterations": steps,
+                   "devices": meta.get("devices"), "dtype": meta.get("dtype"),
+                   "run_seconds": meta["run_seconds"], "compile_seconds": meta["compile_seconds"],
+                   "wall_seconds": wall,
+                   "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+
+
 # -- the driver -----------------------------------------------------------------------------------
 def subprocess_json(cmd: list[str]) -> dict:
     out = subprocess.run(cmd, capture_output=True, text=True, check=False,
@@ -168,15 +185,26 @@ def run_decentbench(spec, alg, trials, iterations, processes, history) -> dict:
     return row
 
 
-def run_jaxdp(spec, alg, trials, steps, repeats) -> dict:
-    runs = [subprocess_json([sys.executable, __file__, "--cell", str(spec), alg, str(trials),
+def run_jaxdp(spec, alg, trials, steps, repeats, script: str = __file__,
+              rate: str = "agent_iterations_per_second") -> dict:
+    """The median of ``repeats`` runs of ``script --cell`` (each its own process), by run time;
+    ``rate`` (the row's key) is the median of the repeats' rates."""
+    runs = [subprocess_json([sys.executable, str(script), "--cell", str(spec), alg, str(trials),
                              str(steps)]) for _ in range(repeats)]
     runs.sort(key=lambda r: r["run_seconds"])
     row = dict(runs[len(runs) // 2])  # the median run
     row["repeats_run_seconds"] = [r["run_seconds"] for r in runs]
-    row["repeats_rate"] = [r["agent_iterations_per_second"] for r in runs]
-    row["agent_iterations_per_second"] = statistics.median(row["repeats_rate"])
+    row["repeats_rate"] = [r[rate] for r in runs]
+    row[rate] = statistics.median(row["repeats_rate"])
     return row
+
+
+def decentbench_peer(rows: list[dict], row: dict) -> dict | None:
+    """decent-bench's row of ``row``'s algorithm at the same trial count, else at the largest
+    one it ran (its rate per trial is constant), else ``None``."""
+    peers = [q for q in rows if q["impl"] == "decent-bench" and q["alg"] == row["alg"]]
+    same = [q for q in peers if q["trials"] == row["trials"]]
+    return (same or sorted(peers, key=lambda q: q["trials"])[-1:] or [None])[0]
 
 
 def uptime() -> str:
@@ -330,17 +358,25 @@ def table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write(args, rows, load) -> None:
+def machine_info(load: dict, db_packages: tuple[str, ...] = (), python: Path = DB_PYTHON) -> dict:
+    """Both environments' versions (decent-bench's venv ``python`` probed, with ``db_packages``'
+    versions) and ``load`` (``uptime`` before and after)."""
     import jax
 
-    probe = ("import importlib.metadata as m, numpy, sys; "
-             "print(m.version('decent-bench'), numpy.__version__, sys.version.split()[0])")
-    db = subprocess.run([str(DB_PYTHON), "-c", probe], capture_output=True, text=True,
+    names = ("decent-bench", "numpy") + tuple(db_packages)
+    probe = ("import importlib.metadata as m, sys; "
+             f"print(*[m.version(p) for p in {names!r}], sys.version.split()[0])")
+    db = subprocess.run([str(python), "-c", probe], capture_output=True, text=True,
                         check=True).stdout.split()
-    machine = {"platform": platform.platform(), "processor": platform.processor(),
-               "cpu_count": os.cpu_count(), "python": platform.python_version(),
-               "jax": jax.__version__, "decent_bench": db[0], "decent_bench_numpy": db[1],
-               "decent_bench_python": db[2], "uptime": load}
+    return {"platform": platform.platform(), "processor": platform.processor(),
+            "cpu_count": os.cpu_count(), "python": platform.python_version(),
+            "jax": jax.__version__, "decent_bench": db[0], "decent_bench_numpy": db[1],
+            **{f"decent_bench_{p}": v for p, v in zip(db_packages, db[2:-1], strict=True)},
+            "decent_bench_python": db[-1], "uptime": load}
+
+
+def write(args, rows, load) -> None:
+    machine = machine_info(load)
     workload = {"n_agents": N, "d": D, "m": M, "iterations": args.steps, "sigma": SIGMA,
                 "loss": "least_squares", "graph": "random_geometric r=0.3 seed=1, Metropolis W",
                 "x0": "zeros", **HYPER, "repeats_jaxdp": args.repeats,

@@ -253,10 +253,11 @@ def write_inputs() -> dict:
     return index
 
 
-def ensure_venv(python: Path) -> Path:
-    exe = VENV / "bin" / "python"
+def ensure_venv(python: Path, venv: Path = VENV) -> Path:
+    """``venv`` (created with ``python``) with decent-bench installed; its interpreter."""
+    exe = venv / "bin" / "python"
     if not exe.exists():
-        subprocess.run([str(python), "-m", "venv", str(VENV)], check=True)
+        subprocess.run([str(python), "-m", "venv", str(venv)], check=True)
     probe = subprocess.run([str(exe), "-c", "import decent_bench"], capture_output=True)
     if probe.returncode:
         subprocess.run([str(exe), "-m", "pip", "install", "-q", "decent-bench"], check=True)
