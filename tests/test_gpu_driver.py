@@ -6,6 +6,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -42,6 +44,7 @@ def test_gpu_driver_rehearsal_writes_every_stage(tmp_path):
     assert not [r for r in rows if r["name"] == "error"], rows
 
 
+@pytest.mark.slow  # ~10 s of CPU in fresh processes (--runslow)
 def test_gpu_driver_model_stage_alone_on_cpu(tmp_path):
     """Stage 4 (issue 25's model workloads: digits MLP and CNN with DP-DSGD), rehearsed alone:
     the rehearsal runs one fresh-process CNN cell with its rate, timings and memory; both
