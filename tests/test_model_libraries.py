@@ -2,8 +2,9 @@
 
 A Flax linen module, a Flax nnx module and an Equinox module each become a problem through
 ``from_model``; the problem's gradient must equal the model library's own ``jax.grad`` of the
-loss (computed here with optax's cross-entropy, not jaxdp's) at 1e-10 in float64, and a few
-steps of DP-DSGD at a calibrated ε run through ``jaxdp.run``.
+loss (computed here with optax's cross-entropy, not jaxdp's) at 1e-10 in float64; for the linen
+and the Equinox module a few steps of DP-DSGD at a calibrated ε run through ``jaxdp.run`` (nnx
+reaches the problem through the same kind of apply function as linen).
 
 The libraries are optional (the ``models`` extra; the ``test`` extra installs them so that CI runs
 these tests): without them the tests are skipped.
