@@ -8,6 +8,9 @@
 # --no-index --no-deps. Stages, deadlines and the JSON rows are documented in gpu_driver.py; every
 # row is written the moment it is measured, to OUT_DIR/gpu_rows_<device>.jsonl.
 # CPU rehearsal (what tests/test_gpu_driver.py runs): JAX_PLATFORMS=cpu bash benchmarks/gpu.sh /tmp/r --rehearse
+# The model workloads (issue 25: digits MLP and CNN with DP-DSGD, 16/64 agents, seeds 1-256) alone:
+#   bash benchmarks/gpu.sh "$OUT" --stages 4 --budget 400 --models-s 390
+# and rehearsed on CPU: JAX_PLATFORMS=cpu bash benchmarks/gpu.sh /tmp/r --rehearse --stages 4
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT_DIR=${1:-${OUT:-benchmarks/results}}

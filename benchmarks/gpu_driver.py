@@ -26,9 +26,21 @@ Stages (each with a deadline inside ``--budget`` seconds; a stage that runs out 
    remaining time, whose JSON is copied into a row.
 3. **reserve** (what is left): a ``jax.profiler`` trace of DPP² at the largest seed count that ran
    (written under ``OUT/profile``) and the compiled program's cost analysis.
+4. **models** (``--models-s``, run before the reserve when listed in ``--stages``): neural-network
+   workloads of issue 25 with DP-DSGD (Poisson batches, per-example clipping, lattice noise) on
+   the packaged digits: the 64–32–10 MLP (``digits_mlp``) and a small CNN (3×3 conv, 8 channels,
+   2×2 mean pool, dense 10; the conv as patches × kernel), 16 and 64 agents on a ring, seeds 1,
+   16, 256 (:data:`MODEL_SEEDS`), each cell in a fresh process: agent-steps per second of the
+   compiled run, wall from spawn, compile time, jaxdp's program-size estimate and the device's
+   peak memory (``memory_stats``; the process's peak RSS on CPU). A workload's seed ladder stops
+   at its first failure or timeout. Its default 60 s covers the first cells only; a call of its
+   own runs the whole grid:
+   ``bash benchmarks/gpu.sh "$OUT" --stages 4 --budget 400 --models-s 390``.
 
 ``--rehearse`` runs the same code on tiny sizes (a few steps, a few seeds, the benchmarks skipped
-except one tiny headline cell) so that ``tests/test_gpu_driver.py`` exercises it end to end on CPU.
+except one tiny headline cell and one tiny CNN cell) so that
+``tests/test_gpu_driver.py`` exercises it end to end on CPU; ``--stages 4 --rehearse`` runs the
+model workloads alone.
 """
 from __future__ import annotations
 
@@ -50,6 +62,10 @@ for path in (str(ROOT), str(HERE)):
         sys.path.insert(0, path)
 
 HEADLINE_SEEDS = (1, 256, 4096, 16384, 65536)
+MODEL_WORKLOADS = ("digits_mlp", "digits_cnn")
+MODEL_AGENTS = (16, 64)
+MODEL_SEEDS = (1, 16, 256)
+MODEL_STEPS = 100
 
 
 class Rows:
@@ -395,13 +411,126 @@ def stage3(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
                run_s=round(time.time() - t0, 3), jaxdp_version=getattr(jaxdp, "__version__", None))
 
 
+# -- stage 4: neural-network workloads (issue 25) -------------------------------------------------
+CNN_CHANNELS = 8
+
+
+def cnn_init(key, dtype):
+    """A 3×3 conv of 8 channels and a dense layer to 10 classes on 8×8 images (1,370 numbers)."""
+    import jax
+    import jax.numpy as jnp
+    import numpy as np
+
+    k_conv, k_dense = jax.random.split(key)
+    c = CNN_CHANNELS
+    return {"conv": {"w": jax.random.normal(k_conv, (c, 9), dtype) / 3.0,
+                     "b": jnp.zeros(c, dtype)},
+            "dense": {"w": jax.random.normal(k_dense, (c * 16, 10), dtype) / np.sqrt(c * 16),
+                      "b": jnp.zeros(10, dtype)}}
+
+
+def cnn_apply(params, xb):
+    """Logits (b, 10) of images (b, 8, 8): the conv as patches × kernel
+    (``lax.conv_general_dilated`` cannot vmap its kernel gradient inside ``jaxdp.run``), ReLU,
+    2×2 mean pool, dense."""
+    import jax
+    import jax.numpy as jnp
+
+    c, hi = CNN_CHANNELS, jax.lax.Precision.HIGHEST
+    patches = jax.lax.conv_general_dilated_patches(xb[:, None], (3, 3), (1, 1), "SAME",
+                                                   precision=hi)
+    h = jnp.einsum("bpij,cp->bcij", patches, params["conv"]["w"], precision=hi)
+    h = jax.nn.relu(h + params["conv"]["b"][None, :, None, None])
+    h = h.reshape(h.shape[0], c, 4, 2, 4, 2).mean(axis=(3, 5)).reshape(h.shape[0], -1)
+    return jnp.matmul(h, params["dense"]["w"], precision=hi) + params["dense"]["b"][None, :]
+
+
+def model_problem(workload: str, agents: int):
+    """``digits_mlp`` or the CNN on the digits, float32, an IID split among ``agents``."""
+    import jax
+    import jax.numpy as jnp
+
+    from jaxdp import problems
+
+    if workload == "digits_mlp":
+        return problems.digits_mlp(agents, split="iid", dtype=jnp.float32)
+    if workload != "digits_cnn":
+        raise ValueError(f"unknown model workload {workload!r}; use one of {MODEL_WORKLOADS}")
+    images, labels = problems.load_digits()
+    x, y, test_x, test_y = problems.train_test_split(images, labels, 0.2, seed=0)
+    parts = problems.split(y, agents, "iid", seed=0)
+    return problems.from_model(cnn_apply, cnn_init(jax.random.key(0), jnp.float32), x, y,
+                               parts=parts, test=(test_x, test_y), dtype=jnp.float32,
+                               name="digits_cnn")
+
+
+def model_cell(workload: str, agents: int, seeds: int, steps: int) -> dict:
+    """One DP-DSGD run of a model workload in this (fresh) process: import + compile + run.
+
+    σ is fixed (the cost of a step does not depend on it); b = min(16, smallest shard)."""
+    t_import = time.time()
+    import jax
+    import numpy as np
+
+    import jaxdp
+    from jaxdp import algorithms
+
+    problem = model_problem(workload, agents)
+    net = jaxdp.network.build_network(jaxdp.network.ring(agents))
+    batch = int(min(16, np.min(np.sum(np.asarray(problem.mask), axis=1))))
+    alg = algorithms.DPDSGD(batch_size=batch)
+    params = algorithms.DPSGDParams(alpha=0.5, clip=1.0, sigma=0.3)
+    t0 = time.time()
+    trace = jaxdp.run(alg, problem, net, params, steps=steps, seeds=seeds, record_every=steps,
+                      progress=False)
+    done = time.time()
+    device = jax.devices()[0]
+    stats = device.memory_stats() or {}
+    import resource
+
+    return {"workload": workload, "agents": agents, "seeds": seeds, "steps": steps,
+            "batch_size": batch, "dim": problem.dim, "padded_rows": int(problem.features.shape[1]),
+            "device": device.device_kind, "import_s": round(t0 - t_import, 3),
+            "run_with_compile_s": round(done - t0, 3),
+            "compile_s": trace.meta.get("compile_seconds"),
+            "run_s": trace.meta.get("run_seconds"),
+            "agent_steps_per_second": trace.meta.get("agent_steps_per_second"),
+            "seed_steps_per_second": seeds * steps / max(trace.meta["run_seconds"], 1e-12),
+            "seed_batches": trace.meta.get("seed_batches"),
+            "program_mib_estimate": trace.meta.get("memory_per_device_mib"),
+            "peak_bytes_in_use": stats.get("peak_bytes_in_use"),
+            "max_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            "test_accuracy_mean": float(np.mean(trace.final("test_accuracy"))),
+            "n_diverged": trace.meta.get("n_diverged")}
+
+
+def stage4(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
+    py = sys.executable
+    me = str(Path(__file__).resolve())
+    agents = (16,) if tiny else MODEL_AGENTS
+    seeds = (2,) if tiny else MODEL_SEEDS
+    steps = 5 if tiny else MODEL_STEPS
+    workloads = MODEL_WORKLOADS[-1:] if tiny else MODEL_WORKLOADS  # the rehearsal: the CNN cell
+    for n in agents:  # breadth first: both workloads at 16 agents before 64
+        for workload in workloads:
+            for s in seeds:
+                ok = subprocess_row(rows, "models", f"{workload}_dp_dsgd",
+                                    [py, me, "--cell", f"model:{workload}:{n}", str(s),
+                                     str(steps)], timeout=deadline - time.time())
+                if not ok:
+                    break
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT") or str(HERE / "results"))
     ap.add_argument("--budget", type=float, default=560.0, help="seconds for all stages")
     ap.add_argument("--stage1-s", type=float, default=150.0)
     ap.add_argument("--stage2-s", type=float, default=330.0)
-    ap.add_argument("--stages", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--models-s", type=float, default=60.0,
+                    help="seconds for stage 4 (the model workloads)")
+    ap.add_argument("--stages", type=int, nargs="+", default=[1, 2, 4, 3],
+                    help="stages in the order run: 1 correctness, 2 ladder, 4 models, 3 reserve")
     ap.add_argument("--ladder", nargs="+", default=None, metavar="NAME",
                     help="stage 2 runs only these (headline_dpp2, suite_dpp2_dgd, ...)")
     ap.add_argument("--rehearse", "--tiny", action="store_true", dest="tiny",
@@ -409,7 +538,12 @@ def main() -> None:
     ap.add_argument("--cell", nargs=3, metavar=("KIND", "SEEDS", "STEPS"), help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.cell:
-        print(json.dumps(headline_cell(int(args.cell[1]), int(args.cell[2]))), flush=True)
+        if args.cell[0].startswith("model:"):
+            _, workload, agents = args.cell[0].split(":")
+            result = model_cell(workload, int(agents), int(args.cell[1]), int(args.cell[2]))
+        else:
+            result = headline_cell(int(args.cell[1]), int(args.cell[2]))
+        print(json.dumps(result), flush=True)
         return
 
     import jax
@@ -419,11 +553,13 @@ def main() -> None:
     rows = Rows(out / f"gpu_rows_{_kind(jax.devices()[0])}.jsonl")
     rows.write("env", "environment", rehearse=args.tiny, argv=sys.argv, **env)
     end = START + args.budget
-    stage_ends = {1: min(end, time.time() + args.stage1_s), 2: None, 3: end}
+    stage_ends = {1: min(end, time.time() + args.stage1_s), 2: None, 3: end, 4: None}
     for stage in args.stages:
         if stage == 2:
             stage_ends[2] = min(end, time.time() + args.stage2_s)
-        run = {1: stage1, 2: stage2, 3: stage3}[stage]
+        if stage == 4:
+            stage_ends[4] = min(end, time.time() + args.models_s)
+        run = {1: stage1, 2: stage2, 3: stage3, 4: stage4}[stage]
         try:
             run(rows, out, args.tiny, stage_ends[stage], **({"only": args.ladder} if stage == 2
                                                             else {}))

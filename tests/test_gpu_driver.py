@@ -6,14 +6,18 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_gpu_driver_rehearsal_writes_every_stage(tmp_path):
+    # stages 1-3 here; stage 4 (the model workloads) is rehearsed alone in the next test
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
     env.update(JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_driver.py"), "--rehearse",
-                           "--out", str(tmp_path), "--budget", "170"], capture_output=True,
+                           "--out", str(tmp_path), "--budget", "170",
+                           "--stages", "1", "2", "3"], capture_output=True,
                           text=True, timeout=240, cwd=tmp_path, env=env)
     assert done.returncode == 0, done.stderr[-3000:]
     files = list(tmp_path.glob("gpu_rows_*.jsonl"))
@@ -38,3 +42,36 @@ def test_gpu_driver_rehearsal_writes_every_stage(tmp_path):
     assert {r["name"] for r in rows if r["stage"] == "reserve"} >= {"cost_analysis_dpp2"}
     assert rows[-1]["stage"] == "done"
     assert not [r for r in rows if r["name"] == "error"], rows
+
+
+@pytest.mark.slow  # ~10 s of CPU in fresh processes (--runslow)
+def test_gpu_driver_model_stage_alone_on_cpu(tmp_path):
+    """Stage 4 (issue 25's model workloads: digits MLP and CNN with DP-DSGD), rehearsed alone:
+    the rehearsal runs one fresh-process CNN cell with its rate, timings and memory; both
+    workloads' problems are built here."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("gpu_driver",
+                                                  ROOT / "benchmarks" / "gpu_driver.py")
+    driver = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(driver)
+    assert [driver.model_problem(w, 16).dim for w in driver.MODEL_WORKLOADS] == [2410, 1370]
+
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
+    env.update(JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_driver.py"), "--rehearse",
+                           "--stages", "4", "--out", str(tmp_path), "--budget", "400",
+                           "--models-s", "390"], capture_output=True, text=True, timeout=500,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (path,) = tmp_path.glob("gpu_rows_*.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["stage"], r["name"]) for r in rows] == [
+        ("env", "environment"), ("models", "digits_cnn_dp_dsgd"), ("done", "done")], rows
+    row = rows[1]
+    assert row["returncode"] == 0, row
+    result = row["result"]
+    assert (result["workload"], result["agents"], result["seeds"]) == ("digits_cnn", 16, 2)
+    assert (result["dim"], result["n_diverged"]) == (1370, 0), result
+    assert result["agent_steps_per_second"] > 0 and result["max_rss_mib"] > 0, result
+    assert result["compile_s"] > 0 and result["run_s"] > 0, result

@@ -23,3 +23,12 @@ def test_every_cell_has_an_id(path):
     assert (nb.nbformat, nb.nbformat_minor) >= (4, 5)
     ids = [cell["id"] for cell in nb.cells]
     assert len(set(ids)) == len(ids)
+
+
+def test_every_notebook_is_in_the_docs_toctree():
+    """docs/conf.py copies every notebook into docs/notebooks; each must be listed in the
+    notebooks page's toctree, or Sphinx warns (a failed -W build) and the page is unreachable."""
+    index = (ROOT / "docs" / "notebooks" / "index.md").read_text()
+    toctree = index.split("```{toctree}")[1].split("```")[0].split()
+    for path in NOTEBOOKS:
+        assert path.stem in toctree, f"{path.name} is not in docs/notebooks/index.md's toctree"

@@ -11,6 +11,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._precision import matmul
 from jaxdp.problems._datasets import load_digits, train_test_split
 from jaxdp.problems._model import ModelProblem, from_model
 from jaxdp.problems._partition import split as split_parts
@@ -25,11 +26,12 @@ def mlp_init(key, sizes, dtype=jnp.float32) -> list[dict]:
 
 
 def mlp_apply(params: list[dict], x):
-    """Logits (b, k) of a batch x (b, ...) (flattened per sample); tanh hidden layers."""
+    """Logits (b, k) of a batch x (b, ...) (flattened per sample); tanh hidden layers. The
+    products run at jaxdp's precision policy (full float32 on GPUs, no TF32)."""
     h = x.reshape(x.shape[0], -1)
     for layer in params[:-1]:
-        h = jnp.tanh(h @ layer["W"] + layer["b"][None, :])
-    return h @ params[-1]["W"] + params[-1]["b"][None, :]
+        h = jnp.tanh(matmul(h, layer["W"]) + layer["b"][None, :])
+    return matmul(h, params[-1]["W"]) + params[-1]["b"][None, :]
 
 
 def digits_mlp(n_agents: int = 16, *, seed: int = 0, split: str = "iid", hidden: int = 32,
