@@ -45,6 +45,8 @@ from jaxdp.problems._model import (
     clipped_grad_mean,
     from_model,
     per_example_grads,
+    per_example_sq_norms,
+    weighted_row_grad,
 )
 from jaxdp.problems._partition import (
     SPLITS,
@@ -95,6 +97,8 @@ __all__ = [
     "clipped_grad_mean",
     "from_model",
     "per_example_grads",
+    "per_example_sq_norms",
+    "weighted_row_grad",
     "SPLITS",
     "MODEL_PROBLEMS",
     "digits_mlp",

@@ -243,12 +243,54 @@ def per_example_grads(loss: ModelLoss, x: Array, features: Array, labels: Array,
     return jax.lax.map(row_grad, (features, labels), batch_size=rows)
 
 
+def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Array,
+                         reg) -> Array:
+    """(b,): ‖∇ℓ_s(x)‖² of each row's gradient (penalty included), exact, in micro-batches.
+
+    The first pass of :func:`clipped_grad_mean`: the rows' gradients are ``vmap(grad)`` over
+    micro-batches of :func:`micro_batch_rows` rows (``lax.map``), each reduced to its squared
+    norm at once, so only (b,) leaves the loop.
+    """
+    one = jnp.ones((1,), x.dtype)
+
+    def row_sq_norm(row):
+        a, y = row
+        g = loss.grad(x, a[None], y[None], one, reg)
+        return jnp.sum(g * g)
+
+    rows = micro_batch_rows(features.shape[0], x.shape[0], loss.max_elements)
+    return jax.lax.map(row_sq_norm, (features, labels), batch_size=rows)
+
+
+def weighted_row_grad(loss: ModelLoss, x: Array, features: Array, labels: Array,
+                      scale: Array, reg) -> Array:
+    """(d,): Σ_s scale_s ∇ℓ_s(x) as one gradient of Σ_s scale_s ℓ_s(x) (penalty in each ℓ_s).
+
+    Each ℓ_s is the loss of row s alone (``vmap`` over the rows, as in
+    :func:`per_example_grads`), so the sum is exact for any ``apply``, and reverse mode
+    accumulates the weighted rows into one (d,) gradient without forming the (b, d) rows.
+    """
+    one = jnp.ones((1,), x.dtype)
+
+    def total(x):
+        row_loss = lambda a, y: loss(x, a[None], y[None], one, reg)
+        return jnp.sum(scale * jax.vmap(row_loss)(features, labels))
+
+    return jax.grad(total)(x)
+
+
 def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array, weights: Array,
                       clip, reg, denominator=None) -> Array:
     """(d,): Σ_s w_s · clip(∇ℓ_s(x), C) / denominator — DP-SGD's gradient (Abadi et al. 2016).
 
-    Memory-bounded: a ``lax.scan`` over micro-batches of :func:`micro_batch_rows` rows keeps only
-    one micro-batch's per-example gradients and the running sum live (never all b × d).
+    Two passes, exact for any ``apply``: :func:`per_example_sq_norms` gives each row's norm
+    ‖g_s‖ (micro-batched: one micro-batch's per-example gradients live at a time), then
+    clip(g_s, C) = g_s · C / max(‖g_s‖, C) (``jaxdp.privacy.clip_by_norm``'s factor) makes the
+    sum one reweighted gradient, :func:`weighted_row_grad` — the "norms first, then a weighted
+    loss" form of per-example clipping (Goodfellow 2015; Lee & Kifer, PoPETs 2021). Only the (b,)
+    norms leave the first pass and the second is one reverse pass, so the (b, d) per-example
+    gradients are never clipped, weighted and summed in memory (what dominated the one-pass form:
+    ``benchmarks/README.md``).
 
     Args:
       loss: the model loss.
@@ -256,30 +298,21 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
       features: (b, ...) rows; labels: (b, ...).
       weights: (b,) per-row weights (1 for a kept row, 0 for padding or a row Poisson sampling
         left out).
-      clip: C > 0, or ``inf`` for no clipping.
+      clip: C > 0, or ``inf`` for no clipping (then the norm pass is skipped at run time).
       reg: the penalty weights; the penalty's gradient is part of each row's gradient (as in
         ``jaxdp.algorithms._sampling``).
       denominator: what the weighted sum is divided by; default Σ w (use the expected batch size
         under Poisson sampling).
     """
-    b, d = features.shape[0], x.shape[0]
-    rows = micro_batch_rows(b, d, loss.max_elements)
-    one = jnp.ones((1,), x.dtype)
     c = jnp.asarray(clip, x.dtype)
+    w = weights.astype(x.dtype)
 
-    def chunk_sum(a, y, w):
-        g = jax.vmap(lambda ai, yi: loss.grad(x, ai[None], yi[None], one, reg))(a, y)
-        g = jnp.where(jnp.isinf(c), g, clip_by_norm(g, jnp.where(jnp.isinf(c), 1.0, c)))
-        return einsum("b,bd->d", w.astype(g.dtype), g)
+    def clipped_weights(_):
+        norms = jnp.sqrt(per_example_sq_norms(loss, x, features, labels, reg))
+        return w * (c / jnp.maximum(norms, c))
 
-    if rows == b:  # one micro-batch: no loop (XLA fuses across it)
-        total = chunk_sum(features, labels, weights)
-    else:
-        pad = -b % rows
-        chunks = [jnp.concatenate([a, jnp.zeros((pad,) + a.shape[1:], a.dtype)]).reshape(
-            (-1, rows) + a.shape[1:]) for a in (features, labels, weights)]
-        total, _ = jax.lax.scan(lambda t, ch: (t + chunk_sum(*ch), None),
-                                jnp.zeros((d,), x.dtype), tuple(chunks))
+    scale = jax.lax.cond(jnp.isinf(c), lambda _: w, clipped_weights, None)
+    total = weighted_row_grad(loss, x, features, labels, scale, reg)
     return total / (jnp.sum(weights) if denominator is None else denominator)
 
 
@@ -512,4 +545,5 @@ def _check_outputs(problem: ModelProblem, labels: np.ndarray, test_labels: np.nd
 
 __all__ = ["DEFAULT_MAX_ELEMENTS", "MODEL_CAPABILITIES", "ModelLoss", "ModelProblem",
            "ParamLayout", "SAMPLE_LOSSES", "clipped_grad_mean", "cross_entropy", "from_model",
-           "logistic", "micro_batch_rows", "mse", "pack_parts", "per_example_grads"]
+           "logistic", "micro_batch_rows", "mse", "pack_parts", "per_example_grads",
+           "per_example_sq_norms", "weighted_row_grad"]
