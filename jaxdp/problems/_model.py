@@ -158,6 +158,20 @@ def _predicted_correct(kind: str, outputs: Array, labels: Array) -> Array | None
     return None
 
 
+def _tied(features: Array, x: Array) -> Array:
+    """``features`` + 0, the zero taken from x: the rows are batched wherever the model is.
+
+    Works around JAX's batching rule of ``lax.conv_general_dilated`` (JAX 0.10): under ``vmap``
+    over the sharded seed axis of ``jaxdp.run``, the kernel's gradient is a grouped convolution
+    (the inner ``vmap`` over agents or rows makes it one) whose data operand is not batched over
+    the seeds, and that case raises ``NotImplementedError`` when the operands carry a sharding.
+    With the rows batched like the model, both operands are, and the rule handles it. The value is
+    unchanged for finite x (a NaN or infinite parameter makes the outputs non-finite anyway), and
+    ``stop_gradient`` keeps the zero out of the gradient.
+    """
+    return features + jax.lax.stop_gradient(0 * x[0]).astype(features.dtype)
+
+
 # --- the loss ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ModelLoss(_Ridge):
@@ -194,8 +208,8 @@ class ModelLoss(_Ridge):
         return self.layout.unflatten(jnp.asarray(self.init.value, x.dtype) + x)
 
     def outputs(self, x: Array, features: Array) -> Array:
-        """The model's outputs on a batch of rows (b, ...)."""
-        return self.apply(self.params_of(x), features)
+        """The model's outputs on a batch of rows (b, ...) (features tied to x: :func:`_tied`)."""
+        return self.apply(self.params_of(x), _tied(features, x))
 
     def sample_losses_at(self, x: Array, features: Array, labels: Array) -> Array:
         """(b,) per-sample losses ℓ(apply(θ₀ + x, x_s), y_s)."""
