@@ -8,8 +8,8 @@ import pytest
 import jaxdp
 from jaxdp.algorithms import _sampling
 from jaxdp.problems import (
-    ModelProblem, clipped_grad_mean, from_arrays, from_model, mlp_apply, mlp_init,
-    per_example_grads,
+    STRUCTURED_SQ_NORMS, ModelProblem, clipped_grad_mean, from_arrays, from_model, mlp_apply,
+    mlp_init, per_example_grads, per_example_sq_norms,
 )
 
 
@@ -25,13 +25,13 @@ def _pooled(seed=0, n=61, d=5):
     return Z, y, parts
 
 
-def _mlp_problem(dtype=jnp.float64, **kw):
+def _mlp_problem(dtype=jnp.float64, apply=mlp_apply, **kw):
     rng = np.random.default_rng(1)
     x = rng.normal(size=(50, 3, 2))
     y = rng.integers(0, 3, size=50)
     parts = np.array_split(np.arange(40), 4)
     theta0 = mlp_init(jax.random.key(0), [6, 5, 3], dtype)
-    return from_model(mlp_apply, theta0, x[:40], y[:40], parts=parts, test=(x[40:], y[40:]),
+    return from_model(apply, theta0, x[:40], y[:40], parts=parts, test=(x[40:], y[40:]),
                       dtype=dtype, **kw)
 
 
@@ -99,11 +99,20 @@ def test_per_example_grads_match_loop(max_elements):
             np.testing.assert_allclose(got[s], want, atol=1e-10)
 
 
-@pytest.mark.parametrize("max_elements", [1, 70, 10**9])
-def test_clipped_grad_mean_matches_loop(max_elements):
-    """Σ_s w_s clip(g_s, C) / Σ w (Abadi et al. 2016) against a per-sample loop, micro-batched."""
+def _generic_mlp(params, x):
+    """``mlp_apply`` under another name: not in STRUCTURED_SQ_NORMS, so the generic path."""
+    return mlp_apply(params, x)
+
+
+@pytest.mark.parametrize("apply,max_elements,weight_decay", [
+    (mlp_apply, 10**9, 0.0), (mlp_apply, 10**9, 0.3),
+    (_generic_mlp, 1, 0.0), (_generic_mlp, 70, 0.3), (_generic_mlp, 10**9, 0.0)])
+def test_clipped_grad_mean_matches_loop(apply, max_elements, weight_decay):
+    """Σ_s w_s clip(g_s, C) / Σ w (Abadi et al. 2016) against a per-sample loop: the MLP's ghost
+    norms and the generic micro-batched norms, with and without the penalty in each row."""
     with jax.enable_x64(True):
-        problem = _mlp_problem(max_elements=max_elements)
+        problem = _mlp_problem(max_elements=max_elements, weight_decay=weight_decay,
+                               apply=apply)
         x = jax.random.normal(jax.random.key(5), (problem.dim,), jnp.float64)
         a, y = problem.features[1], problem.labels[1]
         w = jnp.asarray(np.random.default_rng(0).integers(0, 2, a.shape[0]), jnp.float64)
@@ -119,6 +128,20 @@ def test_clipped_grad_mean_matches_loop(max_elements):
         unclipped = clipped_grad_mean(problem.loss, x, a, y, w, jnp.inf, problem.reg, 2.0)
         full = per_example_grads(problem.loss, x, a, y, problem.reg)
         np.testing.assert_allclose(unclipped, (w[:, None] * full).sum(0) / 2.0, atol=1e-10)
+
+
+@pytest.mark.parametrize("apply", [mlp_apply, _generic_mlp])
+def test_per_example_sq_norms_match_per_example_grads(apply):
+    """The clipping pass's norms (ghost norms for the MLP, micro-batched vmap(grad) otherwise)
+    are the per-example gradients' norms, penalty included."""
+    with jax.enable_x64(True):
+        problem = _mlp_problem(max_elements=60, weight_decay=0.3, apply=apply)
+        x = jax.random.normal(jax.random.key(8), (problem.dim,), jnp.float64)
+        a, y = problem.features[2], problem.labels[2]
+        got = per_example_sq_norms(problem.loss, x, a, y, problem.reg)
+        full = per_example_grads(problem.loss, x, a, y, problem.reg)
+        np.testing.assert_allclose(got, np.sum(np.asarray(full) ** 2, axis=1), rtol=1e-12)
+        assert (apply is mlp_apply) == (apply in STRUCTURED_SQ_NORMS)
 
 
 @pytest.mark.parametrize("sampling", ["fixed", "poisson"])

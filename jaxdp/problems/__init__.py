@@ -39,6 +39,7 @@ from jaxdp.problems._datasets import (
 from jaxdp.problems._digits import MODEL_PROBLEMS, digits_mlp, mlp_apply, mlp_init
 from jaxdp.problems._model import (
     SAMPLE_LOSSES,
+    STRUCTURED_SQ_NORMS,
     ModelLoss,
     ModelProblem,
     ParamLayout,
@@ -94,6 +95,7 @@ __all__ = [
     "ModelProblem",
     "ParamLayout",
     "SAMPLE_LOSSES",
+    "STRUCTURED_SQ_NORMS",
     "clipped_grad_mean",
     "from_model",
     "per_example_grads",

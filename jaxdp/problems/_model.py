@@ -211,11 +211,15 @@ class ModelLoss(_Ridge):
         """The model's outputs on a batch of rows (b, ...) (features tied to x: :func:`_tied`)."""
         return self.apply(self.params_of(x), _tied(features, x))
 
+    @property
+    def sample_fn(self) -> Callable:
+        """The per-sample loss ``(outputs (b, ...), labels (b, ...)) -> (b,)``."""
+        return SAMPLE_LOSSES[self.sample_loss] if isinstance(self.sample_loss, str) \
+            else self.sample_loss
+
     def sample_losses_at(self, x: Array, features: Array, labels: Array) -> Array:
         """(b,) per-sample losses ℓ(apply(θ₀ + x, x_s), y_s)."""
-        fn = SAMPLE_LOSSES[self.sample_loss] if isinstance(self.sample_loss, str) \
-            else self.sample_loss
-        return fn(self.outputs(x, features), labels)
+        return self.sample_fn(self.outputs(x, features), labels)
 
     def __call__(self, x, features, labels, mask, reg):
         data = masked_mean(self.sample_losses_at(x, features, labels), mask)
@@ -257,14 +261,24 @@ def per_example_grads(loss: ModelLoss, x: Array, features: Array, labels: Array,
     return jax.lax.map(row_grad, (features, labels), batch_size=rows)
 
 
+STRUCTURED_SQ_NORMS: dict[Callable, Callable] = {}
+"""Exact per-example squared norms for known ``apply`` functions, keyed by ``apply``: each
+``fn(loss, x, features, labels, reg) -> (b,)`` equals :func:`per_example_sq_norms`'s generic
+path without forming per-example gradients (the library's MLP registers its ghost norms)."""
+
+
 def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Array,
                          reg) -> Array:
-    """(b,): ‖∇ℓ_s(x)‖² of each row's gradient (penalty included), exact, in micro-batches.
+    """(b,): ‖∇ℓ_s(x)‖² of each row's gradient (penalty included), exact.
 
-    The first pass of :func:`clipped_grad_mean`: the rows' gradients are ``vmap(grad)`` over
-    micro-batches of :func:`micro_batch_rows` rows (``lax.map``), each reduced to its squared
-    norm at once, so only (b,) leaves the loop.
+    The first pass of :func:`clipped_grad_mean`. A known ``apply`` with a named loss (one that
+    is a function of each row alone) uses its entry of :data:`STRUCTURED_SQ_NORMS`; any other is ``vmap(grad)`` over micro-batches of
+    :func:`micro_batch_rows` rows (``lax.map``), each gradient reduced to its squared norm at
+    once, so only (b,) leaves the loop.
     """
+    structured = STRUCTURED_SQ_NORMS.get(loss.apply)
+    if structured is not None and isinstance(loss.sample_loss, str):  # a named loss: per row
+        return structured(loss, x, features, labels, reg)
     one = jnp.ones((1,), x.dtype)
 
     def row_sq_norm(row):
@@ -558,6 +572,6 @@ def _check_outputs(problem: ModelProblem, labels: np.ndarray, test_labels: np.nd
 
 
 __all__ = ["DEFAULT_MAX_ELEMENTS", "MODEL_CAPABILITIES", "ModelLoss", "ModelProblem",
-           "ParamLayout", "SAMPLE_LOSSES", "clipped_grad_mean", "cross_entropy", "from_model",
+           "ParamLayout", "SAMPLE_LOSSES", "STRUCTURED_SQ_NORMS", "clipped_grad_mean", "cross_entropy", "from_model",
            "logistic", "micro_batch_rows", "mse", "pack_parts", "per_example_grads",
            "per_example_sq_norms", "weighted_row_grad"]
