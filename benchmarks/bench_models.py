@@ -74,7 +74,7 @@ def cnn_apply(params: dict, x):
     """Logits (b, 10) of images x (b, 8, 8): a plain ``lax.conv_general_dilated``."""
     h = jnp.tanh(jax.lax.conv_general_dilated(x[:, None], params["k"], (1, 1), "SAME"))
     h = jax.lax.reduce_window(h, 0.0, jax.lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4.0
-    return h.reshape(x.shape[0], -1) @ params["W"] + params["b"]
+    return h.reshape(x.shape[0], -1) @ params["W"] + params["b"][None, :]
 
 
 def digits_cnn(n_agents: int, dtype=jnp.float32):

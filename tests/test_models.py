@@ -7,6 +7,7 @@ import pytest
 
 import jaxdp
 from jaxdp.algorithms import _sampling
+from jaxdp.privacy import clip_by_norm
 from jaxdp.problems import (
     STRUCTURED_SQ_NORMS, ModelProblem, clipped_grad_mean, from_arrays, from_model, mlp_apply,
     mlp_init, per_example_grads, per_example_sq_norms,
@@ -361,3 +362,42 @@ def test_a_cnn_trains_with_dgd_on_a_dirichlet_split():
     objective = np.asarray(trace.metrics["objective"])[0]
     accuracy = np.asarray(trace.metrics["test_accuracy"])[0]
     assert objective[-1] < 0.7 * objective[0] and accuracy[-1] > accuracy[0]
+
+
+def _cnn_apply(params, x):
+    """A tiny CNN: 3×3 conv (1 → 2 channels, SAME) of (b, 4, 4) images, tanh, dense."""
+    h = jnp.tanh(jax.lax.conv_general_dilated(x[:, None], params["k"], (1, 1), "SAME"))
+    return h.reshape(x.shape[0], -1) @ params["W"] + params["b"][None, :]
+
+
+def _cnn_problem(dtype):
+    rng = np.random.default_rng(2)
+    x, y = rng.normal(size=(24, 4, 4)), rng.integers(0, 3, size=24)
+    keys = jax.random.split(jax.random.key(1))
+    theta0 = {"k": 0.3 * jax.random.normal(keys[0], (2, 1, 3, 3), dtype),
+              "W": 0.2 * jax.random.normal(keys[1], (32, 3), dtype), "b": jnp.zeros(3, dtype)}
+    return from_model(_cnn_apply, theta0, x, y, parts=np.array_split(np.arange(24), 4),
+                      dtype=dtype, weight_decay=0.1)
+
+
+def test_convolution_runs_inside_run_with_a_private_algorithm():
+    """A lax.conv_general_dilated model through jaxdp.run (seeds vmapped over a sharded axis)
+    with DP-DSGD: the kernel's gradient batches (NotImplementedError before the rows were tied
+    to the model), and its clipped mean is the per-example loop's."""
+    problem = _cnn_problem(jnp.float64)
+    assert problem.loss.tie_rows
+    x = 0.5 * jax.random.normal(jax.random.key(9), (problem.dim,), jnp.float64)
+    a, y = problem.features[0], problem.labels[0]
+    w = jnp.ones(a.shape[0], jnp.float64)
+    row_grad = jax.jit(lambda a, y: problem.loss.grad(x, a, y, jnp.ones(1), problem.reg))
+    want = sum(clip_by_norm(row_grad(a[s:s + 1], y[s:s + 1]), 0.2) for s in range(a.shape[0]))
+    got = clipped_grad_mean(problem.loss, x, a, y, w, 0.2, problem.reg)
+    np.testing.assert_allclose(got, want / a.shape[0], atol=1e-10)
+    net = jaxdp.network.build_network(jaxdp.network.ring(4))
+    alg = jaxdp.algorithms.REGISTRY["dp_dsgd"](batch_size=3)
+    objective = lambda problem, X: {"objective": problem.objective(jnp.mean(X, axis=0))}
+    trace = jaxdp.run(alg, problem, net, alg.params_type(alpha=0.1, clip=1.0, sigma=0.5),
+                      steps=2, seeds=2, record_every=2, metrics=objective, progress=False)
+    objective = np.asarray(trace.metrics["objective"])
+    assert objective.shape[0] == 2 and np.all(np.isfinite(objective))
+    assert not np.allclose(objective[0], objective[1])  # the seeds draw different noise

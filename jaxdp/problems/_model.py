@@ -172,6 +172,18 @@ def _tied(features: Array, x: Array) -> Array:
     return features + jax.lax.stop_gradient(0 * x[0]).astype(features.dtype)
 
 
+def _has_convolution(jaxpr) -> bool:
+    """Whether a jaxpr or one of its sub-jaxprs (calls, loops, branches) has a convolution."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "conv_general_dilated":
+            return True
+        subs = [getattr(v, "jaxpr", v) for p in eqn.params.values()
+                for v in (p if isinstance(p, (tuple, list)) else (p,))]
+        if any(hasattr(v, "eqns") and _has_convolution(v) for v in subs):
+            return True
+    return False
+
+
 # --- the loss ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ModelLoss(_Ridge):
@@ -186,6 +198,8 @@ class ModelLoss(_Ridge):
       init: θ₀ flat (d,), as a content-hashed constant.
       sample_loss: a key of :data:`SAMPLE_LOSSES` or a callable ``(outputs, labels) -> (b,)``.
       max_elements: bound on rows × d live in :func:`per_example_grads`.
+      tie_rows: batch the rows like the model (:func:`_tied`); ``from_model`` sets it when
+        ``apply`` has a convolution.
     """
 
     apply: Callable
@@ -193,6 +207,7 @@ class ModelLoss(_Ridge):
     init: _Constant
     sample_loss: str | Callable = "cross_entropy"
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    tie_rows: bool = False
 
     name: ClassVar[str] = "model"
     reg_keys: ClassVar[tuple[str, ...]] = ("weight_decay",)
@@ -208,8 +223,9 @@ class ModelLoss(_Ridge):
         return self.layout.unflatten(jnp.asarray(self.init.value, x.dtype) + x)
 
     def outputs(self, x: Array, features: Array) -> Array:
-        """The model's outputs on a batch of rows (b, ...) (features tied to x: :func:`_tied`)."""
-        return self.apply(self.params_of(x), _tied(features, x))
+        """The model's outputs on a batch of rows (b, ...) (a convolution's rows tied to x:
+        :func:`_tied`)."""
+        return self.apply(self.params_of(x), _tied(features, x) if self.tie_rows else features)
 
     @property
     def sample_fn(self) -> Callable:
@@ -525,8 +541,11 @@ def from_model(apply: Callable, init_params, features, labels, *, parts: Sequenc
     if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1:
         raise ValueError(f"from_model: max_elements must be an int >= 1; got {max_elements!r}")
     theta0 = _flat_init(init_params, dtype)
+    row = jnp.asarray(np.asarray(features)[:1], dtype)
+    convolves = _has_convolution(jax.make_jaxpr(apply)(init_params, row).jaxpr)
     model_loss = ModelLoss(apply=apply, layout=ParamLayout.of(init_params),
-                           init=_Constant(theta0), sample_loss=loss, max_elements=max_elements)
+                           init=_Constant(theta0), sample_loss=loss, max_elements=max_elements,
+                           tie_rows=convolves)
     stacked_x, stacked_y, mask = pack_parts(features, labels, parts)
     test_x, test_y = test if test is not None else (
         np.zeros((0,) + np.shape(features)[1:]), np.zeros((0,) + np.shape(labels)[1:]))
