@@ -9,7 +9,7 @@ import jaxdp
 from jaxdp.algorithms import _sampling
 from jaxdp.privacy import clip_by_norm
 from jaxdp.problems import (
-    STRUCTURED_SQ_NORMS, ModelProblem, clipped_grad_mean, from_arrays, from_model, mlp_apply,
+    STRUCTURED_CLIPPING, ModelProblem, clipped_grad_mean, from_arrays, from_model, mlp_apply,
     mlp_init, per_example_grads, per_example_sq_norms,
 )
 
@@ -101,7 +101,7 @@ def test_per_example_grads_match_loop(max_elements):
 
 
 def _generic_mlp(params, x):
-    """``mlp_apply`` under another name: not in STRUCTURED_SQ_NORMS, so the generic path."""
+    """``mlp_apply`` under another name: not in STRUCTURED_CLIPPING, so the generic path."""
     return mlp_apply(params, x)
 
 
@@ -142,7 +142,7 @@ def test_per_example_sq_norms_match_per_example_grads(apply):
         got = per_example_sq_norms(problem.loss, x, a, y, problem.reg)
         full = per_example_grads(problem.loss, x, a, y, problem.reg)
         np.testing.assert_allclose(got, np.sum(np.asarray(full) ** 2, axis=1), rtol=1e-12)
-        assert (apply is mlp_apply) == (apply in STRUCTURED_SQ_NORMS)
+        assert (apply is mlp_apply) == (apply in STRUCTURED_CLIPPING)
 
 
 @pytest.mark.parametrize("sampling", ["fixed", "poisson"])

@@ -39,7 +39,7 @@ from jaxdp.problems._datasets import (
 from jaxdp.problems._digits import MODEL_PROBLEMS, digits_mlp, mlp_apply, mlp_init
 from jaxdp.problems._model import (
     SAMPLE_LOSSES,
-    STRUCTURED_SQ_NORMS,
+    STRUCTURED_CLIPPING,
     ModelLoss,
     ModelProblem,
     ParamLayout,
@@ -95,7 +95,7 @@ __all__ = [
     "ModelProblem",
     "ParamLayout",
     "SAMPLE_LOSSES",
-    "STRUCTURED_SQ_NORMS",
+    "STRUCTURED_CLIPPING",
     "clipped_grad_mean",
     "from_model",
     "per_example_grads",

@@ -12,8 +12,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp.problems._datasets import load_digits, train_test_split
-from jaxdp._precision import matmul
-from jaxdp.problems._model import STRUCTURED_SQ_NORMS, ModelLoss, ModelProblem, from_model
+from jaxdp._precision import einsum, matmul
+from jaxdp.problems._model import STRUCTURED_CLIPPING, ModelLoss, ModelProblem, from_model
 from jaxdp.problems._partition import split as split_parts
 
 
@@ -42,13 +42,15 @@ def _mlp_layers(params: list[dict], x, shifts=None):
     return h, inputs
 
 
-def mlp_sq_norms(loss: ModelLoss, x, features, labels, reg):
-    """(b,) exact ‖∇ℓ_s + ∇R‖² of :func:`mlp_apply`'s rows without per-example gradients.
+def mlp_clipping(loss: ModelLoss, x, features, labels, reg):
+    """Ghost clipping of :func:`mlp_apply`: (b,) exact ‖g_s‖² and ``combine(scale) = Σ_s scale_s
+    g_s`` (d,), g_s = ∇ℓ_s + ∇R, without per-example gradients.
 
     Row s's gradient in layer l is h_s ⊗ δ_s (weights) and δ_s (bias), δ_s = ∂ℓ_s/∂z_l from one
     backward pass to the pre-activations, so ‖g_s‖² = Σ_l (‖h_s‖² + 1)‖δ_s‖² (Goodfellow,
     "Efficient per-example gradient computations", 2015); the penalty's gradient p adds
-    2⟨g_s, p⟩ + ‖p‖², with ⟨g_s, p⟩ = Σ_l δ_s · (h_s P_W + P_b).
+    2⟨g_s, p⟩ + ‖p‖², with ⟨g_s, p⟩ = Σ_l δ_s · (h_s P_W + P_b). ``combine`` is hᵀ(scale·δ) per
+    layer (Bu et al., ICML 2023), plus (Σ scale)·p.
     """
     params = loss.params_of(x)
     shifts = [jnp.zeros((features.shape[0], layer["b"].shape[0]), x.dtype) for layer in params]
@@ -64,10 +66,16 @@ def mlp_sq_norms(loss: ModelLoss, x, features, labels, reg):
              for h, g in zip(inputs, deltas, strict=True))
     cross = sum(jnp.sum(g * (matmul(h, q["W"]) + q["b"][None, :]), axis=1)
                 for h, g, q in zip(inputs, deltas, pens, strict=True))
-    return sq + 2.0 * cross + jnp.sum(p * p)
+
+    def combine(scale):
+        layers = [{"W": einsum("ba,bo->ao", h, scale[:, None] * g), "b": einsum("b,bo->o", scale, g)}
+                  for h, g in zip(inputs, deltas, strict=True)]
+        return loss.layout.flatten(layers) + jnp.sum(scale) * p
+
+    return sq + 2.0 * cross + jnp.sum(p * p), combine
 
 
-STRUCTURED_SQ_NORMS[mlp_apply] = mlp_sq_norms
+STRUCTURED_CLIPPING[mlp_apply] = mlp_clipping
 
 
 def digits_mlp(n_agents: int = 16, *, seed: int = 0, split: str = "iid", hidden: int = 32,
@@ -102,4 +110,4 @@ def digits_mlp(n_agents: int = 16, *, seed: int = 0, split: str = "iid", hidden:
 MODEL_PROBLEMS = {"digits_mlp": digits_mlp}
 """Neural-network problems by name (``make_problem`` and ``jaxdp run --problem`` find them)."""
 
-__all__ = ["MODEL_PROBLEMS", "digits_mlp", "mlp_apply", "mlp_init", "mlp_sq_norms"]
+__all__ = ["MODEL_PROBLEMS", "digits_mlp", "mlp_apply", "mlp_init", "mlp_clipping"]

@@ -42,8 +42,10 @@ x*) is refused before the run.
 Per-example gradients (:func:`per_example_grads`) are ``vmap(grad)`` over the rows, micro-batched
 with ``lax.map`` so that at most ``max_elements`` gradient entries are live at a time, and
 :func:`clipped_grad_mean` clips each one to ℓ2 norm C before averaging (Abadi et al., "Deep
-Learning with Differential Privacy", CCS 2016). The program size does not depend on the number
-of rows.
+Learning with Differential Privacy", CCS 2016) in two exact passes: the rows' norms
+(:func:`per_example_sq_norms`; ghost norms for a known ``apply``, :data:`STRUCTURED_CLIPPING`),
+then one gradient of the rows' losses weighted by their clipping factors
+(:func:`weighted_row_grad`). The program size does not depend on the number of rows.
 
 Shapes: N agents, m rows per shard (padded), ``...`` a sample's feature shape (e.g. (8, 8) or
 (64,)), k model outputs, d parameter count, b minibatch rows.
@@ -99,6 +101,11 @@ class ParamLayout:
     def size(self) -> int:
         """d, the number of parameters."""
         return int(sum(math.prod(s) for s in self.shapes))
+
+    def flatten(self, tree) -> Array:
+        """(d,): the leaves of a pytree of this layout, raveled and concatenated (``unflatten``'s
+        inverse)."""
+        return jnp.concatenate([jnp.ravel(leaf) for leaf in jax.tree.leaves(tree)])
 
     def unflatten(self, flat: Array):
         """The pytree whose leaves are consecutive pieces of ``flat`` (d,), reshaped."""
@@ -277,24 +284,31 @@ def per_example_grads(loss: ModelLoss, x: Array, features: Array, labels: Array,
     return jax.lax.map(row_grad, (features, labels), batch_size=rows)
 
 
-STRUCTURED_SQ_NORMS: dict[Callable, Callable] = {}
-"""Exact per-example squared norms for known ``apply`` functions, keyed by ``apply``: each
-``fn(loss, x, features, labels, reg) -> (b,)`` equals :func:`per_example_sq_norms`'s generic
-path without forming per-example gradients (the library's MLP registers its ghost norms)."""
+STRUCTURED_CLIPPING: dict[Callable, Callable] = {}
+"""Per-example clipping for known ``apply`` functions without per-example gradients, keyed by
+``apply``: ``fn(loss, x, features, labels, reg) -> (sq_norms (b,), combine)`` with the rows' exact
+‖g_s‖² (penalty included) and ``combine(scale (b,)) -> Σ_s scale_s g_s`` (d,), both from one
+forward and backward pass (the library's MLP registers its ghost clipping). Used only with a
+named loss, a function of each row alone."""
+
+
+def _structured(loss: ModelLoss) -> Callable | None:
+    """``loss.apply``'s entry of :data:`STRUCTURED_CLIPPING` for a named loss, else ``None``."""
+    return STRUCTURED_CLIPPING.get(loss.apply) if isinstance(loss.sample_loss, str) else None
 
 
 def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Array,
                          reg) -> Array:
     """(b,): ‖∇ℓ_s(x)‖² of each row's gradient (penalty included), exact.
 
-    The first pass of :func:`clipped_grad_mean`. A known ``apply`` with a named loss (one that
-    is a function of each row alone) uses its entry of :data:`STRUCTURED_SQ_NORMS`; any other is ``vmap(grad)`` over micro-batches of
+    The first pass of :func:`clipped_grad_mean`. A known ``apply`` with a named loss uses its
+    entry of :data:`STRUCTURED_CLIPPING`; any other is ``vmap(grad)`` over micro-batches of
     :func:`micro_batch_rows` rows (``lax.map``), each gradient reduced to its squared norm at
     once, so only (b,) leaves the loop.
     """
-    structured = STRUCTURED_SQ_NORMS.get(loss.apply)
-    if structured is not None and isinstance(loss.sample_loss, str):  # a named loss: per row
-        return structured(loss, x, features, labels, reg)
+    structured = _structured(loss)
+    if structured is not None:
+        return structured(loss, x, features, labels, reg)[0]
     one = jnp.ones((1,), x.dtype)
 
     def row_sq_norm(row):
@@ -327,14 +341,16 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
                       clip, reg, denominator=None) -> Array:
     """(d,): Σ_s w_s · clip(∇ℓ_s(x), C) / denominator — DP-SGD's gradient (Abadi et al. 2016).
 
-    Two passes, exact for any ``apply``: :func:`per_example_sq_norms` gives each row's norm
+    Exact for any ``apply``, in two passes: :func:`per_example_sq_norms` gives each row's norm
     ‖g_s‖ (micro-batched: one micro-batch's per-example gradients live at a time), then
     clip(g_s, C) = g_s · C / max(‖g_s‖, C) (``jaxdp.privacy.clip_by_norm``'s factor) makes the
     sum one reweighted gradient, :func:`weighted_row_grad` — the "norms first, then a weighted
     loss" form of per-example clipping (Goodfellow 2015; Lee & Kifer, PoPETs 2021). Only the (b,)
     norms leave the first pass and the second is one reverse pass, so the (b, d) per-example
     gradients are never clipped, weighted and summed in memory (what dominated the one-pass form:
-    ``benchmarks/README.md``).
+    ``benchmarks/README.md``). A known ``apply`` (:data:`STRUCTURED_CLIPPING`) takes both from one
+    forward and backward pass (ghost clipping; Bu et al., "Differentially private optimization
+    on large model at small cost", ICML 2023).
 
     Args:
       loss: the model loss.
@@ -342,7 +358,7 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
       features: (b, ...) rows; labels: (b, ...).
       weights: (b,) per-row weights (1 for a kept row, 0 for padding or a row Poisson sampling
         left out).
-      clip: C > 0, or ``inf`` for no clipping (then the norm pass is skipped at run time).
+      clip: C > 0, or ``inf`` for no clipping (then the generic norm pass is skipped at run time).
       reg: the penalty weights; the penalty's gradient is part of each row's gradient (as in
         ``jaxdp.algorithms._sampling``).
       denominator: what the weighted sum is divided by; default Σ w (use the expected batch size
@@ -350,13 +366,15 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
     """
     c = jnp.asarray(clip, x.dtype)
     w = weights.astype(x.dtype)
-
-    def clipped_weights(_):
-        norms = jnp.sqrt(per_example_sq_norms(loss, x, features, labels, reg))
-        return w * (c / jnp.maximum(norms, c))
-
-    scale = jax.lax.cond(jnp.isinf(c), lambda _: w, clipped_weights, None)
-    total = weighted_row_grad(loss, x, features, labels, scale, reg)
+    factor = lambda sq: jnp.where(jnp.isinf(c), 1.0, c / jnp.maximum(jnp.sqrt(sq), c))
+    structured = _structured(loss)
+    if structured is not None:
+        sq_norms, combine = structured(loss, x, features, labels, reg)
+        total = combine(w * factor(sq_norms))
+    else:
+        scale = jax.lax.cond(jnp.isinf(c), lambda _: w, lambda _: w * factor(
+            per_example_sq_norms(loss, x, features, labels, reg)), None)
+        total = weighted_row_grad(loss, x, features, labels, scale, reg)
     return total / (jnp.sum(weights) if denominator is None else denominator)
 
 
@@ -591,6 +609,6 @@ def _check_outputs(problem: ModelProblem, labels: np.ndarray, test_labels: np.nd
 
 
 __all__ = ["DEFAULT_MAX_ELEMENTS", "MODEL_CAPABILITIES", "ModelLoss", "ModelProblem",
-           "ParamLayout", "SAMPLE_LOSSES", "STRUCTURED_SQ_NORMS", "clipped_grad_mean", "cross_entropy", "from_model",
+           "ParamLayout", "SAMPLE_LOSSES", "STRUCTURED_CLIPPING", "clipped_grad_mean", "cross_entropy", "from_model",
            "logistic", "micro_batch_rows", "mse", "pack_parts", "per_example_grads",
            "per_example_sq_norms", "weighted_row_grad"]
