@@ -1,15 +1,19 @@
 """Neural networks on the packaged digits (issue 25): test accuracy and wall time of DGD, DP-DGD
 and PORTER (per-sample clipping, Poisson minibatches) on ``digits_mlp`` (64–32–10), and the cost
-of per-example clipping against a plain minibatch gradient.
+of per-example clipping against a plain minibatch gradient for the MLP (ghost clipping), the MLP
+on the generic path and a small CNN.
 
     PYTHONPATH=. python benchmarks/bench_models.py --agents 16 --steps 1000 --split dirichlet:0.3
+    PYTHONPATH=. python benchmarks/bench_models.py --clip-only --models mlp cnn \
+        --out benchmarks/results/clipping_cpu.json
 
 Prints one line per run (ε is each algorithm's own sound report at δ = 1e-5: agent-level for
-DP-DGD, record-level for PORTER) and writes nothing.
+DP-DGD, record-level for PORTER); ``--out`` writes the clipping rows to a JSON file.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 import time
@@ -21,7 +25,7 @@ import numpy as np
 import jaxdp
 from jaxdp.algorithms import DGD, DPDGD, PORTER, _sampling
 from jaxdp.privacy import calibrate_params
-from jaxdp.problems import digits_mlp, from_model, load_digits, split
+from jaxdp.problems import digits_mlp, from_model, load_digits, mlp_apply, split
 
 
 def _network(n: int):
@@ -84,10 +88,37 @@ def digits_cnn(n_agents: int, dtype=jnp.float32):
                       parts=split(labels, n_agents, "iid", seed=0), dtype=dtype)
 
 
+def _generic_mlp_apply(params, x):
+    """``mlp_apply`` under another name: not in STRUCTURED_CLIPPING, so the generic path."""
+    return mlp_apply(params, x)
+
+
+def digits_mlp_generic(n_agents: int):
+    """``digits_mlp``'s problem with :func:`_generic_mlp_apply` (exact norms by vmap(grad))."""
+    problem = digits_mlp(n_agents, split="iid", dtype=jnp.float32)
+    return dataclasses.replace(problem, loss=dataclasses.replace(problem.loss,
+                                                                 apply=_generic_mlp_apply))
+
+
+MODELS = {"mlp": lambda n: digits_mlp(n, split="iid", dtype=jnp.float32),
+          "mlp_generic": digits_mlp_generic, "cnn": digits_cnn}
+"""The clipping benchmark's models: the MLP (ghost clipping), the MLP on the generic path, the
+CNN (generic path)."""
+
+
 def _one_pass(problem, X, idx):
     """The previous form: every per-example gradient (N, b, d), clipped, summed (Abadi et al.)."""
     grads = _sampling.per_sample_grads(problem, X, idx)
     return _sampling.per_sample_clipped_mean(problem, X, idx, 1.0, grads)
+
+
+def _step_fns(problem, idx):
+    """The unclipped step and the clipped forms (each jitted, vmapped over seeds)."""
+    over_seeds = lambda f: jax.jit(jax.vmap(f))
+    unclipped = over_seeds(lambda X: problem.local_grads(X, idx))
+    return unclipped, {
+        "two_pass": over_seeds(lambda X: _sampling.per_sample_clipped_mean(problem, X, idx, 1.0)),
+        "one_pass": over_seeds(lambda X: _one_pass(problem, X, idx))}
 
 
 def _median_ms(fns: dict, X, reps: int, calls: int) -> dict:
@@ -106,25 +137,26 @@ def _median_ms(fns: dict, X, reps: int, calls: int) -> dict:
 
 
 def clipping_cost(args) -> list[dict]:
-    """Clipped / unclipped step time, seeds vmapped as in ``jaxdp.run`` (C = 1, fixed batches)."""
+    """Clipped / unclipped step time, seeds vmapped as in ``jaxdp.run`` (C = 1, fixed batches).
+
+    Each clipped form is timed interleaved with its own unclipped baseline (the one-pass form's
+    large temporaries would otherwise slow the calls timed after them)."""
     rows = []
     for model in args.models:
         for n in args.clip_agents:
-            problem = (digits_mlp(n, split="iid", dtype=jnp.float32) if model == "mlp"
-                       else digits_cnn(n))
+            problem = MODELS[model](n)
             X = 0.01 * jax.random.normal(jax.random.key(0), (args.seeds, n, problem.dim))
             for b in args.batches:
                 idx = jnp.tile(jnp.arange(b), (n, 1))
-                over_seeds = lambda f: jax.jit(jax.vmap(f))
-                fns = {"unclipped": over_seeds(lambda X: problem.local_grads(X, idx)),
-                       "one_pass": over_seeds(lambda X: _one_pass(problem, X, idx)),
-                       "two_pass": over_seeds(
-                           lambda X: _sampling.per_sample_clipped_mean(problem, X, idx, 1.0))}
-                ms = _median_ms(fns, X, args.reps, args.calls)
-                row = {"model": model, "agents": n, "batch": b, "seeds": args.seeds,
-                       "d": problem.dim, "ms": ms,
-                       "ratio_one_pass": ms["one_pass"] / ms["unclipped"],
-                       "ratio_two_pass": ms["two_pass"] / ms["unclipped"]}
+                unclipped, variants = _step_fns(problem, idx)
+                ms, row = {}, {"model": model, "agents": n, "batch": b, "seeds": args.seeds,
+                               "d": problem.dim}
+                for name, fn in variants.items():  # each against its own interleaved baseline
+                    pair = _median_ms({"unclipped": unclipped, name: fn}, X, args.reps, args.calls)
+                    ms[name], ms[f"unclipped_vs_{name}"] = pair[name], pair["unclipped"]
+                    row[f"ratio_{name}"] = pair[name] / pair["unclipped"]
+                ms["unclipped"] = ms["unclipped_vs_two_pass"]
+                row["ms"] = ms
                 print(f"{model} N={n} b={b} d={problem.dim}: unclipped {ms['unclipped']:.3f} ms,"
                       f" one-pass {ms['one_pass']:.3f} ms ({row['ratio_one_pass']:.1f}×), "
                       f"two-pass {ms['two_pass']:.3f} ms ({row['ratio_two_pass']:.1f}×)",
@@ -142,7 +174,7 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--epsilons", type=float, nargs="*", default=[8.0])
-    parser.add_argument("--models", nargs="*", default=["mlp", "cnn"])
+    parser.add_argument("--models", nargs="*", default=["mlp", "cnn"], choices=sorted(MODELS))
     parser.add_argument("--clip-agents", type=int, nargs="*", default=[16, 64])
     parser.add_argument("--batches", type=int, nargs="*", default=[8, 32, 64])
     parser.add_argument("--reps", type=int, default=7)

@@ -11,8 +11,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.problems._datasets import load_digits, train_test_split
 from jaxdp._precision import einsum, matmul
+from jaxdp.problems._datasets import load_digits, train_test_split
 from jaxdp.problems._model import STRUCTURED_CLIPPING, ModelLoss, ModelProblem, from_model
 from jaxdp.problems._partition import split as split_parts
 
@@ -68,8 +68,8 @@ def mlp_clipping(loss: ModelLoss, x, features, labels, reg):
                 for h, g, q in zip(inputs, deltas, pens, strict=True))
 
     def combine(scale):
-        layers = [{"W": einsum("ba,bo->ao", h, scale[:, None] * g), "b": einsum("b,bo->o", scale, g)}
-                  for h, g in zip(inputs, deltas, strict=True)]
+        layers = [{"W": einsum("ba,bo->ao", h, scale[:, None] * g),
+                   "b": einsum("b,bo->o", scale, g)} for h, g in zip(inputs, deltas, strict=True)]
         return loss.layout.flatten(layers) + jnp.sum(scale) * p
 
     return sq + 2.0 * cross + jnp.sum(p * p), combine
@@ -110,4 +110,4 @@ def digits_mlp(n_agents: int = 16, *, seed: int = 0, split: str = "iid", hidden:
 MODEL_PROBLEMS = {"digits_mlp": digits_mlp}
 """Neural-network problems by name (``make_problem`` and ``jaxdp run --problem`` find them)."""
 
-__all__ = ["MODEL_PROBLEMS", "digits_mlp", "mlp_apply", "mlp_init", "mlp_clipping"]
+__all__ = ["MODEL_PROBLEMS", "digits_mlp", "mlp_apply", "mlp_clipping", "mlp_init"]

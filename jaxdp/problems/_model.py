@@ -64,9 +64,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from jaxdp._precision import einsum
 from jaxdp._types import AgentArray, Array
-from jaxdp.privacy import clip_by_norm
 from jaxdp.problems._losses import _Ridge, masked_mean
 from jaxdp.problems._problem import Problem, _check_finite_rows, _check_mask, _sq_norm
 
@@ -608,7 +606,22 @@ def _check_outputs(problem: ModelProblem, labels: np.ndarray, test_labels: np.nd
                          f"[0, {k}) for the {k} logits apply returns")
 
 
-__all__ = ["DEFAULT_MAX_ELEMENTS", "MODEL_CAPABILITIES", "ModelLoss", "ModelProblem",
-           "ParamLayout", "SAMPLE_LOSSES", "STRUCTURED_CLIPPING", "clipped_grad_mean", "cross_entropy", "from_model",
-           "logistic", "micro_batch_rows", "mse", "pack_parts", "per_example_grads",
-           "per_example_sq_norms", "weighted_row_grad"]
+__all__ = [
+    "DEFAULT_MAX_ELEMENTS",
+    "MODEL_CAPABILITIES",
+    "SAMPLE_LOSSES",
+    "STRUCTURED_CLIPPING",
+    "ModelLoss",
+    "ModelProblem",
+    "ParamLayout",
+    "clipped_grad_mean",
+    "cross_entropy",
+    "from_model",
+    "logistic",
+    "micro_batch_rows",
+    "mse",
+    "pack_parts",
+    "per_example_grads",
+    "per_example_sq_norms",
+    "weighted_row_grad",
+]
