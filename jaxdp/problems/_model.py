@@ -75,6 +75,11 @@ no smoothness bound, no x*)."""
 DEFAULT_MAX_ELEMENTS = 2**24
 """Default bound on the live per-example gradient entries (rows × d) of one micro-batch."""
 
+NORM_PASS_ELEMENTS = 2**14
+"""Bound on rows × d of one micro-batch of :func:`per_example_sq_norms`'s generic pass: its
+gradients (times the agents and seeds vmapped over it) stay in cache. On the digits MLP (d = 2,410,
+16–64 agents, 2 seeds) 4–8 rows per micro-batch ran 7–20× faster than the whole batch of 32–64."""
+
 
 # --- parameters: pytree <-> flat vector -----------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
@@ -301,8 +306,8 @@ def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Arr
 
     The first pass of :func:`clipped_grad_mean`. A known ``apply`` with a named loss uses its
     entry of :data:`STRUCTURED_CLIPPING`; any other is ``vmap(grad)`` over micro-batches of
-    :func:`micro_batch_rows` rows (``lax.map``), each gradient reduced to its squared norm at
-    once, so only (b,) leaves the loop.
+    :func:`micro_batch_rows` rows (``lax.map``; at most :data:`NORM_PASS_ELEMENTS` entries), each
+    gradient reduced to its squared norm at once, so only (b,) leaves the loop.
     """
     structured = _structured(loss)
     if structured is not None:
@@ -314,7 +319,8 @@ def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Arr
         g = loss.grad(x, a[None], y[None], one, reg)
         return jnp.sum(g * g)
 
-    rows = micro_batch_rows(features.shape[0], x.shape[0], loss.max_elements)
+    bound = min(loss.max_elements, NORM_PASS_ELEMENTS)
+    rows = micro_batch_rows(features.shape[0], x.shape[0], bound)
     return jax.lax.map(row_sq_norm, (features, labels), batch_size=rows)
 
 
@@ -609,6 +615,7 @@ def _check_outputs(problem: ModelProblem, labels: np.ndarray, test_labels: np.nd
 __all__ = [
     "DEFAULT_MAX_ELEMENTS",
     "MODEL_CAPABILITIES",
+    "NORM_PASS_ELEMENTS",
     "SAMPLE_LOSSES",
     "STRUCTURED_CLIPPING",
     "ModelLoss",
