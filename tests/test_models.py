@@ -333,10 +333,8 @@ def test_step_costs_count_image_rows():
 def _cnn_apply(params, x):
     """A tiny CNN on (b, 8, 8) images: 3×3 conv with 4 channels, tanh, 2×2 mean pool, linear.
 
-    The conv is written as patches times the kernel (im2col): JAX 0.10.2 cannot vmap the
-    kernel gradient of ``lax.conv_general_dilated`` over the engine's sharded seed axis
-    (NotImplementedError in its batching rule); the patches form has no such limit.
-    """
+    The conv is written as patches times the kernel (im2col); ``lax.conv_general_dilated``
+    works as well (the test below)."""
     patches = jax.lax.conv_general_dilated_patches(x[:, None], (3, 3), (1, 1), "SAME")
     h = jnp.einsum("bpij,cp->bcij", patches, params["conv"].reshape(4, 9))  # (b, 4, 8, 8)
     h = jnp.tanh(h + params["conv_b"][None, :, None, None])
@@ -364,19 +362,20 @@ def test_a_cnn_trains_with_dgd_on_a_dirichlet_split():
     assert objective[-1] < 0.7 * objective[0] and accuracy[-1] > accuracy[0]
 
 
-def _cnn_apply(params, x):
-    """A tiny CNN: 3×3 conv (1 → 2 channels, SAME) of (b, 4, 4) images, tanh, dense."""
+def _conv_apply(params, x):
+    """A tiny CNN: 3×3 lax.conv_general_dilated (1 → 2 channels, SAME) of (b, 4, 4) images,
+    tanh, dense."""
     h = jnp.tanh(jax.lax.conv_general_dilated(x[:, None], params["k"], (1, 1), "SAME"))
     return h.reshape(x.shape[0], -1) @ params["W"] + params["b"][None, :]
 
 
-def _cnn_problem(dtype):
+def _conv_problem(dtype):
     rng = np.random.default_rng(2)
     x, y = rng.normal(size=(24, 4, 4)), rng.integers(0, 3, size=24)
     keys = jax.random.split(jax.random.key(1))
     theta0 = {"k": 0.3 * jax.random.normal(keys[0], (2, 1, 3, 3), dtype),
               "W": 0.2 * jax.random.normal(keys[1], (32, 3), dtype), "b": jnp.zeros(3, dtype)}
-    return from_model(_cnn_apply, theta0, x, y, parts=np.array_split(np.arange(24), 4),
+    return from_model(_conv_apply, theta0, x, y, parts=np.array_split(np.arange(24), 4),
                       dtype=dtype, weight_decay=0.1)
 
 
@@ -384,7 +383,7 @@ def test_convolution_runs_inside_run_with_a_private_algorithm():
     """A lax.conv_general_dilated model through jaxdp.run (seeds vmapped over a sharded axis)
     with DP-DSGD: the kernel's gradient batches (NotImplementedError before the rows were tied
     to the model), and its clipped mean is the per-example loop's."""
-    problem = _cnn_problem(jnp.float64)
+    problem = _conv_problem(jnp.float64)
     assert problem.loss.tie_rows
     x = 0.5 * jax.random.normal(jax.random.key(9), (problem.dim,), jnp.float64)
     a, y = problem.features[0], problem.labels[0]
