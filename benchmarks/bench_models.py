@@ -1,15 +1,21 @@
 """Neural networks on the packaged digits (issue 25): test accuracy and wall time of DGD, DP-DGD
 and PORTER (per-sample clipping, Poisson minibatches) on ``digits_mlp`` (64–32–10), and the cost
-of per-example clipping against a plain minibatch gradient.
+of per-example clipping against a plain minibatch gradient for the MLP (ghost clipping), the MLP
+on the generic path and a small CNN.
 
     PYTHONPATH=. python benchmarks/bench_models.py --agents 16 --steps 1000 --split dirichlet:0.3
+    PYTHONPATH=. python benchmarks/bench_models.py --clip-only --models mlp cnn \
+        --out benchmarks/results/clipping_cpu.json
 
 Prints one line per run (ε is each algorithm's own sound report at δ = 1e-5: agent-level for
-DP-DGD, record-level for PORTER) and writes nothing.
+DP-DGD, record-level for PORTER); ``--out`` writes the clipping rows to a JSON file.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
+import json
+import sys
 import time
 
 import jax
@@ -19,7 +25,7 @@ import numpy as np
 import jaxdp
 from jaxdp.algorithms import DGD, DPDGD, PORTER, _sampling
 from jaxdp.privacy import calibrate_params
-from jaxdp.problems import digits_mlp
+from jaxdp.problems import digits_mlp, from_model, load_digits, mlp_apply, split
 
 
 def _network(n: int):
@@ -60,23 +66,103 @@ def accuracy_runs(args) -> None:
             print(_line(label, _run(alg, problem, net, params, args.steps, args.seeds), epsilon))
 
 
-def clipping_cost(args) -> None:
-    problem = digits_mlp(args.agents, split="iid", dtype=jnp.float32)
-    X = 0.01 * jax.random.normal(jax.random.key(0), (args.agents, problem.dim), jnp.float32)
-    idx = jnp.tile(jnp.arange(args.batch), (args.agents, 1))
-    calls = {
-        "minibatch gradient, no clipping": lambda X: problem.local_grads(X, idx),
-        "per-example clipping": lambda X: _sampling.per_sample_clipped_mean(problem, X, idx, 1.0),
-    }
-    for name, fn in calls.items():
-        fn = jax.jit(fn)
+def cnn_init(key, channels: int = 8, dtype=jnp.float32) -> dict:
+    """A small CNN for 8×8 images: 3×3 conv (1 → channels, SAME), tanh, 2×2 mean pool, dense."""
+    k1, k2 = jax.random.split(key)
+    return {"k": jax.random.normal(k1, (channels, 1, 3, 3), dtype) / 3.0,
+            "W": jax.random.normal(k2, (channels * 16, 10), dtype) / np.sqrt(channels * 16),
+            "b": jnp.zeros((10,), dtype)}
+
+
+def cnn_apply(params: dict, x):
+    """Logits (b, 10) of images x (b, 8, 8): a plain ``lax.conv_general_dilated``."""
+    h = jnp.tanh(jax.lax.conv_general_dilated(x[:, None], params["k"], (1, 1), "SAME"))
+    h = jax.lax.reduce_window(h, 0.0, jax.lax.add, (1, 1, 2, 2), (1, 1, 2, 2), "VALID") / 4.0
+    return h.reshape(x.shape[0], -1) @ params["W"] + params["b"][None, :]
+
+
+def digits_cnn(n_agents: int, dtype=jnp.float32):
+    """:func:`cnn_apply` on the packaged digits, iid split (the MLP's data)."""
+    images, labels = load_digits()
+    return from_model(cnn_apply, cnn_init(jax.random.key(0), dtype=dtype), images, labels,
+                      parts=split(labels, n_agents, "iid", seed=0), dtype=dtype)
+
+
+def _generic_mlp_apply(params, x):
+    """``mlp_apply`` under another name: not in STRUCTURED_CLIPPING, so the generic path."""
+    return mlp_apply(params, x)
+
+
+def digits_mlp_generic(n_agents: int):
+    """``digits_mlp``'s problem with :func:`_generic_mlp_apply` (exact norms by vmap(grad))."""
+    problem = digits_mlp(n_agents, split="iid", dtype=jnp.float32)
+    return dataclasses.replace(problem, loss=dataclasses.replace(problem.loss,
+                                                                 apply=_generic_mlp_apply))
+
+
+MODELS = {"mlp": lambda n: digits_mlp(n, split="iid", dtype=jnp.float32),
+          "mlp_generic": digits_mlp_generic, "cnn": digits_cnn}
+"""The clipping benchmark's models: the MLP (ghost clipping), the MLP on the generic path, the
+CNN (generic path)."""
+
+
+def _one_pass(problem, X, idx):
+    """The previous form: every per-example gradient (N, b, d), clipped, summed (Abadi et al.)."""
+    grads = _sampling.per_sample_grads(problem, X, idx)
+    return _sampling.per_sample_clipped_mean(problem, X, idx, 1.0, grads)
+
+
+def _step_fns(problem, idx):
+    """The unclipped step and the clipped forms (each jitted, vmapped over seeds)."""
+    over_seeds = lambda f: jax.jit(jax.vmap(f))
+    unclipped = over_seeds(lambda X: problem.local_grads(X, idx))
+    return unclipped, {
+        "two_pass": over_seeds(lambda X: _sampling.per_sample_clipped_mean(problem, X, idx, 1.0)),
+        "one_pass": over_seeds(lambda X: _one_pass(problem, X, idx))}
+
+
+def _median_ms(fns: dict, X, reps: int, calls: int) -> dict:
+    """Median ms per call of each jitted fn, the variants interleaved (A B C A B C ...)."""
+    for fn in fns.values():
         fn(X).block_until_ready()
-        start = time.perf_counter()
-        for _ in range(100):
-            out = fn(X)
-        out.block_until_ready()
-        print(f"{name}: {(time.perf_counter() - start) * 10:.3f} ms per call "
-              f"(N={args.agents}, b={args.batch}, d={problem.dim}, {jax.devices()[0].platform})")
+    times = {name: [] for name in fns}
+    for _ in range(reps):
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            for _ in range(calls):
+                out = fn(X)
+            out.block_until_ready()
+            times[name].append((time.perf_counter() - start) / calls * 1e3)
+    return {name: float(np.median(t)) for name, t in times.items()}
+
+
+def clipping_cost(args) -> list[dict]:
+    """Clipped / unclipped step time, seeds vmapped as in ``jaxdp.run`` (C = 1, fixed batches).
+
+    Each clipped form is timed interleaved with its own unclipped baseline (the one-pass form's
+    large temporaries would otherwise slow the calls timed after them)."""
+    rows = []
+    for model in args.models:
+        for n in args.clip_agents:
+            problem = MODELS[model](n)
+            X = 0.01 * jax.random.normal(jax.random.key(0), (args.seeds, n, problem.dim))
+            for b in args.batches:
+                idx = jnp.tile(jnp.arange(b), (n, 1))
+                unclipped, variants = _step_fns(problem, idx)
+                ms, row = {}, {"model": model, "agents": n, "batch": b, "seeds": args.seeds,
+                               "d": problem.dim}
+                for name, fn in variants.items():  # each against its own interleaved baseline
+                    pair = _median_ms({"unclipped": unclipped, name: fn}, X, args.reps, args.calls)
+                    ms[name], ms[f"unclipped_vs_{name}"] = pair[name], pair["unclipped"]
+                    row[f"ratio_{name}"] = pair[name] / pair["unclipped"]
+                ms["unclipped"] = ms["unclipped_vs_two_pass"]
+                row["ms"] = ms
+                print(f"{model} N={n} b={b} d={problem.dim}: unclipped {ms['unclipped']:.3f} ms,"
+                      f" one-pass {ms['one_pass']:.3f} ms ({row['ratio_one_pass']:.1f}×), "
+                      f"two-pass {ms['two_pass']:.3f} ms ({row['ratio_two_pass']:.1f}×)",
+                      flush=True)
+                rows.append(row)
+    return rows
 
 
 def main() -> None:
@@ -88,9 +174,21 @@ def main() -> None:
     parser.add_argument("--alpha", type=float, default=0.5)
     parser.add_argument("--batch", type=int, default=32)
     parser.add_argument("--epsilons", type=float, nargs="*", default=[8.0])
+    parser.add_argument("--models", nargs="*", default=["mlp", "cnn"], choices=sorted(MODELS))
+    parser.add_argument("--clip-agents", type=int, nargs="*", default=[16, 64])
+    parser.add_argument("--batches", type=int, nargs="*", default=[8, 32, 64])
+    parser.add_argument("--reps", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=10)
+    parser.add_argument("--clip-only", action="store_true", help="only the clipping cost")
+    parser.add_argument("--out", help="write the clipping rows to this JSON file")
     args = parser.parse_args()
-    clipping_cost(args)
-    accuracy_runs(args)
+    rows = clipping_cost(args)
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"device": jax.devices()[0].platform, "jax": jax.__version__,
+                       "command": " ".join(sys.argv), "rows": rows}, f, indent=1)
+    if not args.clip_only:
+        accuracy_runs(args)
 
 
 if __name__ == "__main__":

@@ -39,12 +39,15 @@ from jaxdp.problems._datasets import (
 from jaxdp.problems._digits import MODEL_PROBLEMS, digits_mlp, mlp_apply, mlp_init
 from jaxdp.problems._model import (
     SAMPLE_LOSSES,
+    STRUCTURED_CLIPPING,
     ModelLoss,
     ModelProblem,
     ParamLayout,
     clipped_grad_mean,
     from_model,
     per_example_grads,
+    per_example_sq_norms,
+    weighted_row_grad,
 )
 from jaxdp.problems._partition import (
     SPLITS,
@@ -92,9 +95,12 @@ __all__ = [
     "ModelProblem",
     "ParamLayout",
     "SAMPLE_LOSSES",
+    "STRUCTURED_CLIPPING",
     "clipped_grad_mean",
     "from_model",
     "per_example_grads",
+    "per_example_sq_norms",
+    "weighted_row_grad",
     "SPLITS",
     "MODEL_PROBLEMS",
     "digits_mlp",

@@ -42,8 +42,10 @@ x*) is refused before the run.
 Per-example gradients (:func:`per_example_grads`) are ``vmap(grad)`` over the rows, micro-batched
 with ``lax.map`` so that at most ``max_elements`` gradient entries are live at a time, and
 :func:`clipped_grad_mean` clips each one to ℓ2 norm C before averaging (Abadi et al., "Deep
-Learning with Differential Privacy", CCS 2016). The program size does not depend on the number
-of rows.
+Learning with Differential Privacy", CCS 2016) in two exact passes: the rows' norms
+(:func:`per_example_sq_norms`; ghost norms for a known ``apply``, :data:`STRUCTURED_CLIPPING`),
+then one gradient of the rows' losses weighted by their clipping factors
+(:func:`weighted_row_grad`). The program size does not depend on the number of rows.
 
 Shapes: N agents, m rows per shard (padded), ``...`` a sample's feature shape (e.g. (8, 8) or
 (64,)), k model outputs, d parameter count, b minibatch rows.
@@ -62,9 +64,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.flatten_util import ravel_pytree
 
-from jaxdp._precision import einsum
 from jaxdp._types import AgentArray, Array
-from jaxdp.privacy import clip_by_norm
 from jaxdp.problems._losses import _Ridge, masked_mean
 from jaxdp.problems._problem import Problem, _check_finite_rows, _check_mask, _sq_norm
 
@@ -74,6 +74,11 @@ no smoothness bound, no x*)."""
 
 DEFAULT_MAX_ELEMENTS = 2**24
 """Default bound on the live per-example gradient entries (rows × d) of one micro-batch."""
+
+NORM_PASS_ELEMENTS = 2**14
+"""Bound on rows × d of one micro-batch of :func:`per_example_sq_norms`'s generic pass: its
+gradients (times the agents and seeds vmapped over it) stay in cache. On the digits MLP (d = 2,410,
+16–64 agents, 2 seeds) 4–8 rows per micro-batch ran 7–20× faster than the whole batch of 32–64."""
 
 
 # --- parameters: pytree <-> flat vector -----------------------------------------------------------
@@ -99,6 +104,11 @@ class ParamLayout:
     def size(self) -> int:
         """d, the number of parameters."""
         return int(sum(math.prod(s) for s in self.shapes))
+
+    def flatten(self, tree) -> Array:
+        """(d,): the leaves of a pytree of this layout, raveled and concatenated (``unflatten``'s
+        inverse)."""
+        return jnp.concatenate([jnp.ravel(leaf) for leaf in jax.tree.leaves(tree)])
 
     def unflatten(self, flat: Array):
         """The pytree whose leaves are consecutive pieces of ``flat`` (d,), reshaped."""
@@ -158,6 +168,32 @@ def _predicted_correct(kind: str, outputs: Array, labels: Array) -> Array | None
     return None
 
 
+def _tied(features: Array, x: Array) -> Array:
+    """``features`` + 0, the zero taken from x: the rows are batched wherever the model is.
+
+    Works around JAX's batching rule of ``lax.conv_general_dilated`` (JAX 0.10): under ``vmap``
+    over the sharded seed axis of ``jaxdp.run``, the kernel's gradient is a grouped convolution
+    (the inner ``vmap`` over agents or rows makes it one) whose data operand is not batched over
+    the seeds, and that case raises ``NotImplementedError`` when the operands carry a sharding.
+    With the rows batched like the model, both operands are, and the rule handles it. The value is
+    unchanged for finite x (a NaN or infinite parameter makes the outputs non-finite anyway), and
+    ``stop_gradient`` keeps the zero out of the gradient.
+    """
+    return features + jax.lax.stop_gradient(0 * x[0]).astype(features.dtype)
+
+
+def _has_convolution(jaxpr) -> bool:
+    """Whether a jaxpr or one of its sub-jaxprs (calls, loops, branches) has a convolution."""
+    for eqn in jaxpr.eqns:
+        if eqn.primitive.name == "conv_general_dilated":
+            return True
+        subs = [getattr(v, "jaxpr", v) for p in eqn.params.values()
+                for v in (p if isinstance(p, (tuple, list)) else (p,))]
+        if any(hasattr(v, "eqns") and _has_convolution(v) for v in subs):
+            return True
+    return False
+
+
 # --- the loss ------------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
 class ModelLoss(_Ridge):
@@ -172,6 +208,8 @@ class ModelLoss(_Ridge):
       init: θ₀ flat (d,), as a content-hashed constant.
       sample_loss: a key of :data:`SAMPLE_LOSSES` or a callable ``(outputs, labels) -> (b,)``.
       max_elements: bound on rows × d live in :func:`per_example_grads`.
+      tie_rows: batch the rows like the model (:func:`_tied`); ``from_model`` sets it when
+        ``apply`` has a convolution.
     """
 
     apply: Callable
@@ -179,6 +217,7 @@ class ModelLoss(_Ridge):
     init: _Constant
     sample_loss: str | Callable = "cross_entropy"
     max_elements: int = DEFAULT_MAX_ELEMENTS
+    tie_rows: bool = False
 
     name: ClassVar[str] = "model"
     reg_keys: ClassVar[tuple[str, ...]] = ("weight_decay",)
@@ -194,14 +233,19 @@ class ModelLoss(_Ridge):
         return self.layout.unflatten(jnp.asarray(self.init.value, x.dtype) + x)
 
     def outputs(self, x: Array, features: Array) -> Array:
-        """The model's outputs on a batch of rows (b, ...)."""
-        return self.apply(self.params_of(x), features)
+        """The model's outputs on a batch of rows (b, ...) (a convolution's rows tied to x:
+        :func:`_tied`)."""
+        return self.apply(self.params_of(x), _tied(features, x) if self.tie_rows else features)
+
+    @property
+    def sample_fn(self) -> Callable:
+        """The per-sample loss ``(outputs (b, ...), labels (b, ...)) -> (b,)``."""
+        return SAMPLE_LOSSES[self.sample_loss] if isinstance(self.sample_loss, str) \
+            else self.sample_loss
 
     def sample_losses_at(self, x: Array, features: Array, labels: Array) -> Array:
         """(b,) per-sample losses ℓ(apply(θ₀ + x, x_s), y_s)."""
-        fn = SAMPLE_LOSSES[self.sample_loss] if isinstance(self.sample_loss, str) \
-            else self.sample_loss
-        return fn(self.outputs(x, features), labels)
+        return self.sample_fn(self.outputs(x, features), labels)
 
     def __call__(self, x, features, labels, mask, reg):
         data = masked_mean(self.sample_losses_at(x, features, labels), mask)
@@ -243,12 +287,74 @@ def per_example_grads(loss: ModelLoss, x: Array, features: Array, labels: Array,
     return jax.lax.map(row_grad, (features, labels), batch_size=rows)
 
 
+STRUCTURED_CLIPPING: dict[Callable, Callable] = {}
+"""Per-example clipping for known ``apply`` functions without per-example gradients, keyed by
+``apply``: ``fn(loss, x, features, labels, reg) -> (sq_norms (b,), combine)`` with the rows' exact
+‖g_s‖² (penalty included) and ``combine(scale (b,)) -> Σ_s scale_s g_s`` (d,), both from one
+forward and backward pass (the library's MLP registers its ghost clipping). Used only with a
+named loss, a function of each row alone."""
+
+
+def _structured(loss: ModelLoss) -> Callable | None:
+    """``loss.apply``'s entry of :data:`STRUCTURED_CLIPPING` for a named loss, else ``None``."""
+    return STRUCTURED_CLIPPING.get(loss.apply) if isinstance(loss.sample_loss, str) else None
+
+
+def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Array,
+                         reg) -> Array:
+    """(b,): ‖∇ℓ_s(x)‖² of each row's gradient (penalty included), exact.
+
+    The first pass of :func:`clipped_grad_mean`. A known ``apply`` with a named loss uses its
+    entry of :data:`STRUCTURED_CLIPPING`; any other is ``vmap(grad)`` over micro-batches of
+    :func:`micro_batch_rows` rows (``lax.map``; at most :data:`NORM_PASS_ELEMENTS` entries), each
+    gradient reduced to its squared norm at once, so only (b,) leaves the loop.
+    """
+    structured = _structured(loss)
+    if structured is not None:
+        return structured(loss, x, features, labels, reg)[0]
+    one = jnp.ones((1,), x.dtype)
+
+    def row_sq_norm(row):
+        a, y = row
+        g = loss.grad(x, a[None], y[None], one, reg)
+        return jnp.sum(g * g)
+
+    bound = min(loss.max_elements, NORM_PASS_ELEMENTS)
+    rows = micro_batch_rows(features.shape[0], x.shape[0], bound)
+    return jax.lax.map(row_sq_norm, (features, labels), batch_size=rows)
+
+
+def weighted_row_grad(loss: ModelLoss, x: Array, features: Array, labels: Array,
+                      scale: Array, reg) -> Array:
+    """(d,): Σ_s scale_s ∇ℓ_s(x) as one gradient of Σ_s scale_s ℓ_s(x) (penalty in each ℓ_s).
+
+    Each ℓ_s is the loss of row s alone (``vmap`` over the rows, as in
+    :func:`per_example_grads`), so the sum is exact for any ``apply``, and reverse mode
+    accumulates the weighted rows into one (d,) gradient without forming the (b, d) rows.
+    """
+    one = jnp.ones((1,), x.dtype)
+
+    def total(x):
+        row_loss = lambda a, y: loss(x, a[None], y[None], one, reg)
+        return jnp.sum(scale * jax.vmap(row_loss)(features, labels))
+
+    return jax.grad(total)(x)
+
+
 def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array, weights: Array,
                       clip, reg, denominator=None) -> Array:
     """(d,): Σ_s w_s · clip(∇ℓ_s(x), C) / denominator — DP-SGD's gradient (Abadi et al. 2016).
 
-    Memory-bounded: a ``lax.scan`` over micro-batches of :func:`micro_batch_rows` rows keeps only
-    one micro-batch's per-example gradients and the running sum live (never all b × d).
+    Exact for any ``apply``, in two passes: :func:`per_example_sq_norms` gives each row's norm
+    ‖g_s‖ (micro-batched: one micro-batch's per-example gradients live at a time), then
+    clip(g_s, C) = g_s · C / max(‖g_s‖, C) (``jaxdp.privacy.clip_by_norm``'s factor) makes the
+    sum one reweighted gradient, :func:`weighted_row_grad` — the "norms first, then a weighted
+    loss" form of per-example clipping (Goodfellow 2015; Lee & Kifer, PoPETs 2021). Only the (b,)
+    norms leave the first pass and the second is one reverse pass, so the (b, d) per-example
+    gradients are never clipped, weighted and summed in memory (what dominated the one-pass form:
+    ``benchmarks/README.md``). A known ``apply`` (:data:`STRUCTURED_CLIPPING`) takes both from one
+    forward and backward pass (ghost clipping; Bu et al., "Differentially private optimization
+    on large model at small cost", ICML 2023).
 
     Args:
       loss: the model loss.
@@ -256,30 +362,23 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
       features: (b, ...) rows; labels: (b, ...).
       weights: (b,) per-row weights (1 for a kept row, 0 for padding or a row Poisson sampling
         left out).
-      clip: C > 0, or ``inf`` for no clipping.
+      clip: C > 0, or ``inf`` for no clipping (then the generic norm pass is skipped at run time).
       reg: the penalty weights; the penalty's gradient is part of each row's gradient (as in
         ``jaxdp.algorithms._sampling``).
       denominator: what the weighted sum is divided by; default Σ w (use the expected batch size
         under Poisson sampling).
     """
-    b, d = features.shape[0], x.shape[0]
-    rows = micro_batch_rows(b, d, loss.max_elements)
-    one = jnp.ones((1,), x.dtype)
     c = jnp.asarray(clip, x.dtype)
-
-    def chunk_sum(a, y, w):
-        g = jax.vmap(lambda ai, yi: loss.grad(x, ai[None], yi[None], one, reg))(a, y)
-        g = jnp.where(jnp.isinf(c), g, clip_by_norm(g, jnp.where(jnp.isinf(c), 1.0, c)))
-        return einsum("b,bd->d", w.astype(g.dtype), g)
-
-    if rows == b:  # one micro-batch: no loop (XLA fuses across it)
-        total = chunk_sum(features, labels, weights)
+    w = weights.astype(x.dtype)
+    factor = lambda sq: jnp.where(jnp.isinf(c), 1.0, c / jnp.maximum(jnp.sqrt(sq), c))
+    structured = _structured(loss)
+    if structured is not None:
+        sq_norms, combine = structured(loss, x, features, labels, reg)
+        total = combine(w * factor(sq_norms))
     else:
-        pad = -b % rows
-        chunks = [jnp.concatenate([a, jnp.zeros((pad,) + a.shape[1:], a.dtype)]).reshape(
-            (-1, rows) + a.shape[1:]) for a in (features, labels, weights)]
-        total, _ = jax.lax.scan(lambda t, ch: (t + chunk_sum(*ch), None),
-                                jnp.zeros((d,), x.dtype), tuple(chunks))
+        scale = jax.lax.cond(jnp.isinf(c), lambda _: w, lambda _: w * factor(
+            per_example_sq_norms(loss, x, features, labels, reg)), None)
+        total = weighted_row_grad(loss, x, features, labels, scale, reg)
     return total / (jnp.sum(weights) if denominator is None else denominator)
 
 
@@ -464,8 +563,11 @@ def from_model(apply: Callable, init_params, features, labels, *, parts: Sequenc
     if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1:
         raise ValueError(f"from_model: max_elements must be an int >= 1; got {max_elements!r}")
     theta0 = _flat_init(init_params, dtype)
+    row = jnp.asarray(np.asarray(features)[:1], dtype)
+    convolves = _has_convolution(jax.make_jaxpr(apply)(init_params, row).jaxpr)
     model_loss = ModelLoss(apply=apply, layout=ParamLayout.of(init_params),
-                           init=_Constant(theta0), sample_loss=loss, max_elements=max_elements)
+                           init=_Constant(theta0), sample_loss=loss, max_elements=max_elements,
+                           tie_rows=convolves)
     stacked_x, stacked_y, mask = pack_parts(features, labels, parts)
     test_x, test_y = test if test is not None else (
         np.zeros((0,) + np.shape(features)[1:]), np.zeros((0,) + np.shape(labels)[1:]))
@@ -510,6 +612,23 @@ def _check_outputs(problem: ModelProblem, labels: np.ndarray, test_labels: np.nd
                          f"[0, {k}) for the {k} logits apply returns")
 
 
-__all__ = ["DEFAULT_MAX_ELEMENTS", "MODEL_CAPABILITIES", "ModelLoss", "ModelProblem",
-           "ParamLayout", "SAMPLE_LOSSES", "clipped_grad_mean", "cross_entropy", "from_model",
-           "logistic", "micro_batch_rows", "mse", "pack_parts", "per_example_grads"]
+__all__ = [
+    "DEFAULT_MAX_ELEMENTS",
+    "MODEL_CAPABILITIES",
+    "NORM_PASS_ELEMENTS",
+    "SAMPLE_LOSSES",
+    "STRUCTURED_CLIPPING",
+    "ModelLoss",
+    "ModelProblem",
+    "ParamLayout",
+    "clipped_grad_mean",
+    "cross_entropy",
+    "from_model",
+    "logistic",
+    "micro_batch_rows",
+    "mse",
+    "pack_parts",
+    "per_example_grads",
+    "per_example_sq_norms",
+    "weighted_row_grad",
+]
