@@ -36,24 +36,30 @@ forward pass, exact. **Every step** (``T_c = T``): the dense accountant's ``Δ²
 (the module docstring of :mod:`jaxdp.privacy._pairwise`: sound for any per-step changes
 ``‖δ^s‖ ≤ Δ`` in any dimension) needs all ``T²`` entries. This module bounds it instead.
 
-*Proposition.* Let ``g_{T-1} = 0`` and ``g_k = |A_k|ᵀ (g_{k+1} + |Λ_{k+1} e_u|)`` (entrywise
-absolute values, vectors in ``ℝ^N``). Then ``Σ_{s>k} |Q_{ks}| ≤ (g_k)_u`` and
+*Proposition.* Fix ``u`` and a band ``b ≥ 1``. Let ``t_{T-1} = 0`` and ``t_k = |A_k|ᵀ (t_{k+1} +
+|Φ(k+b, k+1)ᵀ Λ_{k+b} e_u|)`` (entrywise absolute values; the term is ``0`` when ``k+b ≥ T``),
+``τ_k = e_uᵀ Φ(k+b+1, k)ᵀ Λ_{k+b+1} Φ(k+b+1, k) e_u`` and ``β_k = Σ_{s>k+b} √Q_{ss}``. Then
 
 .. math::
-    Σ_{k,s} |Q_{ks}| ≤ B := Σ_k (Λ_k)_{uu} + 2 Σ_k (g_k)_u .
+    Σ_{s>k} |Q_{ks}| ≤ r_k := Σ_{s=k+1}^{k+b} |Q_{ks}| + \min\big((t_k)_u,\ √τ_k\, β_k\big),
+    \qquad Σ_{k,s} |Q_{ks}| ≤ B := Σ_k Q_{kk} + 2 Σ_k r_k .
 
-*Proof.* ``γ_k := Σ_{s>k} |Φ(s,k)ᵀ Λ_s e_u|`` (entrywise) satisfies ``γ_k ≤ g_k`` by backward
-induction: ``γ_{T-1} = 0``, and ``Φ(s,k)ᵀ = A_kᵀ Φ(s,k+1)ᵀ`` gives ``γ_k = Σ_{s>k}
-|A_kᵀ Φ(s,k+1)ᵀ Λ_s e_u| ≤ |A_k|ᵀ (|Λ_{k+1} e_u| + γ_{k+1}) ≤ g_k`` (``|Mx| ≤ |M||x|``, and
-``|A_k|ᵀ ≥ 0`` preserves the order). Then ``Σ_{s>k}|Q_{ks}| = Σ_{s>k} |e_uᵀ Φ(s,k)ᵀ Λ_s e_u|
-≤ (γ_k)_u ≤ (g_k)_u``, and ``Q`` is symmetric with ``Q_{kk} = (Λ_k)_{uu} ≥ 0``. ∎
+*Proof.* (i) ``γ_k := Σ_{s>k+b} |Φ(s,k)ᵀ Λ_s e_u|`` (entrywise) satisfies ``γ_k ≤ t_k`` by
+backward induction: ``γ_{T-1} = 0``, and ``Φ(s,k)ᵀ = A_kᵀ Φ(s,k+1)ᵀ`` splits ``γ_k`` into the
+term ``s = k+b+1`` and ``γ_{k+1}``, each under ``|A_kᵀ x| ≤ |A_k|ᵀ|x|``; ``|A_k|ᵀ ≥ 0`` keeps the
+order. Then ``Σ_{s>k+b} |Q_{ks}| = Σ_{s>k+b} |(Φ(s,k)ᵀ Λ_s e_u)_u| ≤ (γ_k)_u ≤ (t_k)_u``.
+(ii) ``Λ_s = Σ_{j≥s} Φ(j,s)ᵀ Hᵀ F_j^{-1} H Φ(j,s) ⪰ 0``, so Cauchy–Schwarz in the ``Λ_s``
+inner product gives ``|Q_{ks}| ≤ √(e_uᵀΦ(s,k)ᵀΛ_sΦ(s,k)e_u) √Q_{ss}``, and the first factor —
+the energy of the whitened response to an impulse at ``k`` from step ``s`` on — does not
+increase with ``s``, so it is at most ``√τ_k`` for ``s > k+b``. (iii) ``Q`` is symmetric with
+``Q_{kk} = (Λ_k)_{uu} ≥ 0``. ∎
 
-``B`` equals ``Σ|Q|`` (and ``1ᵀQ1``, which is attained by the same change at every step) when
-every ``A_k`` and ``Λ_k e_u`` are entrywise ``≥ 0``; in general it is only an upper bound. The
-signed sum ``1ᵀQ1`` is computed alongside (the same recursion without absolute values), and a
-result is marked ``exact`` where ``B ≤ 1ᵀQ1 (1 + 10⁻⁹)``: then ``μ² = Δ² B`` is attained (it
-can only be above the truth otherwise). Also ``Σ|Q| ≤ (Σ_k √Q_{kk})²`` (Cauchy–Schwarz,
-``|Q_{ks}| ≤ √(Q_{kk} Q_{ss})``); the smaller of the two bounds is returned.
+Also ``Σ|Q| ≤ (Σ_k √Q_{kk})²`` (``|Q_{ks}| ≤ √(Q_{kk} Q_{ss})``); the smaller of it and ``B`` is
+returned. The entries within the band are exact, so for ``T ≤ b+1`` the result is the dense
+accountant's ``Σ|Q|``; beyond, it is an upper bound on it, equal when every ``A_k`` and ``Λ_s
+e_u`` are entrywise ``≥ 0``. The signed sum ``1ᵀQ1`` — attained by the same change at every step —
+is computed alongside (the forward recursion with an impulse every step), and a result is marked
+``exact`` where the bound is ``≤ 1ᵀQ1 (1 + 10⁻⁹)``.
 
 **Cost.** Per observer and step, ``W`` is applied through padded neighbour lists (``N² d``,
 ``d`` the largest degree + 1) and the gain through its ``|O|`` columns (``N² |O|``): one
@@ -182,33 +188,38 @@ def _transposed_step(apply_wt, K, sel):
 
 
 def _backward(W, apply_wt, gains, hs, mask, band: int):
-    """``(Σ_k diag Λ_k, Σ_k row bound, Σ_k √diag Λ_k)`` per agent: the row bound is
-    ``Σ_{j<band} |Q_{k,k+1+j}| + (t_k)_u`` (module docstring)."""
+    """``(Σ_k Q_kk, Σ_k r_k, (Σ_k √Q_kk)²)`` per agent, ``r_k ≥ Σ_{s>k} |Q_ks|`` the row bound of
+    the module docstring."""
     n = W.shape[0]
     sel = jax.nn.one_hot(hs, n, dtype=W.dtype) * mask[:, None]
     first = mask * (jnp.argmax(hs[None, :] == hs[:, None], axis=1) == jnp.arange(hs.size))
 
     def step(carry, xs):
-        lam, near, tail, sums = carry  # Λ_{k+1}, Φ(k+1+j, k+1)ᵀ Λ_{k+1+j} (j < band), t_{k+1}
+        # Λ_{k+1}; Φ(k+1+j, k+1)ᵀ Λ_{k+1+j} (j < band); t_{k+1}; M^{(m)}_{k+1} (m ≤ band)
+        lam, near, tail, energy = carry
         K, F_inv = xs
         at = _transposed_step(apply_wt, K * mask, sel)
         near_k = at(jnp.concatenate([lam[None], near[:-1]]))  # Φ(k+1+j, k)ᵀ Λ_{k+1+j}
-        lam_k = einsum("en,ef,fm->nm", sel, F_inv, sel) + at(near_k[0].T).T
+        energy_k = jnp.swapaxes(at(jnp.swapaxes(at(energy), -1, -2)), -1, -2)  # A_kᵀ M A_k
+        lam_k = einsum("en,ef,fm->nm", sel, F_inv, sel) + energy_k[0]
         # t_k = |A_k|ᵀ (t_{k+1} + |Φ(k+band, k+1)ᵀ Λ_{k+band}|); |A_k| = |W| off the columns hs
         x = tail + jnp.abs(near[-1])
         out = apply_wt.abs(x)
         cols = jnp.abs(W[:, hs] - matmul(K * mask, matmul(sel, sel.T)))  # columns hs of A_k
-        fix = (matmul(cols.T, x) - out[hs]) * first[:, None]
-        tail_k = out + matmul(sel.T, fix)
-        diag = jnp.diagonal(lam_k)
-        row = jnp.sum(jnp.abs(jnp.diagonal(near_k, axis1=1, axis2=2)), axis=0) + jnp.diagonal(tail_k)
-        sums = (sums[0] + diag, sums[1] + row, sums[2] + jnp.sqrt(jnp.maximum(diag, 1e-300)))
-        return (lam_k, near_k, tail_k, sums), None
+        tail_k = out + matmul(sel.T, (matmul(cols.T, x) - out[hs]) * first[:, None])
+        exact = jnp.sum(jnp.abs(jnp.diagonal(near_k, axis1=1, axis2=2)), axis=0)
+        rows = (jnp.diagonal(lam_k), exact, jnp.diagonal(tail_k), jnp.diagonal(energy_k[-1]))
+        return (lam_k, near_k, tail_k, jnp.concatenate([lam_k[None], energy_k[:-1]])), rows
 
-    zeros, zn = jnp.zeros((n, n)), jnp.zeros(n)
-    init = (zeros, jnp.zeros((band, n, n)), zeros, (zn, zn, zn))
-    (_, _, _, sums), _ = jax.lax.scan(step, init, gains, reverse=True)
-    return sums
+    zeros = jnp.zeros((n, n))
+    init = (zeros, jnp.zeros((band, n, n)), zeros, jnp.zeros((band + 1, n, n)))
+    _, (q_diag, exact, tail, energy) = jax.lax.scan(step, init, gains, reverse=True)
+    root = jnp.sqrt(jnp.maximum(q_diag, 1e-300))  # (T, N)
+    later = jnp.cumsum(root[::-1], axis=0)[::-1]  # Σ_{s ≥ k} √Q_ss
+    beyond = jnp.concatenate([later[band + 1:], jnp.zeros((band + 1, n))])  # Σ_{s > k+band}
+    schwarz = jnp.sqrt(jnp.maximum(energy, 0.0)) * beyond
+    rows = exact + jnp.minimum(tail, schwarz)
+    return q_diag.sum(axis=0), rows.sum(axis=0), root.sum(axis=0) ** 2
 
 
 @dataclasses.dataclass(frozen=True)
@@ -251,11 +262,64 @@ def gossip_mu2(W, sigma_local, sigma_message, structure: GossipStructure):
         if not structure.every_step:
             bound = signed
         else:
-            diag, off, root = _backward(W, apply_wt, gains, hs, mask, structure.band)
-            bound = jnp.minimum(diag + 2 * off, root ** 2)
+            diag, rows, schwarz = _backward(W, apply_wt, gains, hs, mask, structure.band)
+            bound = jnp.minimum(diag + 2 * rows, schwarz)
         out = members > 0
         return jnp.where(out, jnp.inf, bound), jnp.where(out, jnp.inf, signed)
 
     args = tuple(jnp.asarray(a) for a in (obs.senders, obs.receivers, obs.mask, obs.members))
     bound, signed = jax.lax.map(one, args, batch_size=min(OBSERVER_BATCH, obs.mask.shape[0]))
     return bound.T, signed.T
+
+
+MAX_BYTES = 1.5e9
+"""The largest memory the structured accountant may plan for (stored gains of one batch)."""
+
+
+def edge_mixing(weights, edges, n_agents: int):
+    """``W = I − Σ_e w_e (1_i − 1_j)(1_i − 1_j)ᵀ`` over undirected ``edges`` ``(2, E)``: symmetric
+    with rows summing to 1 for any ``weights`` (doubly stochastic while ``W_ii ≥ 0``), so a
+    gradient step on ``weights`` stays in the family. Differentiable in ``weights``."""
+    i, j = jnp.asarray(edges)
+    off = jnp.zeros((n_agents, n_agents)).at[i, j].add(weights).at[j, i].add(weights)
+    return jnp.eye(n_agents) + off - jnp.diag(off.sum(axis=1))
+
+
+def structure_of(form, views, band: int = 1) -> GossipStructure:
+    """The :class:`GossipStructure` of a :class:`~jaxdp.privacy.LinearGossip` and its observers.
+
+    Raises:
+      ValueError: an ``F_k`` that may be singular (no message noise and an observed sender
+        repeated or without local noise: the dense accountant handles it), or a batch of stored
+        gains beyond :data:`MAX_BYTES`.
+    """
+    obs = Observers.from_views(views, form.senders, form.receivers, form.n_agents)
+    if not form.sigma_message > 0:
+        for hs, mask in zip(obs.senders, obs.mask, strict=True):
+            seen = hs[mask > 0]
+            if len(set(seen.tolist())) < seen.size or np.any(form.sigma_local[seen] <= 0):
+                raise ValueError("the structured accountant needs sigma_message > 0, or distinct "
+                                 "observed senders with sigma_local > 0 (else Σ may be singular): "
+                                 "use method='dense'")
+    every = form.contributions == "every_step"
+    batch = min(OBSERVER_BATCH, len(views))
+    width = obs.mask.shape[1]
+    need = 8.0 * batch * form.steps * width * (form.n_agents + width) * every
+    if need > MAX_BYTES:
+        raise ValueError(f"the structured accountant would store {need:.2g} bytes of gains "
+                         f"(limit {MAX_BYTES:g}) for T = {form.steps}, {width} observed edges")
+    return GossipStructure(np.stack([form.senders, form.receivers]), neighbour_lists(form.W),
+                           obs, form.steps, every, band)
+
+
+def structured_mu(form, views, band: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """``(μ, exact)``: ``(N, V)`` as :func:`jaxdp.privacy._pairwise.observer_mu` stacked over
+    ``views``, from :func:`gossip_mu2` in float64 (a scoped ``jax.enable_x64``; ``μ`` is
+    ``Δ √bound``, ``exact`` where the bound is attained: one contribution, or ``bound ≤
+    1ᵀQ1 (1 + 10⁻⁹)``)."""
+    structure = structure_of(form, views, band)
+    with jax.enable_x64(True):
+        bound, signed = (np.asarray(a) for a in gossip_mu2(
+            form.W, form.sigma_local, form.sigma_message, structure))
+    exact = np.isinf(bound) | (bound <= signed * (1 + 1e-9))
+    return form.sensitivity * np.sqrt(bound), exact
