@@ -217,7 +217,7 @@ def _backward(W, apply_wt, gains, hs, mask, band: int):
     root = jnp.sqrt(jnp.maximum(q_diag, 1e-300))  # (T, N)
     later = jnp.cumsum(root[::-1], axis=0)[::-1]  # Σ_{s ≥ k} √Q_ss
     beyond = jnp.concatenate([later[band + 1:], jnp.zeros((band + 1, n))])  # Σ_{s > k+band}
-    schwarz = jnp.sqrt(jnp.maximum(energy, 0.0)) * beyond
+    schwarz = jnp.sqrt(jnp.maximum(energy, 1e-300)) * beyond
     rows = exact + jnp.minimum(tail, schwarz)
     return q_diag.sum(axis=0), rows.sum(axis=0), root.sum(axis=0) ** 2
 
@@ -310,6 +310,14 @@ def structure_of(form, views, band: int = 1) -> GossipStructure:
                          f"(limit {MAX_BYTES:g}) for T = {form.steps}, {width} observed edges")
     return GossipStructure(np.stack([form.senders, form.receivers]), neighbour_lists(form.W),
                            obs, form.steps, every, band)
+
+
+def gossip_structure(form, threat="neighbours", band: int = 1) -> GossipStructure:
+    """The :class:`GossipStructure` of ``form`` (a :class:`~jaxdp.privacy.LinearGossip`) against
+    ``threat``'s observers (:func:`jaxdp.privacy._pairwise.views`): the static argument of
+    :func:`gossip_mu2`. Raises as :func:`structure_of`."""
+    from jaxdp.privacy._pairwise import views
+    return structure_of(form, views(form, threat), band)
 
 
 def structured_mu(form, views, band: int = 1) -> tuple[np.ndarray, np.ndarray]:
