@@ -338,7 +338,7 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
         except ValueError:
             method = "structured"
     if method == "structured":
-        mu, exact = structured_mu(form, obs, band)
+        mu, exact, _ = structured_mu(form, obs, band)
     else:
         _check_work(form, obs)
         F = form.powers()

@@ -41,8 +41,8 @@ forward pass, exact. **Every step** (``T_c = T``): the dense accountant's ``Δ²
 ``τ_k = e_uᵀ Φ(k+b+1, k)ᵀ Λ_{k+b+1} Φ(k+b+1, k) e_u`` and ``β_k = Σ_{s>k+b} √Q_{ss}``. Then
 
 .. math::
-    Σ_{s>k} |Q_{ks}| ≤ r_k := Σ_{s=k+1}^{k+b} |Q_{ks}| + \min\big((t_k)_u,\ √τ_k\, β_k\big),
-    \qquad Σ_{k,s} |Q_{ks}| ≤ B := Σ_k Q_{kk} + 2 Σ_k r_k .
+    Σ_{s>k} |Q_{ks}| ≤ r_k := Σ_{s=k+1}^{k+b} |Q_{ks}| + \\min\\big((t_k)_u,\\ √τ_k\\, β_k\\big),
+    \\qquad Σ_{k,s} |Q_{ks}| ≤ B := Σ_k Q_{kk} + 2 Σ_k r_k .
 
 *Proof.* (i) ``γ_k := Σ_{s>k+b} |Φ(s,k)ᵀ Λ_s e_u|`` (entrywise) satisfies ``γ_k ≤ t_k`` by
 backward induction: ``γ_{T-1} = 0``, and ``Φ(s,k)ᵀ = A_kᵀ Φ(s,k+1)ᵀ`` splits ``γ_k`` into the
@@ -164,7 +164,7 @@ def _forward(W, apply_w, local, rho, sigma_message, hs, hr, mask, steps, every_s
 
     def step(carry, _):
         P, E, total = carry
-        PH = P[:, hs] * mask  # P Hᵀ
+        PH = P[:, hs] * mask[None, :]  # P Hᵀ
         F_inv = jnp.linalg.inv(PH[hs] * mask[:, None] + jnp.diag(R))
         gain_num = apply_w(PH) + S  # W P Hᵀ + S
         K = matmul(gain_num, F_inv)
@@ -198,14 +198,14 @@ def _backward(W, apply_wt, gains, hs, mask, band: int):
         # Λ_{k+1}; Φ(k+1+j, k+1)ᵀ Λ_{k+1+j} (j < band); t_{k+1}; M^{(m)}_{k+1} (m ≤ band)
         lam, near, tail, energy = carry
         K, F_inv = xs
-        at = _transposed_step(apply_wt, K * mask, sel)
+        at = _transposed_step(apply_wt, K * mask[None, :], sel)
         near_k = at(jnp.concatenate([lam[None], near[:-1]]))  # Φ(k+1+j, k)ᵀ Λ_{k+1+j}
         energy_k = jnp.swapaxes(at(jnp.swapaxes(at(energy), -1, -2)), -1, -2)  # A_kᵀ M A_k
         lam_k = einsum("en,ef,fm->nm", sel, F_inv, sel) + energy_k[0]
         # t_k = |A_k|ᵀ (t_{k+1} + |Φ(k+band, k+1)ᵀ Λ_{k+band}|); |A_k| = |W| off the columns hs
         x = tail + jnp.abs(near[-1])
         out = apply_wt.abs(x)
-        cols = jnp.abs(W[:, hs] - matmul(K * mask, matmul(sel, sel.T)))  # columns hs of A_k
+        cols = jnp.abs(W[:, hs] - matmul(K * mask[None, :], matmul(sel, sel.T)))  # columns hs of A_k
         tail_k = out + matmul(sel.T, (matmul(cols.T, x) - out[hs]) * first[:, None])
         exact = jnp.sum(jnp.abs(jnp.diagonal(near_k, axis1=1, axis2=2)), axis=0)
         rows = (jnp.diagonal(lam_k), exact, jnp.diagonal(tail_k), jnp.diagonal(energy_k[-1]))
@@ -216,7 +216,7 @@ def _backward(W, apply_wt, gains, hs, mask, band: int):
     _, (q_diag, exact, tail, energy) = jax.lax.scan(step, init, gains, reverse=True)
     root = jnp.sqrt(jnp.maximum(q_diag, 1e-300))  # (T, N)
     later = jnp.cumsum(root[::-1], axis=0)[::-1]  # Σ_{s ≥ k} √Q_ss
-    beyond = jnp.concatenate([later[band + 1:], jnp.zeros((band + 1, n))])  # Σ_{s > k+band}
+    beyond = jnp.concatenate([later[band + 1:], jnp.zeros((min(band + 1, len(later)), n))])  # Σ_{s > k+band}
     schwarz = jnp.sqrt(jnp.maximum(energy, 1e-300)) * beyond
     rows = exact + jnp.minimum(tail, schwarz)
     return q_diag.sum(axis=0), rows.sum(axis=0), root.sum(axis=0) ** 2
@@ -268,7 +268,10 @@ def gossip_mu2(W, sigma_local, sigma_message, structure: GossipStructure):
         return jnp.where(out, jnp.inf, bound), jnp.where(out, jnp.inf, signed)
 
     args = tuple(jnp.asarray(a) for a in (obs.senders, obs.receivers, obs.mask, obs.members))
-    bound, signed = jax.lax.map(one, args, batch_size=min(OBSERVER_BATCH, obs.mask.shape[0]))
+    if obs.mask.shape[0] <= OBSERVER_BATCH:
+        bound, signed = jax.vmap(one)(args)
+    else:
+        bound, signed = jax.lax.map(one, args, batch_size=OBSERVER_BATCH)
     return bound.T, signed.T
 
 
@@ -320,14 +323,14 @@ def gossip_structure(form, threat="neighbours", band: int = 1) -> GossipStructur
     return structure_of(form, views(form, threat), band)
 
 
-def structured_mu(form, views, band: int = 1) -> tuple[np.ndarray, np.ndarray]:
-    """``(μ, exact)``: ``(N, V)`` as :func:`jaxdp.privacy._pairwise.observer_mu` stacked over
-    ``views``, from :func:`gossip_mu2` in float64 (a scoped ``jax.enable_x64``; ``μ`` is
-    ``Δ √bound``, ``exact`` where the bound is attained: one contribution, or ``bound ≤
-    1ᵀQ1 (1 + 10⁻⁹)``)."""
+def structured_mu(form, views, band: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(μ, exact, signed)``: ``(N, V)`` as :func:`jaxdp.privacy._pairwise.observer_mu` stacked
+    over ``views``, from :func:`gossip_mu2` in float64 (a scoped ``jax.enable_x64``): ``μ = Δ
+    √bound``, ``exact`` where the bound is attained (one contribution, or ``bound ≤ 1ᵀQ1 (1 +
+    10⁻⁹)``), and ``signed = Δ² 1ᵀQ1``."""
     structure = structure_of(form, views, band)
     with jax.enable_x64(True):
         bound, signed = (np.asarray(a) for a in gossip_mu2(
             form.W, form.sigma_local, form.sigma_message, structure))
     exact = np.isinf(bound) | (bound <= signed * (1 + 1e-9))
-    return form.sensitivity * np.sqrt(bound), exact
+    return form.sensitivity * np.sqrt(bound), exact, form.sensitivity ** 2 * signed
