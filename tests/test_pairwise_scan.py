@@ -160,7 +160,7 @@ def test_the_docs_example_runs():
     """docs/privacy.md's optimization example, executed as written: the worst pairwise μ it
     prints after the descent is below the one before."""
     text = (Path(__file__).resolve().parents[1] / "docs" / "privacy.md").read_text()
-    code = re.search(r"<!-- example: noise split -->\n```python\n(.*?)```", text, re.S).group(1)
+    code = re.search(r"<!-- example: noise split -->\n```python\n(.*?)```", text, re.DOTALL).group(1)
     scope = {}
-    exec(compile(code, "docs/privacy.md", "exec"), scope)
+    exec(compile(code, "docs/privacy.md", "exec"), scope)  # noqa: S102
     assert scope["worst"](scope["theta"]) < scope["worst"](scope["theta0"])
