@@ -66,9 +66,9 @@ is computed alongside (the forward recursion with an impulse every step), and a 
 contribution ``O(T N² (d + |O|))``; every step about ``2b + 3`` times that, and memory
 ``T N |O|`` per observer for the backward pass (observers go in batches of
 :data:`OBSERVER_BATCH`). Measured on a shared 2-core CPU, N = 100, T = 1000, every agent
-observing: one contribution 10 CPU-s (ring) and 34 CPU-s (random graph, degree ≤ 12), every
-step 31 and 115–138 CPU-s, under 0.7 GB. Everything is ``jnp`` and differentiable in ``W``, ``σ_ℓ``
-and ``σ_m`` (:func:`gossip_mu2`; :func:`edge_mixing` keeps ``W`` symmetric and stochastic).
+observing: one contribution 10 CPU-s (ring) and 34 CPU-s (random graph, degree ≤ 12),
+every step 31 and 115–138 CPU-s, under 0.7 GB. Everything is ``jnp`` and differentiable in
+``W``, ``σ_ℓ`` and ``σ_m`` (:func:`gossip_mu2`; :func:`edge_mixing` keeps ``W`` symmetric and stochastic).
 
 **Limits of the bound.** With slowly decaying responses (a 100-ring) and ``T = 1000`` the
 row bound grows faster than ``1ᵀQ1``: sound but loose (``exact`` is then false everywhere); the
