@@ -18,7 +18,9 @@
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
   :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``);
   :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
-  each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`.
+  each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
+  differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
+  :func:`edge_mixing`).
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -96,6 +98,12 @@ from jaxdp.privacy._pairwise import (
     gaussian_epsilon,
     linear_gossip_epsilon,
 )
+from jaxdp.privacy._pairwise_scan import (
+    GossipStructure,
+    edge_mixing,
+    gossip_mu2,
+    gossip_structure,
+)
 
 __all__ = [
     "THREATS",
@@ -110,6 +118,10 @@ __all__ = [
     "PairwiseResult",
     "gaussian_epsilon",
     "linear_gossip_epsilon",
+    "GossipStructure",
+    "edge_mixing",
+    "gossip_mu2",
+    "gossip_structure",
     "GAUSSIAN_DRAW_BOUND",
     "GAUSSIAN_RESOLUTION",
     "LAPLACE_RESOLUTION",

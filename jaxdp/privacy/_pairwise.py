@@ -305,23 +305,45 @@ class PairwiseResult:
         return eps.max(axis=1)
 
 
-def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours"):
+METHODS = ("auto", "dense", "structured")
+
+
+def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
+                          method: str = "auto", band: int = 1):
     """ε of ``form`` against ``threat``'s observer(s) (module docstring: the model, the formula,
     its assumptions and limits).
+
+    Args:
+      method: ``"dense"`` (this module: ``Δ²Σ|Q|`` from ``Σ``), ``"structured"``
+        (:mod:`jaxdp.privacy._pairwise_scan`: a Kalman recursion, the same value for one
+        contribution, a proven upper bound on it for every step, exact entries ``Q_{ks}`` for
+        ``0 < s − k ≤ band``) or ``"auto"``: dense within its limits, else structured.
 
     Returns:
       A :class:`PairwiseResult`.
 
     Raises:
-      ValueError: an unsupported threat, or sizes beyond the limits.
+      ValueError: an unsupported threat or method, or sizes beyond the limits.
     """
     from jaxdp.privacy._dp_accounting import check_delta
+    from jaxdp.privacy._pairwise_scan import structured_mu
     delta, threat = check_delta(delta), as_threat(threat)
+    if method not in METHODS:
+        raise ValueError(f"method must be one of {METHODS}; got {method!r}")
     obs = views(form, threat)
-    _check_work(form, obs)
-    F = form.powers()
-    mus, exact = zip(*(observer_mu(form, view, F) for view in obs), strict=True)
-    mu, exact = np.stack(mus, axis=1), np.stack(exact, axis=1)
+    if method == "auto":
+        try:
+            _check_work(form, obs)
+            method = "dense"
+        except ValueError:
+            method = "structured"
+    if method == "structured":
+        mu, exact, _ = structured_mu(form, obs, band)
+    else:
+        _check_work(form, obs)
+        F = form.powers()
+        mus, exact = zip(*(observer_mu(form, view, F) for view in obs), strict=True)
+        mu, exact = np.stack(mus, axis=1), np.stack(exact, axis=1)
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
                           exact=exact, delta=delta)
 

@@ -1,0 +1,115 @@
+"""The pairwise linear-gossip accountant (issue 24): structured (Kalman) vs dense, wall time and
+peak memory.
+
+Cells: N = 100 agents on a ring and on a connected Erdős–Rényi graph (p = 0.05, Metropolis W),
+every agent observing (``"neighbours"``), σ_ℓ = 0.5, σ_m = 1, Δ = 2, δ = 1e-5, T = 1000 with one
+contribution (``first_step``) and with one every step (``every_step``, band 1); and, where the
+dense accountant fits its limits, the same problem at a smaller T with both methods (their
+ratio of headline ε is recorded: equal for one contribution, the structured one an upper bound
+on the dense one for every step).
+
+Each cell runs in its own subprocess under ``/usr/bin/time -v`` (peak resident memory of the
+whole process, Python and JAX included); the wall and CPU times are of the accounting call only
+(the first call: it includes JAX's compilation). Everything is float64 on CPU with
+``OMP_NUM_THREADS=1``.
+
+For every-step cells of the structured method, ``attained_headline_epsilon`` is the ε of the
+signed ``1ᵀQ1`` (a second, untimed pass): the ideal mechanism's ε for the change ``δ^s`` the same
+at every step, a *lower* end for its true ε (the reported bound is the upper end).
+
+Usage:
+    python benchmarks/bench_pairwise.py            # every cell; writes results/pairwise_cpu.json
+    python benchmarks/bench_pairwise.py --cell ring 1000 first_step structured   # one cell, printed
+    python benchmarks/bench_pairwise.py --only ring 1000 every_step structured   # rerun, merge
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CELLS = [("ring", 1000, "first_step", "structured"), ("erdos_renyi", 1000, "first_step", "structured"),
+         ("ring", 1000, "every_step", "structured"), ("erdos_renyi", 1000, "every_step", "structured"),
+         ("ring", 100, "every_step", "dense"), ("ring", 100, "every_step", "structured"),
+         ("ring", 300, "first_step", "dense"), ("ring", 300, "first_step", "structured")]
+
+
+def one_cell(graph: str, steps: int, contributions: str, method: str) -> dict:
+    """Run one accounting in this process; return its timings and headline."""
+    import numpy as np
+
+    from jaxdp.network import make_network
+    from jaxdp.privacy import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
+    from jaxdp.privacy._pairwise import views
+    from jaxdp.privacy._pairwise_scan import structured_mu
+    kw = {"p": 0.05} if graph == "erdos_renyi" else {}
+    form = LinearGossip.from_network(make_network(graph, 100, seed=0, **kw), steps, 2.0,
+                                     sigma_local=0.5, sigma_message=1.0,
+                                     contributions=contributions)
+    wall, cpu = time.perf_counter(), time.process_time()
+    result = linear_gossip_epsilon(form, 1e-5, "neighbours", method=method)
+    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    attained = None
+    if method == "structured" and contributions == "every_step":  # a second, untimed pass
+        _, _, signed = structured_mu(form, views(form, "neighbours"))
+        eps = gaussian_epsilon(np.sqrt(np.maximum(signed, 0.0)), 1e-5)
+        np.fill_diagonal(eps, -np.inf)
+        attained = eps.max(axis=1).tolist()
+    return {"graph": graph, "n": 100, "steps": steps, "contributions": contributions,
+            "method": method, "wall_s": wall, "cpu_s": cpu,
+            "max_degree": int((form.W != 0).sum(axis=1).max() - 1),
+            "headline_epsilon": result.per_agent.tolist(),
+            "attained_headline_epsilon": attained,
+            "exact_fraction": float(result.exact[np.isfinite(result.mu)].mean())}
+
+
+def run_cell(cell) -> dict:
+    """``one_cell`` in a subprocess under ``/usr/bin/time -v``."""
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
+    cmd = ["/usr/bin/time", "-v", sys.executable, __file__, "--cell", *map(str, cell)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    row = json.loads(out.stdout.strip().splitlines()[-1])
+    row["peak_rss_mb"] = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
+                                       out.stderr).group(1)) / 1024
+    return row
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cell", nargs=4)
+    parser.add_argument("--only", nargs=4, action="append",
+                        help="rerun these cells and replace them in the existing JSON")
+    args = parser.parse_args()
+    if args.cell:
+        import jax
+        jax.config.update("jax_enable_x64", True)  # this script's own process
+        graph, steps, contributions, method = args.cell
+        print(json.dumps(one_cell(graph, int(steps), contributions, method)))
+        return
+    import jax
+    path = HERE / "results" / "pairwise_cpu.json"
+    todo = [tuple(c) for c in args.only] if args.only else CELLS
+    rows = json.loads(path.read_text())["cells"] if args.only else []
+    for cell in todo:
+        row = run_cell(cell)
+        key = (row["graph"], str(row["steps"]), row["contributions"], row["method"])
+        rows = [r for r in rows if (r["graph"], str(r["steps"]), r["contributions"],
+                                    r["method"]) != key] + [row]
+        print({k: v for k, v in row.items() if "headline" not in k}, flush=True)
+    payload = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
+                           "python": platform.python_version(), "jax": jax.__version__,
+                           "note": "shared machine (about 7 users on 2 cores): wall times are "
+                                   "inflated by load; cpu_s is the process's own CPU time"},
+               "cells": rows}
+    path.write_text(json.dumps(payload, indent=1) + "\n")
+
+
+if __name__ == "__main__":
+    main()
