@@ -24,6 +24,17 @@ def small_network(kind="random_geometric", n_agents=6, backend="dense"):
     return network.make_network(kind, n_agents, backend=backend, **kw)
 
 
+def gossip_setup(n_agents: int, dim: int):
+    """A float64 ridge least-squares problem (8 rows per agent) on a random ``gnm`` graph with 8
+    edges: the setting of the correlated-noise tests (DECOR, Zip-DL, Muffliato)."""
+    rng = np.random.default_rng(0)
+    with jax.enable_x64(True):
+        prob = problems.from_arrays(rng.normal(size=(n_agents, 8, dim)),
+                                    rng.normal(size=(n_agents, 8)), loss="least_squares",
+                                    reg={"ridge": 0.1}, reference=False)
+    return prob, network.make_network("gnm", n_agents, m=8, seed=1)
+
+
 @dataclasses.dataclass(frozen=True)
 class Case:
     """One row of an algorithm case table: everything needed to build and check a run."""

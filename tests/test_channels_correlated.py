@@ -5,8 +5,9 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp import algorithms, channels, network, problems
+from jaxdp import algorithms, channels
 from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from tests.harness import gossip_setup
 
 N, D = 6, 3
 C, SIGMA, SIGMA_COR = 0.7, 0.5, 2.0  # dyadic σ: the lattice step γ = σ/R is a power of two
@@ -14,11 +15,7 @@ C, SIGMA, SIGMA_COR = 0.7, 0.5, 2.0  # dyadic σ: the lattice step γ = σ/R is 
 
 @pytest.fixture(scope="module")
 def setup():
-    rng = np.random.default_rng(0)
-    with jax.enable_x64(True):
-        prob = problems.from_arrays(rng.normal(size=(N, 8, D)), rng.normal(size=(N, 8)),
-                                    loss="least_squares", reg={"ridge": 0.1}, reference=False)
-        yield prob, network.make_network("gnm", N, m=8, seed=1)
+    return gossip_setup(N, D)
 
 
 def _dgd(noise, **overrides):

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import special
 
-from jaxdp import algorithms, channels, network, problems
+from jaxdp import algorithms, channels
 from jaxdp.attacks.audit import epsilon_lower_bound
 from jaxdp.channels._correlated import (
     add_coupled,
@@ -18,6 +18,7 @@ from jaxdp.channels._correlated import (
 )
 from jaxdp.privacy import DEFAULT_ORDERS, add_noise, lattice_draws, rdp_to_dp
 from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from tests.harness import gossip_setup
 
 N, D, C = 6, 3, 0.7
 
@@ -108,11 +109,7 @@ def test_lattice_integer_inverts_the_release_exactly(dtype):
 
 @pytest.fixture(scope="module")
 def setup():
-    rng = np.random.default_rng(0)
-    with jax.enable_x64(True):
-        prob = problems.from_arrays(rng.normal(size=(N, 8, D)), rng.normal(size=(N, 8)),
-                                    loss="least_squares", reg={"ridge": 0.1}, reference=False)
-        yield prob, network.make_network("gnm", N, m=8, seed=1)
+    return gossip_setup(N, D)
 
 
 def _dgd(sigma, sigma_cor, sampler="lattice"):

@@ -6,20 +6,17 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp import algorithms, network, problems
+from jaxdp import algorithms
 from jaxdp.algorithms.catalogue.muffliato import Muffliato
 from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from tests.harness import gossip_setup
 
 N, D, ROUNDS = 6, 3, 3
 
 
 @pytest.fixture(scope="module")
 def setup():
-    rng = np.random.default_rng(0)
-    with jax.enable_x64(True):
-        prob = problems.from_arrays(rng.normal(size=(N, 8, D)), rng.normal(size=(N, 8)),
-                                    loss="least_squares", reg={"ridge": 0.1}, reference=False)
-        yield prob, network.make_network("gnm", N, m=8, seed=1)
+    return gossip_setup(N, D)
 
 
 def _reference(x, xi, prob, W, p, sampler):
