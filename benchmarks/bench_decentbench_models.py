@@ -5,6 +5,7 @@ One command (from jaxdp's environment, in the repository root)::
 
     python benchmarks/bench_decentbench_models.py --repeats 1   # ~11 min on 2 cores
     python benchmarks/bench_decentbench_models.py --quick       # 2 trials x 5 steps: a smoke
+    python benchmarks/bench_decentbench_models.py --jaxdp-only --repeats 3  # jaxdp's rows again
 
 creates ``.decentbench-torch-venv`` (Python 3.13; decent-bench and PyPI's torch, ~5.8 GB with
 its CUDA libraries: PyTorch's CPU-only wheel index was unreachable from the machine that measured
@@ -181,6 +182,9 @@ def parse(argv):
     ap.add_argument("--repeats", type=int, default=3, help="jaxdp runs per cell (median)")
     ap.add_argument("--python", default=str(PYTHON313), help="a Python >= 3.13 for the venv")
     ap.add_argument("--quick", action="store_true", help="2 trials x 5 steps, 1 repeat")
+    ap.add_argument("--jaxdp-only", action="store_true",
+                    help="re-measure jaxdp's rows only, keeping the decent-bench rows (and their "
+                         "machine record) of --out: no venv needed")
     ap.add_argument("--out", default=str(headline.HERE / "results" /
                                          "decentbench_models_cpu.json"))
     ap.add_argument("--table", action="store_true",
@@ -209,8 +213,13 @@ def main(argv=None) -> int:
         Path(args.out).write_text(json.dumps(results, indent=1) + "\n")
         print(table(results["rows"]))
         return 0
-    exe = ensure_torch_venv(Path(args.python))
-    load, rows = {"before": headline.uptime()}, []
+    load = {"before": headline.uptime()}
+    if args.jaxdp_only:  # the peer's rows and machine record kept; jaxdp's measured again
+        kept = json.loads(Path(args.out).read_text())
+        exe, rows, args.db_trials = kept["machine"], [r for r in kept["rows"]
+                                                      if r["impl"] != "jaxdp"], []
+    else:
+        exe, rows = ensure_torch_venv(Path(args.python)), []
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "spec.npz"
         export_spec(spec)
@@ -230,7 +239,7 @@ def main(argv=None) -> int:
     return 0
 
 
-def write(args, exe: Path, rows: list[dict], load: dict) -> None:
+def write(args, exe: Path | dict, rows: list[dict], load: dict) -> None:
     """``--out``: the machine, the workload and the rows so far (summarized)."""
     summarize(rows)
     workload = {**WORK, "steps": args.steps, "steps_over_30_trials": args.steps_over_30,
@@ -238,7 +247,11 @@ def write(args, exe: Path, rows: list[dict], load: dict) -> None:
                 "dataset": "packaged UCI digits, 20 % test (seed 0)", "loss": "cross_entropy",
                 "jaxdp_sampling": "fixed", "repeats_jaxdp": args.repeats,
                 "command": "python benchmarks/bench_decentbench_models.py " + " ".join(args.argv)}
-    machine = headline.machine_info(load, ("torch",), python=exe)
+    if isinstance(exe, dict):  # --jaxdp-only: decent-bench's side as recorded, jaxdp's now
+        import jax
+        machine = {**exe, "jax": jax.__version__, "uptime_jaxdp_rerun": load}
+    else:
+        machine = headline.machine_info(load, ("torch",), python=exe)
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps({"machine": machine, "workload": workload,
                                           "rows": rows}, indent=1) + "\n")
