@@ -196,3 +196,20 @@ def test_audit_odd_cycle_outsider_recovers_the_release():
     audit = epsilon_lower_bound(scores[0], scores[1], delta=delta)
     assert audit.epsilon_lower <= claim(1.0)
     assert audit.epsilon_lower > claim(float(secret_pairs_factor(rho, s / R, 1 / R, 1)))
+
+
+def test_time_varying_network_is_one_release_per_sender_and_step():
+    """On a network sequence (path, then star: the proxy draws on the union of the edges) the
+    printed channel's report equals the broadcast Gaussian's; the per-message one counts more."""
+    from jaxdp.network import NetworkSequence
+    prob, _ = gossip_setup(N, D)
+    seq = NetworkSequence([network.make_network("path", N), network.make_network("star", N)])
+    with jax.enable_x64(True):
+        alg, params = _dgd(_printed())
+        bcast_alg, bcast_params = _dgd(channels.gaussian(4.0), broadcast=True)
+        per_msg_alg, per_msg_params = _dgd(channels.pairwise_cancelling(4.0, 16.0))
+        printed = alg.privacy(prob, seq, params, 4)
+        bcast = bcast_alg.privacy(prob, seq, bcast_params, 4)
+        per_msg = per_msg_alg.privacy(prob, seq, per_msg_params, 4)
+    np.testing.assert_allclose(printed.epsilon, bcast.epsilon, rtol=1e-12)
+    assert per_msg.epsilon[0] > printed.epsilon[0] * 1.2
