@@ -22,6 +22,7 @@ from jaxdp.channels._correlated import (
     PairwiseCancelling,
     ZeroSum,
     pairwise_cancelling,
+    printed_outsider_factor,
     zero_sum,
 )
 from jaxdp.channels._losses import (
@@ -67,6 +68,6 @@ __all__ = [
     "PrivateVariant", "ProductCall", "Quantize", "RandomK", "TopK", "Transform", "WithChannel",
     "ZeroSum", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
     "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "pairwise_cancelling",
-    "parse_channel", "parse_channels", "private_stage", "program_releases", "quantize",
+    "parse_channel", "parse_channels", "printed_outsider_factor", "private_stage", "program_releases", "quantize",
     "random_k", "top_k", "with_channel", "zero_sum",
 ]

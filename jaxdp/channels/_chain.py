@@ -74,6 +74,13 @@ class Channel:
         return tuple(fd for t in self.transforms for fd in t.defaults)
 
     @property
+    def per_sender_copies(self) -> bool:
+        """Whether a call draws one independent noisy copy per sender (broadcast, or a noise
+        whose independent draw is per sender, :attr:`PairwiseCancelling.per_sender
+        <jaxdp.channels._correlated.PairwiseCancelling.per_sender>`)."""
+        return self.broadcast or any(getattr(t, "per_sender", False) for t in self.transforms)
+
+    @property
     def rows(self) -> tuple[int, ...]:
         """Indices of the row transforms (every transform but the losses)."""
         return tuple(i for i, t in enumerate(self.transforms) if not t.loss)

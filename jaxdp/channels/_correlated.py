@@ -70,6 +70,30 @@ shift ``c`` by a constant) and ``ρ`` beyond :func:`max_exact_ratio` fall back o
 eavesdropper bound with that reason; with ``ρ → ∞`` the gain tends to a factor 2 in the zCDP
 parameter (the independent per-message draw bounds it).
 
+**DECOR as printed** (``independent="per_sender"``). Eq. (3)'s ``v̄_i`` is one lattice draw
+``K_j`` per sender and call, shared by its messages: ``n_e = a_j + K_j + s_e ρK'_{edge(e)}``
+(``s_e = ±1`` as above). *Eavesdropper*: the messages are post-processing of the one release
+``γ(a_j + K_j)`` per sender and call and of data-independent ``K'``: the broadcast Gaussian's
+report (one release per sender and call). *SecLDP, the outsider.* The coupling needs integer
+``(w, t)`` (``w`` on the senders, ``t`` on the undirected edges) with ``w_j + s_eρt_{edge(e)} =
+s[j = u]`` for every directed ``e = j → i``: the two directions of an edge ``{j, i}`` give
+``w_j + w_i = s[u ∈ {i, j}]`` and ``ρt = b_{lo→hi} − w_{lo}``. ``w = s·1_u, t = 0`` solves it;
+the homogeneous equations ``w_j + w_i = 0`` on every edge of ``u``'s connected component have
+the solutions ``x h`` (``h = ±1`` by side) when the component is bipartite and only ``0`` when
+it has an odd cycle: then the outsider recovers ``a_u + K_u`` exactly (around an odd cycle
+through ``u`` the alternating sum of the edges' sums ``n_{j→i} + n_{i→j}`` is ``2(a_u + K_u)``
+plus known terms) and the bound is the eavesdropper's, exactly. On a bipartite component of
+``N_c`` agents and ``E_c`` edges every ``|t| = |x|/ρ`` and per coordinate the cost is
+``(s + x)² + (N_c − 1)x² + E_c x²/ρ² = s²(1 − 1/M) + M(x + s/M)²``, ``M = N_c + E_c/ρ²``;
+integrality needs ``x ∈ ρℤ``, so the best one is within ``ρ/2`` of ``−s/M`` and a message of
+``d`` coordinates costs at most ``min(Δ_L², (1 − 1/M)Δ_L² + γ²d(N_cρ² + E_c)/4)/γ²``
+(:func:`printed_outsider_factor`): a gain of at most ``1/N_c``. *Curious agents.* A neighbour
+``v`` of ``u`` knows ``K'_{uv}``, so ``t_{uv} = 0``, hence ``x = 0``: it sees ``a_u + K_u``,
+the full release. SecLDP's observer includes one curious agent, so the report falls back on the
+eavesdropper bound with that reason (exactly tight, not a loss of the analysis);
+:func:`printed_outsider_factor` is the outsider-only value, a separately named number that no
+report claims.
+
 Coupled terms are integers on the sender's lattice (``σ`` is a scalar: one ``γ`` for every
 sender). Gradients: the tangent of a message is ``dv + ξ dσ_k + ξ' dσ_{cor,k}`` (straight-through
 for the rounding, as the lattice release).
@@ -175,6 +199,27 @@ class PairwiseCancelling(CoupledGaussian):
 
     kind: ClassVar[str] = "pairwise_cancelling"
 
+    @property
+    def per_sender(self) -> bool:
+        """Whether the independent draw is one per sender and call (DECOR's Eq. (3) as printed,
+        ``independent="per_sender"``) rather than one per directed message."""
+        return self.option("independent", "per_message") == "per_sender"
+
+    @property
+    def spec_name(self) -> str:
+        extra = (("sampler=float",) * (not self.lattice)
+                 + ("independent=per_sender",) * self.per_sender)
+        return self.kind + (":" + ",".join(extra) if extra else "")
+
+    def edge_draw(self, key, shape, dtype, net):
+        """``(2, 2E, D)``; with :attr:`per_sender` the independent rows are one draw per sender
+        ``(N, D)`` repeated on each of its outgoing edges."""
+        if not self.per_sender:
+            return super().edge_draw(key, shape, dtype, net)
+        own = self.draw(jax.random.fold_in(key, 0), (net.n_agents,) + tuple(shape[1:]), dtype)
+        own = own[net.senders]
+        return jnp.stack([own, self.coupled(jax.random.fold_in(key, 1), own, net)])
+
     def coupled(self, key, own, net):
         """One draw per undirected edge (``(E, D)``), ``+`` from the lower-numbered agent, ``−``
         from the other."""
@@ -198,6 +243,13 @@ class PairwiseCancelling(CoupledGaussian):
                               "(post-processing), so σ_ind alone is accounted")
 
     def secret_pairs_ratio(self, values: dict, dtype) -> tuple[int, str]:
+        """As :meth:`_ratio`, and ``(0, why not)`` with :attr:`per_sender` (module docstring,
+        *DECOR as printed*: one curious neighbour removes every free direction)."""
+        if self.per_sender:
+            return 0, PRINTED_CURIOUS
+        return self._ratio(values, dtype)
+
+    def _ratio(self, values: dict, dtype) -> tuple[int, str]:
         """``(ρ, "")`` when the run's ``ρ`` (the fields in ``dtype``, one IEEE division, as
         :meth:`coupled_ratio` computes it) is an integer in ``[1, max_exact_ratio(dtype)]``, so
         ``c = ρK'`` exactly and the SecLDP coupling holds; else ``(0, why not)``."""
@@ -237,6 +289,54 @@ class ZeroSum(CoupledGaussian):
         return -own[next_out_edge(net)]
 
 
+PRINTED_CURIOUS = (
+    "DECOR as printed (independent='per_sender'): a curious neighbour v of u knows the pair seed "
+    "K'_{uv} and subtracts it from u's message to v, which leaves u's one release a_u + K_u of "
+    "the call in full: the SecLDP observer (an outsider or one curious agent) gets exactly the "
+    "eavesdropper's bound (the outsider alone: printed_outsider_factor, at most a 1/N_c gain "
+    "and none on a non-bipartite graph)")
+"""Why DECOR as printed has no SecLDP gain over the eavesdropper (module docstring)."""
+
+
+def printed_outsider_factor(senders, receivers, n_agents: int, rho: int, sens, gamma, d: int):
+    """``(N,)``: the factor ``φ_u`` on the squared sensitivity of agent ``u``'s release of DECOR as
+    printed against the outsider alone (no curious agent), for the directed edges
+    ``senders → receivers`` (both directions of each undirected edge): ``1`` when ``u``'s
+    component has an odd cycle, else ``min(1, 1 − 1/M + γ²d(N_cρ² + E_c)/(4Δ_L²))``,
+    ``M = N_c + E_c/ρ²`` (module docstring, *DECOR as printed*). ``sens`` is ``Δ_L`` (a scalar)."""
+    senders, receivers = np.asarray(senders), np.asarray(receivers)
+    side, comp = _two_colouring(senders, receivers, n_agents)
+    out = np.ones(n_agents)
+    for c in np.unique(comp):
+        members = comp == c
+        inside = members[senders]
+        bipartite = np.all(side[senders[inside]] != side[receivers[inside]])
+        n_c, e_c = int(members.sum()), int(inside.sum()) // 2
+        if not bipartite or e_c == 0 or rho < 1 or not sens > 0:
+            continue
+        m = n_c + e_c / rho ** 2
+        rounding = gamma ** 2 * d * (n_c * rho ** 2 + e_c) / (4.0 * sens ** 2)
+        out[members] = min(1.0, 1.0 - 1.0 / m + rounding)
+    return out
+
+
+def _two_colouring(senders, receivers, n_agents: int):
+    """``(side, component)`` ``(N,)`` int: a breadth-first 0/1 colouring of each connected
+    component (a proper colouring exactly when the component is bipartite) and its index."""
+    side, comp = np.full(n_agents, -1), np.full(n_agents, -1)
+    for root in range(n_agents):
+        if comp[root] >= 0:
+            continue
+        comp[root], side[root], frontier = root, 0, [root]
+        while frontier:
+            j = frontier.pop()
+            for i in receivers[senders == j]:
+                if comp[i] < 0:
+                    comp[i], side[i] = root, 1 - side[j]
+                    frontier.append(i)
+    return side, comp
+
+
 SNAP = 1e-5
 """The relative distance within which ``σ_cor/σ`` is snapped to an integer ``ρ`` (the run's ``ρ``
 is computed in the message dtype; the report claims SecLDP only within ``SNAP/2``)."""
@@ -274,7 +374,8 @@ def next_out_edge(net):
 
 
 def pairwise_cancelling(sigma_ind: float = 1.0, sigma_cor: float = 1.0, *, decay: float = 1.0,
-                        name: str = "decor", sampler: str = "lattice") -> PairwiseCancelling:
+                        name: str = "decor", sampler: str = "lattice",
+                        independent: str = "per_message") -> PairwiseCancelling:
     """DECOR's correlated noise (Allouah et al., ICML 2024, Eq. (3)): every directed message
     ``j → i`` gets independent ``N(0, σ_ind²)`` noise plus ``c_ij``, drawn once per undirected
     edge and product call with ``c_ji = −c_ij`` (scale ``σ_cor``), both decaying as ``r^k``.
@@ -287,9 +388,20 @@ def pairwise_cancelling(sigma_ind: float = 1.0, sigma_cor: float = 1.0, *, decay
     analysis is not implemented). On the lattice both parts are integer multiples of
     ``γ = σ_ind r^k/4096`` (the module docstring of :mod:`jaxdp.channels._correlated`).
 
+    ``independent="per_sender"`` is Eq. (3) as printed: the independent part ``v̄_j`` is one draw
+    per sender and call, shared by its messages; the eavesdropper report is then the broadcast
+    Gaussian's (one release per sender and call) and ``threat="secret_pairs"`` falls back on it
+    (a curious neighbour recovers the release; module docstring, *DECOR as printed*). The
+    default stays ``"per_message"`` (an independent draw per directed message): it is what
+    existing runs and reports draw and promise, and the one with a SecLDP gain.
+
     Raises:
-      ValueError: ``sigma_ind <= 0``, ``sigma_cor < 0``, ``decay <= 0`` or an unknown sampler.
+      ValueError: ``sigma_ind <= 0``, ``sigma_cor < 0``, ``decay <= 0``, an unknown sampler or
+        ``independent`` not ``"per_message"`` or ``"per_sender"``.
     """
+    if independent not in ("per_message", "per_sender"):
+        raise ValueError("pairwise_cancelling independent must be 'per_message' or 'per_sender'; "
+                         f"got {independent!r}")
     positive("pairwise_cancelling sigma_ind", sigma_ind)
     positive("pairwise_cancelling decay", decay)
     if not float(sigma_cor) >= 0:
@@ -297,7 +409,7 @@ def pairwise_cancelling(sigma_ind: float = 1.0, sigma_cor: float = 1.0, *, decay
     return PairwiseCancelling(
         name, ((f"{name}_sigma", float(sigma_ind)), (f"{name}_decay", float(decay)),
                (f"{name}_sigma_cor", float(sigma_cor))),
-        options=(("sampler", check_sampler(sampler)),),
+        options=(("sampler", check_sampler(sampler)), ("independent", independent)),
         domains=((f"{name}_sigma_cor", "nonnegative"),))
 
 

@@ -125,7 +125,7 @@ def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
     events = concat([e for e, _ in parts])
     routes = "; ".join(f"{'every message' if route == '*' else f'message {route!r}'} through "
                        f"{channels[route].name}" for route in used)
-    per = " per sender and call" if all(channels[r].broadcast for r in used) else \
+    per = " per sender and call" if all(channels[r].per_sender_copies for r in used) else \
         (" per directed message unless broadcast (one per directed edge j → i of the network "
          "the channel runs on: a time-varying network's union of edge sets, links down at a "
          "step included)")

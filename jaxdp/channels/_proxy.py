@@ -224,10 +224,10 @@ def call_costs(channel: Channel, network, rows: int, d: int, float_bits: int):
     """``(messages sent, bits sent, copies)`` of one product call of ``rows`` rows of ``d``
     floats: ``rows`` messages when broadcast, else ``2E``, each of :meth:`Channel.message_bits`
     bits; ``copies`` the sender of every independent noisy copy the call draws (one per sender
-    broadcast, else one per directed edge of ``network``: a time-varying network's union of
+    when :attr:`Channel.per_sender_copies`, else one per directed edge of ``network``: a time-varying network's union of
     edge sets, links that are down included, since the proxy draws a copy on each)."""
     sent = rows if channel.broadcast else 2 * network.n_edges
-    copies = np.arange(rows) if channel.broadcast else network.senders
+    copies = np.arange(rows) if channel.per_sender_copies else network.senders
     return sent, sent * channel.message_bits(d, float_bits), copies
 
 
