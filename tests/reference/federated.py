@@ -190,9 +190,10 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
 
 
 def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_scheme="uniform",
-           clients=None, rate=1.0):
-    """FedOpt (Reddi et al. 2021, Alg. 2): pseudo-gradient −Δ_t, then optax's adam / yogi /
-    adagrad written out elementwise (bias-corrected moments; Yogi's sign rule; Adagrad's sum)."""
+           clients=None, rate=1.0, bias_correction=False, v0=None):
+    """FedOpt (Reddi et al. 2021, Alg. 2): pseudo-gradient −Δ_t, then the server step written out
+    elementwise: as printed (m_t, v_t, x + η m_t/(√v_t + τ), no bias correction) or, with
+    ``bias_correction``, optax's adam / yogi / adagrad (bias-corrected moments; Adagrad's sum)."""
     x = st["x"][0]
     n, d = st["x"].shape
     chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
@@ -201,6 +202,9 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
         uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps) - x
     g = -_server_average(uploads, [1.0] * n, chosen, d)
     lr, b1, b2, tau = (float(p[f]) for f in ("server_lr", "b1", "b2", "tau"))
+    if not bias_correction:
+        del v0  # the state's v_{-1} was set by init
+        return _fedopt_printed(st, chosen, uploads, g, optimizer, lr, b1, b2, tau)
     inner, rest = st["opt"][0], st["opt"][1:]
     new_x = np.zeros(d)
     if optimizer == "adagrad":
@@ -221,6 +225,26 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
         inner = inner._replace(count=t, mu=mu, nu=nu)
     rows = np.tile(new_x, (n, 1))
     return ({"x": rows, "counts": counts_after(st, chosen), "opt": (inner, *rest)},
+            {"update": uploads, "x": rows})
+
+
+def _fedopt_printed(st, chosen, uploads, g, optimizer, lr, b1, b2, tau):
+    """Reddi et al. 2021, Algorithm 2's server lines, one coordinate at a time."""
+    x, (m, v) = st["x"][0], st["opt"]
+    n, d = st["x"].shape
+    m_new, v_new, new_x = np.zeros(d), np.zeros(d), np.zeros(d)
+    for j in range(d):
+        delta = -g[j]
+        m_new[j] = b1 * m[j] + (1 - b1) * delta
+        if optimizer == "adam":
+            v_new[j] = b2 * v[j] + (1 - b2) * delta ** 2
+        elif optimizer == "yogi":
+            v_new[j] = v[j] - (1 - b2) * delta ** 2 * np.sign(v[j] - delta ** 2)
+        else:
+            v_new[j] = v[j] + delta ** 2
+        new_x[j] = x[j] + lr * m_new[j] / (np.sqrt(v_new[j]) + tau)
+    rows = np.tile(new_x, (n, 1))
+    return ({"x": rows, "counts": counts_after(st, chosen), "opt": type(st["opt"])(m_new, v_new)},
             {"update": uploads, "x": rows})
 
 
