@@ -48,6 +48,13 @@ CASES = [
     _case("fednova", ref.fednova, local_steps=(1, 2, 3, 1, 2, 3), selection="high_loss",
           clients=2),
     _case("scaffold", ref.scaffold, local_steps=2, selection="fair", clients=2),
+    _case("scaffold", ref.scaffold, local_steps=2, selection="high_loss", clients=2),
+    _case("feddyn", ref.feddyn, local_steps=2, selection="high_loss", clients=3),
+    _case("fedlt", ref.fedlt, local_steps=2, selection="high_loss", clients=2),
+    _case("fedadam", functools.partial(ref.fedopt, optimizer="adam"), local_steps=2,
+          selection="high_loss", clients=3),
+    _case("fedyogi", functools.partial(ref.fedopt, optimizer="yogi"), local_steps=2,
+          selection="high_loss", clients=2, bias_correction=True),
     _case("fednova", ref.fednova, local_steps=(1, 2, 3, 4, 5, 6)),
     _case("feddyn", ref.feddyn, local_steps=3),
     _case("fedpd", ref.fedpd, "logistic", {"eta": 0.5}, local_steps=3),
@@ -202,8 +209,9 @@ def test_private_variants_refuse_the_data_dependent_high_loss_selection(name):
 
 
 def test_high_loss_is_refused_where_the_state_keeps_no_losses():
-    with pytest.raises(ValueError, match="does not keep the clients' local losses"):
-        algorithms.get("scaffold", selection="high_loss", clients=2)
+    """FedPD has no client sampling (every client each round, as decent-bench's FedPD)."""
+    with pytest.raises(ValueError, match="fedpd: selection='high_loss' is not available"):
+        algorithms.get("fedpd", selection="high_loss", clients=2)
 
 
 def test_fedprox_with_mu_zero_is_fedavg():

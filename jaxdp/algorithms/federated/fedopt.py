@@ -114,6 +114,7 @@ class FedOpt(Federated):
     optimizer: ClassVar[str] = "adam"
     params_type = FedOptParams
     provenance = "standard"
+    tracks_loss = True
     weighting: str = "uniform"
     bias_correction: bool = False
     v0: float | None = None
@@ -136,8 +137,7 @@ class FedOpt(Federated):
 
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
-        return FedOptState(x=base.x, counts=base.counts,
-                           opt=self.server(params).init(base.x[0]))
+        return self.extend(base, FedOptState, opt=self.server(params).init(base.x[0]))
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -149,7 +149,7 @@ class FedOpt(Federated):
                                    "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
         x_new = broadcast(x[0] + update, n)
-        state = FedOptState(x=x_new, counts=state.counts + mask, opt=opt)
+        state = self.advance(state, mask, y, problem, x=x_new, opt=opt)
         return state, {"update": sent, "x": x_new}
 
 
