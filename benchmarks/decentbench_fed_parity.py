@@ -11,9 +11,9 @@ client selected each round (no random selection: both sides deterministic), stor
 model after each round as ``tests/fixtures/decentbench_fed/<name>.npz`` and holds jaxdp to every
 fixture. ``tests/algorithms/test_federated.py`` reads only the fixtures.
 
-FedAdam / FedYogi / FedAdagrad have no fixture: jaxdp's server step is optax's (bias-corrected
-moments, τ inside or outside the root as optax puts it), decent-bench's is Reddi et al.'s printed
-Algorithm 2 without bias correction; the two recursions differ by design.
+FedAdam / FedYogi / FedAdagrad: both packages take Reddi et al.'s printed Algorithm 2 server step
+(no bias correction, τ outside the root); decent-bench starts from v_{-1} = 0, jaxdp from τ² unless
+``v0`` says otherwise, so the fixtures run jaxdp with ``v0=0``.
 """
 from __future__ import annotations
 
@@ -61,6 +61,17 @@ ALGORITHMS = {
                 "fednova", {"local_steps": (1, 2, 3, 4, 5, 6)}, {"alpha": 0.05},
                 SAME + " with τ_i = i + 1 local steps (vanilla local GD, no momentum, p_i = "
                 "n_i/n)"),
+    **{f"fed{opt.lower()}": (problem, f"Fed{opt}",
+                             {"step_size": 0.1, "num_local_steps": 3, "server_step_size": 0.05,
+                              "beta_1": 0.9, "epsilon": 1e-3, **extra},
+                             f"fed{opt.lower()}", {"local_steps": 3, "v0": 0.0},
+                             {"alpha": 0.1, "server_lr": 0.05, "b1": 0.9, "tau": 1e-3,
+                              **({"b2": extra["beta_2"]} if extra else {})},
+                             SAME + " (Reddi et al.'s Algorithm 2 server step as printed, no bias "
+                             "correction; m_{-1} = v_{-1} = 0: jaxdp's v0=0, τ = epsilon)")
+       for opt, problem, extra in (("Adam", "least_squares", {"beta_2": 0.99}),
+                                   ("Yogi", "logistic", {"beta_2": 0.9}),
+                                   ("Adagrad", "logistic", {}))},
 }
 
 

@@ -126,7 +126,8 @@ def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="un
     x_new = x + float(p["server_lr"]) * _server_average(d_y, [1.0] * n, chosen, d)
     c_new = c + sum((d_c[i] for i in chosen), np.zeros(d)) / n
     rows, c_rows = np.tile(x_new, (n, 1)), np.tile(c_new, (n, 1))
-    return ({"x": rows, "counts": counts_after(st, chosen), "c": c_rows, "ci": ci},
+    return ({"x": rows, "counts": counts_after(st, chosen), "c": c_rows, "ci": ci,
+             **losses_after(st, chosen, x + d_y, problem)},
             {"update": d_y, "control": d_c, "x": rows, "c": c_rows})
 
 
@@ -190,9 +191,10 @@ def fednova(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="uni
 
 
 def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_scheme="uniform",
-           clients=None, rate=1.0):
-    """FedOpt (Reddi et al. 2021, Alg. 2): pseudo-gradient −Δ_t, then optax's adam / yogi /
-    adagrad written out elementwise (bias-corrected moments; Yogi's sign rule; Adagrad's sum)."""
+           clients=None, rate=1.0, bias_correction=False, v0=None):
+    """FedOpt (Reddi et al. 2021, Alg. 2): pseudo-gradient −Δ_t, then the server step written out
+    elementwise: as printed (m_t, v_t, x + η m_t/(√v_t + τ), no bias correction) or, with
+    ``bias_correction``, optax's adam / yogi / adagrad (bias-corrected moments; Adagrad's sum)."""
     x = st["x"][0]
     n, d = st["x"].shape
     chosen = chosen_clients(st, noise, problem, selection_scheme, clients, rate)
@@ -201,6 +203,9 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
         uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps) - x
     g = -_server_average(uploads, [1.0] * n, chosen, d)
     lr, b1, b2, tau = (float(p[f]) for f in ("server_lr", "b1", "b2", "tau"))
+    if not bias_correction:
+        del v0  # the state's v_{-1} was set by init
+        return _fedopt_printed(st, chosen, uploads, g, optimizer, lr, b1, b2, tau, problem)
     inner, rest = st["opt"][0], st["opt"][1:]
     new_x = np.zeros(d)
     if optimizer == "adagrad":
@@ -220,7 +225,29 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
             new_x[j] = x[j] - lr * m_hat / (np.sqrt(v_hat) + tau)
         inner = inner._replace(count=t, mu=mu, nu=nu)
     rows = np.tile(new_x, (n, 1))
-    return ({"x": rows, "counts": counts_after(st, chosen), "opt": (inner, *rest)},
+    return ({"x": rows, "counts": counts_after(st, chosen), "opt": (inner, *rest),
+             **losses_after(st, chosen, x + uploads, problem)},
+            {"update": uploads, "x": rows})
+
+
+def _fedopt_printed(st, chosen, uploads, g, optimizer, lr, b1, b2, tau, problem):
+    """Reddi et al. 2021, Algorithm 2's server lines, one coordinate at a time."""
+    x, (m, v) = st["x"][0], st["opt"]
+    n, d = st["x"].shape
+    m_new, v_new, new_x = np.zeros(d), np.zeros(d), np.zeros(d)
+    for j in range(d):
+        delta = -g[j]
+        m_new[j] = b1 * m[j] + (1 - b1) * delta
+        if optimizer == "adam":
+            v_new[j] = b2 * v[j] + (1 - b2) * delta ** 2
+        elif optimizer == "yogi":
+            v_new[j] = v[j] - (1 - b2) * delta ** 2 * np.sign(v[j] - delta ** 2)
+        else:
+            v_new[j] = v[j] + delta ** 2
+        new_x[j] = x[j] + lr * m_new[j] / (np.sqrt(v_new[j]) + tau)
+    rows = np.tile(new_x, (n, 1))
+    return ({"x": rows, "counts": counts_after(st, chosen), "opt": type(st["opt"])(m_new, v_new),
+             **losses_after(st, chosen, x + uploads, problem)},
             {"update": uploads, "x": rows})
 
 
@@ -242,7 +269,8 @@ def feddyn(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unif
         h = h - a / n * sum((uploads[i] for i in chosen), np.zeros(d))
         x_new = sum((x + uploads[i] for i in chosen), np.zeros(d)) / len(chosen) - h / a
     rows = np.tile(x_new, (n, 1))
-    return ({"x": rows, "counts": counts_after(st, chosen), "h": np.tile(h, (n, 1)), "g": g},
+    return ({"x": rows, "counts": counts_after(st, chosen), "h": np.tile(h, (n, 1)), "g": g,
+             **losses_after(st, chosen, x + uploads, problem)},
             {"update": uploads, "x": rows})
 
 
@@ -284,5 +312,6 @@ def fedlt(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="unifo
                               lambda w, v=v: (w - v) / rho)
         z[i] = st["z"][i] + 2 * (xi[i] - y)
     rows = np.tile(y, (n, 1))
-    return ({"x": rows, "counts": counts_after(st, chosen), "xi": xi, "z": z},
+    return ({"x": rows, "counts": counts_after(st, chosen), "xi": xi, "z": z,
+             **losses_after(st, chosen, xi, problem)},
             {"z": st["z"], "x": rows})

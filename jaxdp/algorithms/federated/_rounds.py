@@ -28,7 +28,8 @@ A round ``t`` (one engine step), with ``x^t`` the server model:
    Power-of-Choice, Cho, Wang & Joshi, AISTATS 2022, without its extra round of loss queries at
    the server model: ``x_k`` is the model client k last trained, ``x⁰`` before its first
    selection). The cumulative selection counts are kept in the state, and under ``"high_loss"``
-   the losses ``F_k(x_k)`` too (:class:`FedLossState`, updated when client k trains). The
+   the losses ``F_k(x_k)`` too (:class:`FedLossState`, or :func:`with_loss` of an algorithm's
+   state; updated when client k trains). The
    high-loss and data-size selections read the clients' data
    (:meth:`Federated.selection_reads_data`): who is selected then depends on every client's data,
    so DP-FedAvg and LDP-FedAvg refuse them, and a channel's report on such a round is ``inf``.
@@ -42,6 +43,7 @@ and never leave the client (zero rows in the messages).
 from __future__ import annotations
 
 import dataclasses
+import functools
 from typing import ClassVar
 
 import chex
@@ -154,6 +156,21 @@ def check_config(who: str, selection: str, clients, rate: float, local_steps: in
                          f"{rate!r}")
 
 
+@functools.cache
+def with_loss(state_cls: type) -> type:
+    """``state_cls`` plus the clients' losses ``loss`` (N,), the state of an algorithm run with
+    ``selection="high_loss"`` (one class per state class, so the pytree type is stable)."""
+    if state_cls is FedState:
+        return FedLossState
+
+    @chex.dataclass(frozen=True)
+    class WithLoss(state_cls):
+        loss: Array  # (N,) F_k(x_k), each client's loss at the local model it last trained
+
+    WithLoss.__name__ = WithLoss.__qualname__ = state_cls.__name__.replace("State", "LossState")
+    return WithLoss
+
+
 @dataclasses.dataclass(frozen=True)
 class Federated(Algorithm):
     """A federated round (module docstring). Subclasses give the client update and the server rule.
@@ -179,8 +196,7 @@ class Federated(Algorithm):
                      self.weighting)
         if self.selection == "high_loss" and not self.tracks_loss:
             raise ValueError(f"{self.name}: selection='high_loss' is not available: its state "
-                             "does not keep the clients' local losses (available for "
-                             "fedavg, fedprox and fednova)")
+                             "does not keep the clients' local losses (tracks_loss is False)")
 
     def validate(self, params, problem, network) -> None:
         super().validate(params, problem, network)
@@ -199,6 +215,13 @@ class Federated(Algorithm):
         if self.selection == "high_loss":
             return FedLossState(x=x0, counts=counts, loss=problem.local_losses(x0))
         return FedState(x=x0, counts=counts)
+
+    def extend(self, base, state_cls: type, **fields):
+        """``state_cls`` with ``base``'s selection fields (``x``, ``counts`` and, under
+        ``"high_loss"``, ``loss``) and ``fields``: a subclass's :meth:`init` from the base one."""
+        if self.selection == "high_loss":
+            return with_loss(state_cls)(x=base.x, counts=base.counts, loss=base.loss, **fields)
+        return state_cls(x=base.x, counts=base.counts, **fields)
 
     def noise(self, key, state, params, k):
         del params, k
@@ -270,4 +293,4 @@ class Federated(Algorithm):
 
 __all__ = ["DATA_SELECTIONS", "FedLossState", "FedParams", "FedState", "Federated", "SELECTIONS",
            "WEIGHTINGS", "broadcast", "local_descent", "rank_of", "rank_of_order", "select",
-           "server_sum", "step_counts"]
+           "server_sum", "step_counts", "with_loss"]

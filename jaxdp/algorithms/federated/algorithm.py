@@ -182,12 +182,13 @@ class Scaffold(Federated):
              "(option II)",)
     provenance = "standard"
     params_type = FedParams
+    tracks_loss = True
     weighting: str = "uniform"
 
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
         zeros = jnp.zeros_like(base.x)
-        return ScaffoldState(x=base.x, counts=base.counts, c=zeros, ci=zeros)
+        return self.extend(base, ScaffoldState, c=zeros, ci=zeros)
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -203,7 +204,7 @@ class Scaffold(Federated):
         c_sum = server_sum(network, d_c, "control") / n  # (1/N) Σ_{i∈S} Δc_i
         x_new = broadcast(x[0] + params.server_lr * avg, n)
         c_new = broadcast(state.c[0] + c_sum, n)
-        state = ScaffoldState(x=x_new, counts=state.counts + mask, c=c_new, ci=state.ci + d_c)
+        state = self.advance(state, mask, y, problem, x=x_new, c=c_new, ci=state.ci + d_c)
         return state, {"update": sent, "control": d_c, "x": x_new, "c": c_new}
 
 
@@ -241,6 +242,7 @@ class FedDyn(Federated):
     cites = ("Acar, Zhao, Matas, Mattina, Whatmough & Saligrama, ICLR 2021, Algorithm 1",)
     provenance = "standard"
     params_type = FedDynParams
+    tracks_loss = True
     weighting: str = "uniform"
 
     def __post_init__(self):
@@ -253,7 +255,7 @@ class FedDyn(Federated):
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
         zeros = jnp.zeros_like(base.x)
-        return FedDynState(x=base.x, counts=base.counts, h=zeros, g=zeros)
+        return self.extend(base, FedDynState, h=zeros, g=zeros)
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -267,7 +269,7 @@ class FedDyn(Federated):
         h = state.h[0] - a / n * jnp.sum(mask) * avg  # Σ_{i∈S}(θ_i − θ^t) = |S|·avg
         x_new = broadcast(jnp.where(some, x[0] + avg - h / a, x[0]), n)
         g = jnp.where(mask[:, None], state.g - a * (y - x), state.g)
-        state = FedDynState(x=x_new, counts=state.counts + mask, h=broadcast(h, n), g=g)
+        state = self.advance(state, mask, y, problem, x=x_new, h=broadcast(h, n), g=g)
         return state, {"update": sent, "x": x_new}
 
 
@@ -292,7 +294,7 @@ class FedPD(Federated):
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
         zeros = jnp.zeros_like(base.x)
-        return FedPDState(x=base.x, counts=base.counts, xi=zeros, lam=zeros, center=zeros)
+        return self.extend(base, FedPDState, xi=zeros, lam=zeros, center=zeros)
 
     def noise(self, key, state, params, k):
         keys = jax.random.split(key)
@@ -327,11 +329,12 @@ class FedLT(Federated):
              "without its compression and error feedback)")
     provenance = "standard"
     params_type = FedLTParams
+    tracks_loss = True
 
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
         zeros = jnp.zeros_like(base.x)
-        return FedLTState(x=base.x, counts=base.counts, xi=zeros, z=zeros)
+        return self.extend(base, FedLTState, xi=zeros, z=zeros)
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -344,8 +347,8 @@ class FedLT(Federated):
                           lambda phi: (phi - v) / params.rho)
         z = jnp.where(mask[:, None], state.z + 2 * (w - y), state.z)
         x_new = y
-        state = FedLTState(x=x_new, counts=state.counts + mask,
-                           xi=jnp.where(mask[:, None], w, state.xi), z=z)
+        state = self.advance(state, mask, w, problem, x=x_new,
+                             xi=jnp.where(mask[:, None], w, state.xi), z=z)
         return state, {"z": state_z, "x": x_new}
 
 

@@ -4,25 +4,37 @@ Reddi, Charles, Zaheer, Garrett, Rush, Konečný, Kumar & McMahan, "Adaptive fed
 optimization", ICLR 2021, Algorithm 2 (FedOpt): the clients run FedAvg's local steps from ``x^t``;
 the server forms the pseudo-gradient ``Δ_t = (1/|S|) Σ_{i∈S} (y_i − x^t)`` (``weighting``: uniform
 as in the paper, or by data size) and takes one step of a server optimizer on ``−Δ_t``:
-``x^{t+1} = x^t + ServerOpt(−Δ_t)``. The optimizer is optax's (the library's choice for
-optimizers), with hyperparameters from Params (η = ``server_lr``, β₁, β₂, τ = ``tau``):
+``x^{t+1} = x^t + ServerOpt(−Δ_t)``. Hyperparameters from Params: η = ``server_lr``, β₁, β₂,
+τ = ``tau``.
 
-* FedAdam — ``optax.adam(η, β₁, β₂, eps=τ)``: Reddi's FedAdam with Kingma & Ba's bias correction
-  of ``m_t`` and ``v_t`` (the paper's Algorithm 2 has none; with it the first steps are not
-  damped by ``(1 − β)``).
-* FedYogi — ``optax.yogi(η, β₁, β₂, eps=τ)``: ``v_t = v_{t−1} − (1 − β₂)Δ_t² sign(v_{t−1} − Δ_t²)``
-  as in Reddi et al. (Zaheer et al. 2018), with optax's bias correction and ``v_{−1} = 10⁻⁶``.
+Default (``bias_correction=False``): the server step exactly as printed in Reddi et al.'s
+Algorithm 2 (lines "m_t = …", "v_t = …", "x_{t+1} = …"), an ``optax.GradientTransformation`` of
+our own (:func:`reddi_server`):
+
+* ``m_t = β₁ m_{t−1} + (1 − β₁) Δ_t``, ``m_{−1} = 0``;
+* FedAdagrad ``v_t = v_{t−1} + Δ_t²``; FedYogi ``v_t = v_{t−1} − (1 − β₂) Δ_t² sign(v_{t−1} − Δ_t²)``;
+  FedAdam ``v_t = β₂ v_{t−1} + (1 − β₂) Δ_t²``; ``v_{−1} = τ²`` (the paper's ``v_{−1} ≥ τ²``;
+  the config field ``v0`` sets another value, e.g. 0 as decent-bench initializes it);
+* ``x_{t+1} = x_t + η m_t / (√v_t + τ)``, no bias correction.
+
+optax has no uncorrected form of these: ``optax.scale_by_adam`` always bias-corrects, and a chain
+of ``optax.ema`` (``debias=False``) and ``optax.scale_by_rms`` cannot express ``m_t/√v_t`` with
+``v_t`` the second moment of ``Δ_t`` rather than of ``m_t``, hence the small transformation.
+
+``bias_correction=True``: optax's optimizers (the previous behaviour, kept as an option):
+
+* FedAdam — ``optax.adam(η, β₁, β₂, eps=τ)``: Kingma & Ba's bias correction of ``m_t``, ``v_t``.
+* FedYogi — ``optax.yogi(η, β₁, β₂, eps=τ)``: bias-corrected, ``v_{−1} = 10⁻⁶``.
 * FedAdagrad — ``optax.adagrad(η, initial_accumulator_value=τ², eps=0)``: ``v_t = v_{t−1} + Δ_t²``,
-  ``v_{−1} = τ²`` (Reddi's ``v_{−1} ≥ τ²``), step ``ηΔ_t/√v_t``, without momentum (β₁ = 0, one of
-  the paper's settings; τ enters through ``v_{−1}``).
+  step ``ηΔ_t/√v_t``, without momentum.
 
-The optimizer's state (optax's pytree, shaped like one model ``(d,)``) is part of the algorithm's
-state; ``per_agent=False`` Params (one server).
+The optimizer's state (a pytree shaped like one model ``(d,)``) is part of the algorithm's state;
+``per_agent=False`` Params (one server).
 """
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import Any, ClassVar, NamedTuple
 
 import chex
 import jax.numpy as jnp
@@ -53,31 +65,79 @@ class FedOptState:
     opt: Any  # optax state of the server optimizer, shaped like one model (d,)
 
 
+class ReddiState(NamedTuple):
+    """Server state of Reddi et al.'s Algorithm 2: first and second moments m_t, v_t."""
+
+    m: jnp.ndarray
+    v: jnp.ndarray
+
+
+SECOND_MOMENT = {
+    "adam": lambda v, d2, b2: b2 * v + (1 - b2) * d2,
+    "yogi": lambda v, d2, b2: v - (1 - b2) * d2 * jnp.sign(v - d2),
+    "adagrad": lambda v, d2, b2: v + d2,
+}
+"""Reddi et al. 2021, Algorithm 2: v_t from v_{t−1} and Δ_t² for each server optimizer."""
+
+
+def reddi_server(optimizer: str, lr, b1, b2, tau, v0) -> optax.GradientTransformation:
+    """Reddi et al. 2021, Algorithm 2 as printed: applied to the pseudo-gradient g = −Δ_t it
+    returns ``η m_t / (√v_t + τ)`` (no bias correction; m_{−1} = 0, v_{−1} = v0)."""
+    second_moment = SECOND_MOMENT[optimizer]
+
+    def init(x):
+        return ReddiState(m=jnp.zeros_like(x), v=jnp.full_like(x, v0))
+
+    def update(g, state, params=None):
+        del params
+        delta = -g
+        m = b1 * state.m + (1 - b1) * delta
+        v = second_moment(state.v, delta * delta, b2)
+        return lr * m / (jnp.sqrt(v) + tau), ReddiState(m=m, v=v)
+
+    return optax.GradientTransformation(init, update)
+
+
 OPTIMIZERS = {
     "adam": lambda p: optax.adam(p.server_lr, b1=p.b1, b2=p.b2, eps=p.tau),
     "yogi": lambda p: optax.yogi(p.server_lr, b1=p.b1, b2=p.b2, eps=p.tau),
     "adagrad": lambda p: optax.adagrad(p.server_lr, initial_accumulator_value=p.tau ** 2,
                                        eps=0.0),
 }
-"""Server optimizer name → optax transform built from Params (see the module)."""
+"""Server optimizer name → bias-corrected optax transform built from Params (see the module)."""
 
 
 @dataclasses.dataclass(frozen=True)
 class FedOpt(Federated):
-    """FedOpt (Reddi et al. 2021, Algorithm 2) with the optax server optimizer ``optimizer``."""
+    """FedOpt (Reddi et al. 2021, Algorithm 2) with the server optimizer ``optimizer``."""
 
     optimizer: ClassVar[str] = "adam"
     params_type = FedOptParams
     provenance = "standard"
+    tracks_loss = True
     weighting: str = "uniform"
+    bias_correction: bool = False
+    v0: float | None = None
+
+    def __post_init__(self):
+        super().__post_init__()
+        if self.v0 is not None and not self.v0 >= 0:
+            raise ValueError(f"{type(self).__name__}: v0 must be >= 0 (v_{{-1}} of Reddi et al.'s "
+                             f"Algorithm 2) or None for τ²; got {self.v0!r}")
+        if self.bias_correction and self.v0 is not None:
+            raise ValueError(f"{type(self).__name__}: v0={self.v0!r} applies to the printed "
+                             "server step only; optax's (bias_correction=True) fixes its own")
 
     def server(self, params):
-        return OPTIMIZERS[self.optimizer](params)
+        """The server optimizer: Reddi's printed step, or optax's with ``bias_correction``."""
+        if self.bias_correction:
+            return OPTIMIZERS[self.optimizer](params)
+        v0 = params.tau ** 2 if self.v0 is None else self.v0
+        return reddi_server(self.optimizer, params.server_lr, params.b1, params.b2, params.tau, v0)
 
     def init(self, key, problem, network, params):
         base = super().init(key, problem, network, params)
-        return FedOptState(x=base.x, counts=base.counts,
-                           opt=self.server(params).init(base.x[0]))
+        return self.extend(base, FedOptState, opt=self.server(params).init(base.x[0]))
 
     def step(self, state, noise, problem, network, params, k):
         del k
@@ -89,37 +149,50 @@ class FedOpt(Federated):
                                    "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
         x_new = broadcast(x[0] + update, n)
-        state = FedOptState(x=x_new, counts=state.counts + mask, opt=opt)
+        state = self.advance(state, mask, y, problem, x=x_new, opt=opt)
         return state, {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
 class FedAdam(FedOpt):
-    """FedAdam (Reddi et al. 2021, Algorithm 2): server step optax.adam on −Δ_t; see the module."""
+    """FedAdam (Reddi et al. 2021, Algorithm 2): printed server step on −Δ_t; see the module."""
 
     name = "fedadam"
-    cites = ("Reddi et al., ICLR 2021, Algorithm 2 (FedAdam), server optax.adam",)
+    cites = (("Reddi et al., ICLR 2021, Algorithm 2 (FedAdam), server step as printed "
+              "(optax.adam with bias_correction=True)"),)
     optimizer = "adam"
 
 
 @dataclasses.dataclass(frozen=True)
 class FedYogi(FedOpt):
-    """FedYogi (Reddi et al. 2021, Algorithm 2): server step optax.yogi on −Δ_t; see the module."""
+    """FedYogi (Reddi et al. 2021, Algorithm 2): printed server step on −Δ_t; see the module."""
 
     name = "fedyogi"
-    cites = ("Reddi et al., ICLR 2021, Algorithm 2 (FedYogi), server optax.yogi",)
+    cites = (("Reddi et al., ICLR 2021, Algorithm 2 (FedYogi), server step as printed "
+              "(optax.yogi with bias_correction=True)"),)
     optimizer = "yogi"
 
 
 @dataclasses.dataclass(frozen=True)
 class FedAdagrad(FedOpt):
-    """FedAdagrad (Reddi et al. 2021, Algorithm 2): server step optax.adagrad on −Δ_t (v_{−1} =
-    τ², no momentum); see the module."""
+    """FedAdagrad (Reddi et al. 2021, Algorithm 2): printed server step on −Δ_t (v_{−1} = τ²);
+    see the module."""
 
     name = "fedadagrad"
-    cites = ("Reddi et al., ICLR 2021, Algorithm 2 (FedAdagrad), server optax.adagrad",)
+    cites = (("Reddi et al., ICLR 2021, Algorithm 2 (FedAdagrad), server step as printed "
+              "(optax.adagrad with bias_correction=True)"),)
     optimizer = "adagrad"
 
 
-__all__ = ["FedAdagrad", "FedAdam", "FedOpt", "FedOptParams", "FedOptState", "FedYogi",
-           "OPTIMIZERS"]
+__all__ = [
+    "OPTIMIZERS",
+    "SECOND_MOMENT",
+    "FedAdagrad",
+    "FedAdam",
+    "FedOpt",
+    "FedOptParams",
+    "FedOptState",
+    "FedYogi",
+    "ReddiState",
+    "reddi_server",
+]
