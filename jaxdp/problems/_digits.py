@@ -110,8 +110,8 @@ def _patches(x):
 
 
 def _cnn_layers(params: dict, x, shifts=None):
-    """(logits (b, 10), patches (b, 9, 64), pooled features (b, 16c)); ``shifts`` (conv
-    pre-activations (b, c, 64), logits (b, 10)), if given, are added there (zeros: the
+    """(logits (b, k), patches (b, 9, 64), pooled features (b, 16c)); ``shifts`` (conv
+    pre-activations (b, c, 64), logits (b, k)), if given, are added there (zeros: the
     cotangents there are ∂ℓ_s/∂z)."""
     b, (conv, dense) = x.shape[0], (params["conv"], params["dense"])
     patches = _patches(x)
@@ -137,27 +137,26 @@ def cnn_clipping(loss: ModelLoss, x, features, labels, reg):
     ICML 2023).
     """
     params = loss.params_of(x)
-    b, c = features.shape[0], params["conv"]["b"].shape[0]
-    shifts = (jnp.zeros((b, c, 64), x.dtype), jnp.zeros((b, 10), x.dtype))
+    b, c, k = features.shape[0], params["conv"]["b"].shape[0], params["dense"]["b"].shape[0]
+    shifts = (jnp.zeros((b, c, 64), x.dtype), jnp.zeros((b, k), x.dtype))
 
     def total(shifts):
         logits, patches, h = _cnn_layers(params, features, shifts)
         return jnp.sum(loss.sample_fn(logits, labels)), (patches, h)
 
     (delta, eps), (patches, h) = jax.grad(total, has_aux=True)(shifts)
-    kernel = einsum("bcq,bpq->bcp", delta, patches)
-    rows = {"conv": {"b": jnp.sum(delta, axis=2), "w": kernel}}
+    kernel, bias = einsum("bcq,bpq->bcp", delta, patches), jnp.sum(delta, axis=2)
     p = loss.penalty_grad(x, reg)
     pens = loss.layout.unflatten(p)
-    sq = (jnp.sum(kernel * kernel, axis=(1, 2)) + jnp.sum(rows["conv"]["b"] ** 2, axis=1)
+    sq = (jnp.sum(kernel * kernel, axis=(1, 2)) + jnp.sum(bias * bias, axis=1)
           + (jnp.sum(h * h, axis=1) + 1.0) * jnp.sum(eps * eps, axis=1))
     cross = (einsum("bcp,cp->b", kernel, pens["conv"]["w"])
-             + einsum("bc,c->b", rows["conv"]["b"], pens["conv"]["b"])
+             + einsum("bc,c->b", bias, pens["conv"]["b"])
              + jnp.sum(eps * (matmul(h, pens["dense"]["w"]) + pens["dense"]["b"][None, :]),
                        axis=1))
 
     def combine(scale):
-        layers = {"conv": {"b": einsum("b,bc->c", scale, rows["conv"]["b"]),
+        layers = {"conv": {"b": einsum("b,bc->c", scale, bias),
                            "w": einsum("b,bcp->cp", scale, kernel)},
                   "dense": {"b": einsum("b,bo->o", scale, eps),
                             "w": einsum("ba,bo->ao", h, scale[:, None] * eps)}}
