@@ -474,3 +474,20 @@ def test_from_model_default_dtype_follows_jax_and_runs():
     trace = jaxdp.run(jaxdp.algorithms.DGD(), problem, net, jaxdp.algorithms.DGDParams(alpha=0.5),
                       steps=2, seeds=1, progress=False, record_every=2)
     assert np.all(np.isfinite(np.asarray(trace.metrics["objective"])))
+
+
+def test_cnn_ghost_clipped_rows_stay_within_c_and_a_wrong_norm_does_not():
+    """What DP-SGD's sensitivity rests on: every row's contribution combine(e_s·scale) to the
+    clipped sum has norm <= C (= C where the row was clipped). Positive control: the same
+    scaling computed from a norm without the kernel's term lets a row exceed C."""
+    problem, x, a, y = _cnn_rows(weight_decay=0.3, rows=12)
+    sq, combine = STRUCTURED_CLIPPING[jaxdp.problems.cnn_apply](problem.loss, x, a, y,
+                                                                problem.reg)
+    C = 0.5 * float(jnp.sqrt(jnp.min(sq)))  # every row is clipped
+    rows = lambda scale: np.linalg.norm(
+        jax.vmap(lambda e: combine(e * scale))(jnp.eye(a.shape[0])), axis=1)
+    np.testing.assert_allclose(rows(C / jnp.maximum(jnp.sqrt(sq), C)), C, rtol=1e-12)
+    full = np.asarray(per_example_grads(problem.loss, x, a, y, problem.reg))
+    kernel = full[:, 3:30]  # leaves in order: conv b (3 channels), conv w (3 × 9), dense ...
+    wrong = jnp.asarray(np.sum(full ** 2, axis=1) - np.sum(kernel ** 2, axis=1))
+    assert rows(C / jnp.maximum(jnp.sqrt(wrong), C)).max() > 1.01 * C
