@@ -28,9 +28,9 @@ Stages (each with a deadline inside ``--budget`` seconds; a stage that runs out 
    (written under ``OUT/profile``) and the compiled program's cost analysis.
 4. **models** (``--models-s``, run before the reserve when listed in ``--stages``): neural-network
    workloads of issue 25 with DP-DSGD (Poisson batches, per-example clipping, lattice noise) on
-   the packaged digits: the 64–32–10 MLP (``digits_mlp``) and a small CNN (3×3 conv, 8 channels,
-   2×2 mean pool, dense 10; the conv as patches × kernel), 16 and 64 agents on a ring, seeds 1,
-   16, 256 (:data:`MODEL_SEEDS`), each cell in a fresh process: agent-steps per second of the
+   the packaged digits: the 64–32–10 MLP (``digits_mlp``) and the small CNN (``digits_cnn``:
+   3×3 conv, 8 channels, 2×2 mean pool, dense 10; ghost clipping), 16 and 64 agents on a ring,
+   seeds 1, 16, 256 (:data:`MODEL_SEEDS`), each cell in a fresh process: agent-steps per second of the
    compiled run, wall from spawn, compile time, jaxdp's program-size estimate and the device's
    peak memory (``memory_stats``; the process's peak RSS on CPU). A workload's seed ladder stops
    at its first failure or timeout. Its default 60 s covers the first cells only; a call of its
@@ -412,56 +412,16 @@ def stage3(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
 
 
 # -- stage 4: neural-network workloads (issue 25) -------------------------------------------------
-CNN_CHANNELS = 8
-
-
-def cnn_init(key, dtype):
-    """A 3×3 conv of 8 channels and a dense layer to 10 classes on 8×8 images (1,370 numbers)."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-
-    k_conv, k_dense = jax.random.split(key)
-    c = CNN_CHANNELS
-    return {"conv": {"w": jax.random.normal(k_conv, (c, 9), dtype) / 3.0,
-                     "b": jnp.zeros(c, dtype)},
-            "dense": {"w": jax.random.normal(k_dense, (c * 16, 10), dtype) / np.sqrt(c * 16),
-                      "b": jnp.zeros(10, dtype)}}
-
-
-def cnn_apply(params, xb):
-    """Logits (b, 10) of images (b, 8, 8): the conv as patches × kernel
-    (``lax.conv_general_dilated`` cannot vmap its kernel gradient inside ``jaxdp.run``), ReLU,
-    2×2 mean pool, dense."""
-    import jax
-    import jax.numpy as jnp
-
-    c, hi = CNN_CHANNELS, jax.lax.Precision.HIGHEST
-    patches = jax.lax.conv_general_dilated_patches(xb[:, None], (3, 3), (1, 1), "SAME",
-                                                   precision=hi)
-    h = jnp.einsum("bpij,cp->bcij", patches, params["conv"]["w"], precision=hi)
-    h = jax.nn.relu(h + params["conv"]["b"][None, :, None, None])
-    h = h.reshape(h.shape[0], c, 4, 2, 4, 2).mean(axis=(3, 5)).reshape(h.shape[0], -1)
-    return jnp.matmul(h, params["dense"]["w"], precision=hi) + params["dense"]["b"][None, :]
-
-
 def model_problem(workload: str, agents: int):
-    """``digits_mlp`` or the CNN on the digits, float32, an IID split among ``agents``."""
-    import jax
+    """``digits_mlp`` or ``digits_cnn`` (the library builders), float32, an IID split among
+    ``agents``."""
     import jax.numpy as jnp
 
     from jaxdp import problems
 
-    if workload == "digits_mlp":
-        return problems.digits_mlp(agents, split="iid", dtype=jnp.float32)
-    if workload != "digits_cnn":
+    if workload not in MODEL_WORKLOADS:
         raise ValueError(f"unknown model workload {workload!r}; use one of {MODEL_WORKLOADS}")
-    images, labels = problems.load_digits()
-    x, y, test_x, test_y = problems.train_test_split(images, labels, 0.2, seed=0)
-    parts = problems.split(y, agents, "iid", seed=0)
-    return problems.from_model(cnn_apply, cnn_init(jax.random.key(0), jnp.float32), x, y,
-                               parts=parts, test=(test_x, test_y), dtype=jnp.float32,
-                               name="digits_cnn")
+    return problems.make_problem(workload, n_agents=agents, split="iid", dtype=jnp.float32)
 
 
 def model_cell(workload: str, agents: int, seeds: int, steps: int) -> dict:

@@ -142,14 +142,16 @@ def test_gradient_through_a_run_lowers_for_cuda(setting):
     gate(lower(f, alg.default_params(), jnp.uint32(0)))
 
 
+@pytest.mark.parametrize("model", ["digits_mlp", "digits_cnn"])
 @pytest.mark.parametrize("name", ["dp_dsgd", "dgd"])
-def test_digits_mlp_lowers_for_cuda_with_full_precision(name):
-    """The packaged model problem (the GPU driver's model stage runs it): the MLP's own products,
-    their per-example gradients and the test metrics keep the precision. Not checked here: the
-    float scatter-add of the cross-entropy's backward pass (``take_along_axis`` of the label's
-    logit; one update per row, so no two updates meet at one address)."""
+def test_digits_models_lower_for_cuda_with_full_precision(name, model):
+    """The packaged model problems (the GPU driver's model stage runs them): the models' own
+    products (the CNN's patch extraction included), their per-example gradients (ghost clipping
+    under DP-DSGD) and the test metrics keep the precision, and the cross-entropy's backward pass
+    adds no float scatter."""
     with jax.enable_x64(False):
-        prob = problems.digits_mlp(8, split="iid", hidden=8, dtype=jnp.float32)
+        kw = {"hidden": 8} if model == "digits_mlp" else {"channels": 2}
+        prob = problems.make_problem(model, n_agents=8, split="iid", dtype=jnp.float32, **kw)
         net = network.make_network("ring", 8)
     alg = algorithms.DPDSGD(batch_size=4) if name == "dp_dsgd" else algorithms.get(name)
-    gate(run_program(alg, prob, net, alg.default_params()), deterministic=False)
+    gate(run_program(alg, prob, net, alg.default_params()))

@@ -400,3 +400,94 @@ def test_convolution_runs_inside_run_with_a_private_algorithm():
     objective = np.asarray(trace.metrics["objective"])
     assert objective.shape[0] == 2 and np.all(np.isfinite(objective))
     assert not np.allclose(objective[0], objective[1])  # the seeds draw different noise
+
+
+# --- the packaged CNN (digits_cnn) and its ghost clipping ---------------------------------------
+def _cnn_rows(weight_decay=0.3, rows=10):
+    problem = jaxdp.problems.digits_cnn(4, channels=3, weight_decay=weight_decay,
+                                        dtype=jnp.float64)
+    x = 0.5 * jax.random.normal(jax.random.key(11), (problem.dim,), jnp.float64)
+    return problem, x, problem.features[1][:rows], problem.labels[1][:rows]
+
+
+def test_cnn_apply_is_the_convolution():
+    """cnn_apply's patches × kernel is lax.conv_general_dilated (SAME) of the same kernel, then
+    ReLU, 2×2 mean pool and the dense layer (written out independently here)."""
+    problem, x, a, _ = _cnn_rows()
+    params = problem.params_of(x)
+    kernel = params["conv"]["w"].reshape(3, 1, 3, 3)
+    z = jax.lax.conv_general_dilated(a[:, None], kernel, (1, 1), "SAME",
+                                     precision=jax.lax.Precision.HIGHEST)
+    h = jax.nn.relu(z + params["conv"]["b"][None, :, None, None])
+    pooled = (h[:, :, 0::2, 0::2] + h[:, :, 1::2, 0::2] + h[:, :, 0::2, 1::2]
+              + h[:, :, 1::2, 1::2]) / 4
+    want = pooled.reshape(a.shape[0], -1) @ params["dense"]["w"] + params["dense"]["b"][None]
+    np.testing.assert_allclose(jaxdp.problems.cnn_apply(params, a), want, atol=1e-12)
+    assert jaxdp.problems.digits_cnn(2).dim == 1370  # 8 channels: 72 + 8 + 1280 + 10
+
+
+@pytest.mark.parametrize("weight_decay", [0.0, 0.3])
+def test_cnn_ghost_clipping_matches_the_per_example_loop(weight_decay):
+    """cnn_clipping's one-pass norms are the per-example gradients' norms (penalty included) and
+    its clipped sum is Σ_s w_s clip(g_s, C) of a loop over the rows (Abadi et al. 2016)."""
+    problem, x, a, y = _cnn_rows(weight_decay)
+    assert jaxdp.problems.cnn_apply in STRUCTURED_CLIPPING
+    full = np.asarray(per_example_grads(problem.loss, x, a, y, problem.reg))
+    got = per_example_sq_norms(problem.loss, x, a, y, problem.reg)
+    np.testing.assert_allclose(got, np.sum(full ** 2, axis=1), rtol=1e-10)
+    w = jnp.asarray(np.random.default_rng(3).integers(0, 2, a.shape[0]), jnp.float64)
+    C = 0.5 * float(np.median(np.linalg.norm(full, axis=1)))
+    want = np.zeros(problem.dim)
+    for s in range(a.shape[0]):
+        g = np.asarray(problem.loss.grad(x, a[s:s + 1], y[s:s + 1], jnp.ones(1), problem.reg))
+        want += float(w[s]) * g * min(1.0, C / np.linalg.norm(g))
+    clipped = clipped_grad_mean(problem.loss, x, a, y, w, C, problem.reg)
+    np.testing.assert_allclose(clipped, want / float(jnp.sum(w)), atol=1e-10)
+    unclipped = clipped_grad_mean(problem.loss, x, a, y, w, jnp.inf, problem.reg, 2.0)
+    np.testing.assert_allclose(unclipped, (np.asarray(w)[:, None] * full).sum(0) / 2.0,
+                               atol=1e-10)
+
+
+def test_digits_cnn_bad_channels_is_named():
+    with pytest.raises(ValueError, match="channels must be an int >= 1; got 0"):
+        jaxdp.problems.digits_cnn(4, channels=0)
+
+
+def test_cli_runs_digits_cnn_with_a_private_algorithm(tmp_path, capsys):
+    """``--problem digits_cnn`` runs DP-DSGD on a non-IID split from the command line."""
+    from jaxdp.cli import main
+    code = main(["run", "dp_dsgd", "--problem", "digits_cnn", "--split", "dirichlet:0.3",
+                 "--agents", "4", "--network", "ring", "--param", "alpha=0.5", "--param",
+                 "clip=1.0", "--param", "sigma=1.0", "--steps", "5", "--seeds", "1",
+                 "--problem-param", "channels=2", "--out", str(tmp_path), "--force"])
+    assert code == 0
+    assert "test_accuracy" in capsys.readouterr().out
+
+
+def test_from_model_default_dtype_follows_jax_and_runs():
+    """Without a dtype, from_model uses JAX's default float (float64 under the tests' x64), so
+    the problem runs inside jaxdp.run (a float32 default failed there under x64)."""
+    Z, y, parts = _pooled()
+    problem = from_model(_linear, {"w": jnp.zeros(5)}, Z, y, parts=parts, loss="logistic")
+    assert problem.features.dtype == jnp.float64
+    net = jaxdp.network.build_network(jaxdp.network.ring(4))
+    trace = jaxdp.run(jaxdp.algorithms.DGD(), problem, net, jaxdp.algorithms.DGDParams(alpha=0.5),
+                      steps=2, seeds=1, progress=False, record_every=2)
+    assert np.all(np.isfinite(np.asarray(trace.metrics["objective"])))
+
+
+def test_cnn_ghost_clipped_rows_stay_within_c_and_a_wrong_norm_does_not():
+    """What DP-SGD's sensitivity rests on: every row's contribution combine(e_s·scale) to the
+    clipped sum has norm <= C (= C where the row was clipped). Positive control: the same
+    scaling computed from a norm without the kernel's term lets a row exceed C."""
+    problem, x, a, y = _cnn_rows(weight_decay=0.3, rows=12)
+    sq, combine = STRUCTURED_CLIPPING[jaxdp.problems.cnn_apply](problem.loss, x, a, y,
+                                                                problem.reg)
+    C = 0.5 * float(jnp.sqrt(jnp.min(sq)))  # every row is clipped
+    rows = lambda scale: np.linalg.norm(
+        jax.vmap(lambda e: combine(e * scale))(jnp.eye(a.shape[0])), axis=1)
+    np.testing.assert_allclose(rows(C / jnp.maximum(jnp.sqrt(sq), C)), C, rtol=1e-12)
+    full = np.asarray(per_example_grads(problem.loss, x, a, y, problem.reg))
+    kernel = full[:, 3:30]  # leaves in order: conv b (3 channels), conv w (3 × 9), dense ...
+    wrong = jnp.asarray(np.sum(full ** 2, axis=1) - np.sum(kernel ** 2, axis=1))
+    assert rows(C / jnp.maximum(jnp.sqrt(wrong), C)).max() > 1.01 * C

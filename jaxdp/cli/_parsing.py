@@ -178,7 +178,8 @@ def _setting_arguments(s, *, out: str, resume: bool = True) -> None:
                    help="any other argument of the problem's builder, e.g. --problem-param "
                         "omega=2 (repeatable; TOML: a [problem_params] table)")
     s.add_argument("--split", default=None,
-                   help="how a model problem (digits_mlp) splits its data among the agents: iid, "
+                   help="how a model problem (a builder with a `split` argument, as in `jaxdp "
+                        "list`) splits its data among the agents: iid, "
                         "dirichlet:α, shards:s, label_quantity:k or size_skew:α (None: iid)")
     s.add_argument("--network", default=None,
                    help="graph family (None: complete for an algorithm whose server averages "

@@ -13,7 +13,7 @@ and step-size rules need. Example::
 
 Neural networks (docs/models.md): ``from_model(apply, init_params, features, labels,
 parts=split(labels, N, "dirichlet:0.3", seed=0))`` builds a ``ModelProblem`` for any JAX model,
-``digits_mlp`` one on the packaged UCI digits; ``load_mnist``, ``load_cifar10`` and
+``digits_mlp`` and ``digits_cnn`` ones on the packaged UCI digits; ``load_mnist``, ``load_cifar10`` and
 ``load_arrays`` read files a user has.
 """
 
@@ -36,7 +36,9 @@ from jaxdp.problems._datasets import (
     read_idx,
     train_test_split,
 )
-from jaxdp.problems._digits import MODEL_PROBLEMS, digits_mlp, mlp_apply, mlp_init
+from jaxdp.problems._digits import (
+    MODEL_PROBLEMS, cnn_apply, cnn_init, digits_cnn, digits_mlp, mlp_apply, mlp_init,
+)
 from jaxdp.problems._model import (
     SAMPLE_LOSSES,
     STRUCTURED_CLIPPING,
@@ -103,6 +105,9 @@ __all__ = [
     "weighted_row_grad",
     "SPLITS",
     "MODEL_PROBLEMS",
+    "cnn_apply",
+    "cnn_init",
+    "digits_cnn",
     "digits_mlp",
     "dirichlet_split",
     "histogram_report",

@@ -138,8 +138,13 @@ class _Constant:
 
 # --- per-sample losses: (outputs (b, k...), labels (b, ...)) -> (b,) -----------------------------
 def cross_entropy(outputs: Array, labels: Array) -> Array:
-    """Softmax cross-entropy of logits (b, k) against integer classes (b,)."""
-    picked = jnp.take_along_axis(outputs, labels[:, None].astype(jnp.int32), axis=1)[:, 0]
+    """Softmax cross-entropy of logits (b, k) against integer classes (b,).
+
+    The label's logit is picked by a one-hot mask (a select and a sum, exact), not by indexing:
+    the backward pass of ``take_along_axis`` is a float scatter-add, which a GPU runs with
+    atomics (not bit-reproducible)."""
+    hit = labels.astype(jnp.int32)[:, None] == jnp.arange(outputs.shape[1])[None, :]
+    picked = jnp.sum(jnp.where(hit, outputs, 0.0), axis=1)
     return jax.nn.logsumexp(outputs, axis=1) - picked
 
 
@@ -534,7 +539,7 @@ def pack_parts(features, labels, parts: Sequence) -> tuple[np.ndarray, np.ndarra
 
 def from_model(apply: Callable, init_params, features, labels, *, parts: Sequence,
                loss: str | Callable = "cross_entropy", test: tuple[Any, Any] | None = None,
-               weight_decay: float = 0.0, dtype=jnp.float32, max_elements: int =
+               weight_decay: float = 0.0, dtype=None, max_elements: int =
                DEFAULT_MAX_ELEMENTS, name: str = "model") -> ModelProblem:
     """A validated :class:`ModelProblem` for ``apply`` on pooled data split by ``parts``.
 
@@ -549,7 +554,8 @@ def from_model(apply: Callable, init_params, features, labels, *, parts: Sequenc
         (b,)`` per-sample losses.
       test: optional ``(test_features (n_test, ...), test_labels (n_test, ...))``.
       weight_decay: c >= 0 of ½·c‖θ − θ₀‖².
-      dtype: the float dtype of features and models.
+      dtype: the float dtype of features and models (default JAX's default float: float64
+        when x64 is on, else float32).
       max_elements: bound on rows × d live in per-example gradients (micro-batching).
       name: the problem's name.
 
@@ -562,6 +568,7 @@ def from_model(apply: Callable, init_params, features, labels, *, parts: Sequenc
                          "or a callable (outputs, labels) -> (b,) per-sample losses")
     if isinstance(max_elements, bool) or not isinstance(max_elements, int) or max_elements < 1:
         raise ValueError(f"from_model: max_elements must be an int >= 1; got {max_elements!r}")
+    dtype = default_float(dtype)
     theta0 = _flat_init(init_params, dtype)
     row = jnp.asarray(np.asarray(features)[:1], dtype)
     convolves = _has_convolution(jax.make_jaxpr(apply)(init_params, row).jaxpr)
@@ -580,6 +587,11 @@ def from_model(apply: Callable, init_params, features, labels, *, parts: Sequenc
         loss=model_loss, name=name).validate()
     _check_outputs(problem, np.asarray(labels), np.asarray(test_y))
     return problem
+
+
+def default_float(dtype=None):
+    """``dtype`` canonicalized, or JAX's default float for ``None`` (float64 when x64 is on)."""
+    return jax.dtypes.canonicalize_dtype(jnp.float64 if dtype is None else dtype)
 
 
 def _flat_init(init_params, dtype) -> np.ndarray:
@@ -623,6 +635,7 @@ __all__ = [
     "ParamLayout",
     "clipped_grad_mean",
     "cross_entropy",
+    "default_float",
     "from_model",
     "logistic",
     "micro_batch_rows",
