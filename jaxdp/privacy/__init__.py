@@ -20,7 +20,9 @@
   :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
-  :func:`edge_mixing`).
+  :func:`edge_mixing`); and the matrix-factorization form with correlated noise (MFDL, ICLR
+  2026): :class:`LinearRelease`, :func:`gossip_release`, :func:`factorization_epsilon`,
+  :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -98,6 +100,16 @@ from jaxdp.privacy._pairwise import (
     gaussian_epsilon,
     linear_gossip_epsilon,
 )
+from jaxdp.privacy._factorization import (
+    LinearRelease,
+    block_powers,
+    factorization_epsilon,
+    gossip_release,
+    observer_mu2,
+    observers,
+    participation_classes,
+    release_mu2,
+)
 from jaxdp.privacy._pairwise_scan import (
     GossipStructure,
     edge_mixing,
@@ -118,6 +130,14 @@ __all__ = [
     "PairwiseResult",
     "gaussian_epsilon",
     "linear_gossip_epsilon",
+    "LinearRelease",
+    "block_powers",
+    "factorization_epsilon",
+    "gossip_release",
+    "observer_mu2",
+    "observers",
+    "participation_classes",
+    "release_mu2",
     "GossipStructure",
     "edge_mixing",
     "gossip_mu2",

@@ -1,0 +1,292 @@
+"""Ideal-Gaussian accounting of decentralized learning in matrix-factorization form (issue 24).
+
+**The form** (Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani, "Unified Privacy Guarantees for
+Decentralized Learning via Matrix Factorization", ICLR 2026, arXiv:2510.17480 — *MFDL* below —
+§3: every linear DP-DL algorithm releases ``A c + B z``). One coordinate (the others are
+independent copies); agents ``i = 1..N``, steps ``s = 0..T−1``; ``c_{u,s}`` agent ``u``'s
+contribution at step ``s``; ``z`` iid standard Gaussians (the noise *seeds*). The transcript is a
+:class:`LinearRelease`: rows ``m`` (messages) with
+
+.. math::  y_m = \\sum_{u,s} A_{m,u,s}\\, c_{u,s} + \\sum_k B_{m,k}\\, z_k ,
+
+who sees each row (``audience``), who knows each seed (``knowers``: an agent's own local and
+message seeds; both ends of an edge know their pairwise secret). An observer sees rows ``O``
+and subtracts the seeds ``K`` it knows and the contributions of other agents (which do not change
+between the neighbouring data sets of ``u``): its view of ``u`` is ``A_O c_u + B_{O,∖K} z``, a
+Gaussian mechanism with covariance ``Σ = B_{O,∖K} B_{O,∖K}ᵀ``. With ``Q = A_{O,u}ᵀ Σ⁻¹ A_{O,u}``
+(``T × T``) and contributions that may change by ``‖δ_s‖₂ ≤ Δ`` at the steps ``P`` of one
+participation class, the squared sensitivity (in noise units) is
+``sup_δ Σ_{s,t∈P} Q_{st} δ_sᵀ δ_t ≤ Δ² Σ_{s,t∈P} |Q_{st}|`` (attained when ``Q_P ≥ 0``: the same
+vector at every step), ``μ² = max_P`` of it; ``ε(δ)`` is the exact Gaussian mechanism's (Balle &
+Wang, ICML 2018, Thm 8). This is MFDL's Theorem-style sensitivity ``‖C_O e‖`` generalised to any
+``B`` (MFDL's ``A = B C`` with ``B_O`` not square: here ``Σ⁻¹`` replaces ``B_O^+``), and exactly
+:func:`jaxdp.privacy.linear_gossip_epsilon`'s quantity when the noise is independent.
+
+**What it is not.** The IDEAL continuous-Gaussian mechanism with NON-ADAPTIVE contributions
+(fixed before the run). It is not a bound for the library's lattice noise (a discrete Gaussian
+mixed by real matrices is not Gaussian) nor for gradients evaluated at models that depend on
+other agents' messages; a report may show it only as a curve named "ideal". The sound report of a
+run is :mod:`jaxdp.algorithms.catalogue.mafalda`'s.
+
+**Correlated noise over time** (:func:`gossip_release`): each agent's local noise is
+``σ_ℓ L ξ_i`` with ``L`` a ``T × T`` lower-triangular *noise decoder* (MFDL's ``C^+``: ``L = I``
+is DP-DGD / Muffliato, ``L = C^{-1}`` an encoder ``C``), optional per-message noise ``σ_m`` and
+pairwise-cancelling secrets ``σ_p`` (DECOR: Allouah et al., ICML 2024: agent ``i`` adds
+``σ_p Σ_{j∼i} ±z_{ij}^s``, the sign ``+`` for ``i < j``).
+
+Everything here is ``jnp`` and differentiable in ``W``, the noise scales and ``L``
+(:func:`release_mu2`). Sizes are bounded: ``N·T ≤`` :data:`MAX_CONTRIBUTIONS` and a view of at
+most :data:`MAX_ROWS` rows, refused beyond with the sizes named.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxdp._precision import einsum, matmul
+from jaxdp.privacy._pairwise import PairwiseResult, gaussian_epsilon
+from jaxdp.privacy._threat import Coalition, Eavesdropper, Neighbours, SecretPairs, as_threat
+
+MAX_CONTRIBUTIONS = 3000
+"""The largest ``N·T`` (contribution columns of ``A``)."""
+MAX_ROWS = 4000
+"""The largest number of released rows (``Σ`` is ``MAX_ROWS²`` float64: 128 MB)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class LinearRelease:
+    """A linear Gaussian transcript ``y = A c + B z`` (module docstring).
+
+    Attributes:
+      A: ``(M, N, T)``: row ``m``'s coefficient of agent ``u``'s contribution at step ``s``.
+      B: ``(M, K)``: row ``m``'s coefficient of seed ``k``.
+      audience: ``(M, N)`` bool: the agents that receive row ``m``.
+      senders: ``(M,)``: the agent that sends row ``m``.
+      knowers: ``(K, N)`` bool: the agents that know seed ``k``.
+    """
+
+    A: jax.Array
+    B: jax.Array
+    audience: np.ndarray
+    senders: np.ndarray
+    knowers: np.ndarray
+
+    def __post_init__(self):
+        m, n, t = np.shape(self.A)
+        if n * t > MAX_CONTRIBUTIONS or m > MAX_ROWS:
+            raise ValueError(f"LinearRelease: N·T = {n * t} contributions (limit "
+                             f"{MAX_CONTRIBUTIONS}) and {m} rows (limit {MAX_ROWS}): beyond the "
+                             "dense accountant; lower T")
+        if np.shape(self.B)[0] != m or np.shape(self.audience) != (m, n) or \
+                np.shape(self.senders) != (m,) or np.shape(self.knowers) != (np.shape(self.B)[1], n):
+            raise ValueError("LinearRelease: A (M, N, T), B (M, K), audience (M, N), senders (M,) "
+                             f"and knowers (K, N) disagree: A {np.shape(self.A)}, B "
+                             f"{np.shape(self.B)}, audience {np.shape(self.audience)}, senders "
+                             f"{np.shape(self.senders)}, knowers {np.shape(self.knowers)}")
+
+    @property
+    def n_agents(self) -> int:
+        return np.shape(self.A)[1]
+
+    @property
+    def steps(self) -> int:
+        return np.shape(self.A)[2]
+
+
+@dataclasses.dataclass(frozen=True)
+class Observer:
+    """What one observer sees (``rows``) and knows (``known`` seeds; its ``members``)."""
+
+    rows: np.ndarray
+    known: np.ndarray
+    members: np.ndarray
+
+
+def observers(release: LinearRelease, threat) -> list[Observer]:
+    """The observers of ``threat``: one per agent under ``"neighbours"``, else one.
+
+    ``"eavesdropper"`` (MFDL's LDP observer) and ``"secret_pairs"`` (SecLDP) see every row and know
+    no seed (no curious agent); ``"neighbours"`` (PNDP) and a coalition see the rows sent to them
+    by others and know their own seeds (and, for a pairwise secret, its other end's)."""
+    n = release.n_agents
+    threat = as_threat(threat).check(n)
+    everything = Observer(np.arange(len(release.senders)), np.zeros(0, np.int64),
+                          np.zeros(0, np.int64))
+    if isinstance(threat, Neighbours):
+        return [_members_observer(release, np.array([v])) for v in range(n)]
+    if isinstance(threat, Coalition):
+        return [_members_observer(release, np.array(threat.agents))]
+    if isinstance(threat, (Eavesdropper, SecretPairs)):
+        return [everything]
+    raise ValueError(f"the factorization accountant has no analysis for threat {threat.name!r}")
+
+
+def _members_observer(release: LinearRelease, members: np.ndarray) -> Observer:
+    sees = release.audience[:, members].any(axis=1) & ~np.isin(release.senders, members)
+    known = np.flatnonzero(release.knowers[:, members].any(axis=1))
+    return Observer(np.flatnonzero(sees), known, members)
+
+
+def participation_classes(participation, steps: int) -> np.ndarray:
+    """``(P, T)`` 0/1: the steps at which one protected unit's contribution may change, per class.
+
+    ``"every_step"`` (an agent's data set enters every step: user-level), ``"first_step"`` (gossip
+    averaging of a private value) or an int ``b`` (a record enters steps ``j, j+b, …``: MFDL's
+    multi-participation with ``T/b`` epochs; ``b = T`` is single participation)."""
+    if participation == "every_step":
+        return np.ones((1, steps))
+    if participation == "first_step":
+        return np.eye(1, steps)
+    b = participation
+    if isinstance(b, (bool, np.bool_)) or not isinstance(b, (int, np.integer)) or not \
+            1 <= b <= steps or steps % b:
+        raise ValueError(f"participation must be 'every_step', 'first_step' or an int b dividing "
+                         f"T = {steps}; got {participation!r}")
+    return (np.arange(steps)[None, :] % b == np.arange(b)[:, None]).astype(float)
+
+
+def release_mu2(A_view, B_view, classes) -> tuple[jax.Array, jax.Array]:
+    """``(μ²/Δ², exact)`` per agent: ``(N,)`` of the view ``A_view c + B_view z`` (module docstring).
+
+    Differentiable (``jnp``); ``Σ = B_view B_viewᵀ`` must be positive definite (else NaN).
+
+    Args:
+      A_view: ``(M, N, T)``; B_view: ``(M, K)``; classes: ``(P, T)`` participation classes.
+    """
+    m, n, t = A_view.shape
+    sigma = matmul(B_view, B_view.T)
+    chol = jnp.linalg.cholesky(sigma)
+    white = jax.scipy.linalg.solve_triangular(chol, A_view.reshape(m, n * t), lower=True)
+    white = white.reshape(m, n, t)
+    Q = einsum("mus,mut->ust", white, white)
+    per_class = einsum("ps,ust,pt->up", jnp.asarray(classes), jnp.abs(Q), jnp.asarray(classes))
+    signed = einsum("ps,ust,pt->up", jnp.asarray(classes), Q, jnp.asarray(classes))
+    best = jnp.argmax(per_class, axis=1)
+    exact = jnp.take_along_axis(signed - per_class, best[:, None], axis=1)[:, 0] >= \
+        -1e-10 * jnp.max(per_class, axis=1)
+    return jnp.max(per_class, axis=1), exact
+
+
+def observer_mu2(release: LinearRelease, obs: Observer, classes) -> tuple[jax.Array, jax.Array]:
+    """``(μ²/Δ², exact)``: ``(N,)`` for one observer (``inf`` for its members; ``0`` with no rows).
+    """
+    n = release.n_agents
+    member = np.isin(np.arange(n), obs.members)
+    if len(obs.rows) == 0:
+        return jnp.where(member, jnp.inf, 0.0), jnp.ones(n, bool)
+    unknown = np.setdiff1d(np.arange(np.shape(release.B)[1]), obs.known)
+    B_view = jnp.asarray(release.B)[obs.rows][:, unknown]
+    mu2, exact = release_mu2(jnp.asarray(release.A)[obs.rows], B_view, classes)
+    return jnp.where(member, jnp.inf, mu2), exact
+
+
+def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbours",
+                          sensitivity: float = 1.0, participation="every_step") -> PairwiseResult:
+    """The IDEAL Gaussian mechanism's ``ε_{u→observer}`` of ``release`` (module docstring).
+
+    Returns:
+      A :class:`~jaxdp.privacy.PairwiseResult` (``(N, N)`` under ``"neighbours"``, else
+      ``(N, 1)``).
+
+    Raises:
+      ValueError: bad δ, sensitivity, participation or threat; or a singular view covariance
+        (a row the observer sees with no unknown noise: ``ε = inf`` would be the honest answer,
+        and a shift inside the range is not handled here).
+    """
+    from jaxdp.privacy._dp_accounting import check_delta
+    delta, threat = check_delta(delta), as_threat(threat)
+    if not sensitivity > 0:
+        raise ValueError(f"sensitivity must be > 0; got {sensitivity!r}")
+    classes = participation_classes(participation, release.steps)
+    mus, exacts = [], []
+    for obs in observers(release, threat):
+        mu2, exact = observer_mu2(release, obs, classes)
+        if np.any(np.isnan(np.asarray(mu2))):
+            raise ValueError(f"the view of observer {obs.members.tolist() or 'outsider'} has a "
+                             "singular noise covariance (a released row with no noise it does "
+                             "not know): add message noise or use another threat")
+        mus.append(sensitivity * np.sqrt(np.asarray(mu2)))
+        exacts.append(np.asarray(exact))
+    mu = np.stack(mus, axis=1)
+    return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
+                          exact=np.stack(exacts, axis=1), delta=delta)
+
+
+def block_powers(W, steps: int, first_power: int = 0):
+    """``(T·N, T·N)`` time-major block lower-triangular matrix with block ``(k, s)`` equal to
+    ``W^{k−s+first_power}`` for ``k ≥ s`` (MFDL's workload ``W̃``; ``first_power = 1``: after the
+    averaging step, their optimization workload)."""
+    n = W.shape[0]
+    powers = [jnp.linalg.matrix_power(W, first_power) if first_power else jnp.eye(n)]
+    for _ in range(steps - 1):
+        powers.append(matmul(powers[-1], W))
+    powers = jnp.stack(powers)  # (T, N, N)
+    k, s = np.tril_indices(steps)
+    blocks = jnp.zeros((steps, steps, n, n)).at[k, s].set(powers[k - s])
+    return blocks.transpose(0, 2, 1, 3).reshape(steps * n, steps * n)
+
+
+def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, decoder=None,
+                   sigma_pair=0.0, broadcast: bool = False) -> LinearRelease:
+    """Linear gossip with time-correlated local noise, in MF form (module docstring).
+
+    The mechanism of :class:`jaxdp.privacy.LinearGossip` (same ``W``, edges, ``x⁰ = 0``), with
+    ``p^k = x^k + c^k + n^k``, ``n_i = σ_ℓ L ξ_i + σ_p Σ_{j∼i} ±z_{ij}``,
+    ``m_{i→j}^k = p_i^k + σ_m z_{i→j}^k``, ``x^{k+1}_i = W_{ii} p_i^k + Σ_j W_{ij} m_{j→i}^k``.
+
+    Args:
+      W: ``(N, N)`` mixing matrix (jnp for gradients).
+      edges: ``(senders, receivers)``: the directed edges (both directions of each link).
+      decoder: ``L``: ``(T, T)`` lower triangular (``None``: the identity).
+      broadcast: one row per agent and step (``p_i^k``, seen by every out-neighbour: MFDL's
+        model, ``σ_m`` must be 0) instead of one per message.
+    """
+    senders, receivers = (np.asarray(e, np.int64) for e in edges)
+    n, T, E = W.shape[0], steps, len(senders)
+    if n * T > MAX_CONTRIBUTIONS:
+        raise ValueError(f"gossip_release: N·T = {n}·{T} > {MAX_CONTRIBUTIONS}: lower T")
+    if broadcast and not np.all(np.asarray(sigma_message) == 0):
+        raise ValueError("broadcast rows carry no per-message noise: sigma_message must be 0")
+    L = jnp.eye(T) if decoder is None else jnp.tril(jnp.asarray(decoder))
+    local = jnp.broadcast_to(jnp.asarray(sigma_local, W.dtype), (n,))
+    Wt = block_powers(W, T)  # p = Wt (c + n) + Wt_shift (I ⊗ J) z_msg
+    noise_local = jnp.kron(L, jnp.eye(n)) * jnp.tile(local, T)[None, :]
+    pair_secrets, pair_known = _pair_secrets(senders, receivers, n, T, sigma_pair)
+    # message noise of edge e at step s enters x_{r(e)}^{s+1} with weight W_{r(e)s(e)} σ_m
+    J = jnp.zeros((n, E)).at[receivers, np.arange(E)].set(W[receivers, senders] * sigma_message)
+    shift = jnp.concatenate([jnp.zeros((n, T * n)), Wt[:-n]], axis=0)  # block (k, s) = W^{k-1-s}
+    msg_into_state = matmul(shift, jnp.kron(jnp.eye(T), J))
+    B_state = jnp.concatenate([matmul(Wt, noise_local), matmul(Wt, pair_secrets),
+                               msg_into_state], axis=1)
+    own = np.repeat(np.eye(n, dtype=bool)[None], T, axis=0).reshape(T * n, n)
+    own_msg = np.tile(np.eye(n, dtype=bool)[senders], (T, 1))
+    knowers = np.concatenate([own, pair_known, own_msg])
+    A_state = Wt.reshape(T * n, T, n).transpose(0, 2, 1)  # (T·N, N, T)
+    if broadcast:
+        rows = np.arange(T * n)
+        audience = np.zeros((n, n), bool)
+        audience[senders, receivers] = True
+        return LinearRelease(A_state, B_state, np.tile(audience, (T, 1)),
+                             np.tile(np.arange(n), T), knowers)
+    rows = (np.arange(T)[:, None] * n + senders[None, :]).reshape(-1)
+    B_msg = jnp.concatenate([jnp.zeros((T * E, B_state.shape[1] - T * E)),
+                             sigma_message * jnp.eye(T * E)], axis=1)
+    audience = np.tile(np.eye(n, dtype=bool)[receivers], (T, 1))
+    return LinearRelease(A_state[rows], B_state[rows] + B_msg, audience, np.tile(senders, T),
+                         knowers)
+
+
+def _pair_secrets(senders, receivers, n: int, T: int, sigma_pair):
+    """``(T·N, T·L)`` the pairwise secrets' map into ``n`` (one seed per link and step, ``+`` at
+    the smaller end) and ``(T·L, N)`` their knowers (both ends)."""
+    links = np.unique(np.sort(np.stack([senders, receivers], 1), axis=1), axis=0)
+    links = links[links[:, 0] != links[:, 1]]
+    signs = np.zeros((n, len(links)))
+    signs[links[:, 0], np.arange(len(links))] = 1.0
+    signs[links[:, 1], np.arange(len(links))] = -1.0
+    known = np.zeros((len(links), n), bool)
+    known[np.arange(len(links)), links[:, 0]] = known[np.arange(len(links)), links[:, 1]] = True
+    return (jnp.kron(jnp.eye(T), jnp.asarray(signs)) * sigma_pair, np.tile(known, (T, 1)))

@@ -1,0 +1,165 @@
+"""The matrix-factorization accountant (jaxdp.privacy._factorization, issue 24): equal to the dense
+linear-gossip accountant with independent noise, to a brute-force per-node construction with
+correlated noise and pairwise secrets, and differentiable (jax.grad against finite differences)."""
+import itertools
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxdp.privacy import (
+    LinearGossip,
+    factorization_epsilon,
+    gossip_release,
+    linear_gossip_epsilon,
+    observer_mu2,
+    observers,
+    participation_classes,
+)
+
+
+def _graph(n=5, chord=True):
+    """A ring (plus a chord) with Metropolis–Hastings weights."""
+    adj = np.zeros((n, n))
+    for i in range(n):
+        adj[i, (i + 1) % n] = adj[(i + 1) % n, i] = 1
+    if chord:
+        adj[0, 2] = adj[2, 0] = 1
+    deg = adj.sum(1)
+    W = np.where(adj > 0, 1 / (1 + np.maximum(deg[:, None], deg[None, :])), 0.0)
+    W += np.diag(1 - W.sum(1))
+    senders, receivers = np.nonzero(adj)
+    return W, senders, receivers
+
+
+@pytest.mark.parametrize("threat,contributions", itertools.product(
+    ["neighbours", "eavesdropper"], ["every_step", "first_step"]))
+def test_equals_the_dense_linear_gossip_accountant_with_independent_noise(threat, contributions):
+    W, s, r = _graph()
+    local = np.array([1.0, 0.5, 2.0, 1.0, 1.3])
+    form = LinearGossip(W, s, r, steps=4, sensitivity=2.0, sigma_local=local,
+                        sigma_message=0.7, contributions=contributions)
+    ref = linear_gossip_epsilon(form, 1e-5, threat, method="dense")
+    got = factorization_epsilon(gossip_release(jnp.asarray(W), (s, r), 4, local, 0.7), 1e-5,
+                                threat, sensitivity=2.0, participation=contributions)
+    assert np.array_equal(np.isinf(ref.mu), np.isinf(got.mu))
+    finite = np.isfinite(ref.mu)
+    np.testing.assert_allclose(got.mu[finite], ref.mu[finite], rtol=0, atol=1e-8)
+    np.testing.assert_allclose(got.epsilon[finite], ref.epsilon[finite], rtol=1e-8, atol=1e-8)
+    assert np.array_equal(got.exact, ref.exact)
+
+
+def _simulate(W, s, r, T, c, xi, secrets, z_msg, sig, L):
+    """The protocol with explicit per-node loops: messages ``(T, E)``."""
+    n, E = W.shape[0], len(s)
+    links = sorted({(min(a, b), max(a, b)) for a, b in zip(s, r)})
+    x = np.zeros(n)
+    out = np.zeros((T, E))
+    for k in range(T):
+        p = np.zeros(n)
+        for i in range(n):
+            noise = sig["local"] * sum(L[k, q] * xi[i, q] for q in range(k + 1))
+            for li, (a, b) in enumerate(links):
+                if i == a:
+                    noise += sig["pair"] * secrets[li, k]
+                elif i == b:
+                    noise -= sig["pair"] * secrets[li, k]
+            p[i] = x[i] + c[i, k] + noise
+        new = np.array([W[i, i] * p[i] for i in range(n)])
+        for e in range(E):
+            out[k, e] = p[s[e]] + sig["msg"] * z_msg[e, k]
+            new[r[e]] += W[r[e], s[e]] * out[k, e]
+        x = new
+    return out, links
+
+
+def _brute_force_mu2(W, s, r, T, sig, L, classes):
+    """``(N, N)`` μ²/Δ² under "neighbours" from unit impulses through :func:`_simulate`."""
+    n, E = W.shape[0], len(s)
+    n_links = len({(min(a, b), max(a, b)) for a, b in zip(s, r)})
+    shapes = {"c": (n, T), "xi": (n, T), "secrets": (n_links, T), "z_msg": (E, T)}
+
+    def columns(name):
+        cols = []
+        for idx in np.ndindex(*shapes[name]):
+            args = {k: np.zeros(v) for k, v in shapes.items()}
+            args[name][idx] = 1.0
+            out, links = _simulate(W, s, r, T, args["c"], args["xi"], args["secrets"],
+                                   args["z_msg"], sig, L)
+            cols.append((idx, out.reshape(-1)))
+        return cols, links
+
+    cont, _ = columns("c")
+    mu2 = np.full((n, n), np.inf)
+    for v in range(n):
+        rows = [k * E + e for k in range(T) for e in range(E) if r[e] == v and s[e] != v]
+        noise = []
+        for name in ("xi", "secrets", "z_msg"):
+            cols, links = columns(name)
+            for idx, col in cols:
+                known = {"xi": lambda: idx[0] == v, "secrets": lambda: v in links[idx[0]],
+                         "z_msg": lambda: s[idx[0]] == v}[name]()
+                if not known:
+                    noise.append(col[rows])
+        B = np.array(noise).T
+        sigma_inv = np.linalg.inv(B @ B.T)
+        for u in range(n):
+            if u == v:
+                continue
+            A = np.array([col[rows] for (i, _), col in cont if i == u]).T  # (rows, T)
+            Q = A.T @ sigma_inv @ A
+            mu2[u, v] = max(np.sum(np.abs(Q) * np.outer(p, p)) for p in classes)
+    return mu2
+
+
+def test_equals_a_brute_force_construction_with_correlated_noise_and_secrets():
+    W, s, r = _graph(4, chord=False)
+    T = 3
+    L = np.array([[1.0, 0, 0], [-0.6, 0.9, 0], [0.2, -0.5, 1.1]])
+    sig = {"local": 0.8, "msg": 0.4, "pair": 1.5}
+    for participation in ("every_step", 1):
+        classes = participation_classes(participation, T)
+        ref = _brute_force_mu2(W, s, r, T, sig, L, classes)
+        release = gossip_release(jnp.asarray(W), (s, r), T, sig["local"], sig["msg"],
+                                 decoder=jnp.asarray(L), sigma_pair=sig["pair"])
+        got = factorization_epsilon(release, 1e-5, "neighbours", participation=participation)
+        finite = np.isfinite(ref)
+        assert np.array_equal(finite, np.isfinite(got.mu))
+        np.testing.assert_allclose(got.mu[finite] ** 2, ref[finite], rtol=1e-8, atol=1e-10)
+
+
+def test_grad_in_the_correlation_weights_matches_finite_differences():
+    W, s, r = _graph(4, chord=False)
+    T = 3
+    classes = participation_classes("every_step", T)
+    L0 = jnp.array([[1.0, 0, 0], [-0.6, 0.9, 0], [0.2, -0.5, 1.1]])
+
+    def mu2(L, sigma_pair):
+        rel = gossip_release(jnp.asarray(W), (s, r), T, 0.8, 0.3, decoder=L,
+                             sigma_pair=sigma_pair)
+        obs = observers(rel, "neighbours")[1]
+        return observer_mu2(rel, obs, classes)[0][0]  # agent 0 seen by agent 1
+
+    grad_L, grad_p = jax.grad(mu2, argnums=(0, 1))(L0, 0.7)
+    h = 1e-6
+    for i, j in [(0, 0), (1, 0), (1, 1), (2, 0), (2, 2)]:
+        e = jnp.zeros((T, T)).at[i, j].set(h)
+        fd = (mu2(L0 + e, 0.7) - mu2(L0 - e, 0.7)) / (2 * h)
+        np.testing.assert_allclose(grad_L[i, j], fd, rtol=1e-6, atol=1e-9)
+    fd = (mu2(L0, 0.7 + h) - mu2(L0, 0.7 - h)) / (2 * h)
+    np.testing.assert_allclose(grad_p, fd, rtol=1e-6)
+    assert float(grad_p) < 0  # more secret noise: less leakage to a non-endpoint observer
+
+
+def test_bad_input_is_refused_naming_the_value():
+    W, s, r = _graph()
+    with pytest.raises(ValueError, match="N·T"):
+        gossip_release(jnp.asarray(W), (s, r), 1000)
+    with pytest.raises(ValueError, match="participation"):
+        participation_classes(3, 4)
+    release = gossip_release(jnp.asarray(W), (s, r), 2, 1.0, 0.0)
+    with pytest.raises(ValueError, match="singular"):  # duplicated broadcasts, no message noise
+        factorization_epsilon(release, 1e-5, "eavesdropper")
+    with pytest.raises(ValueError, match="sensitivity"):
+        factorization_epsilon(release, 1e-5, "neighbours", sensitivity=0.0)
