@@ -91,18 +91,21 @@ def _brute_force_mu2(W, s, r, T, sig, L, classes):
         return cols, links
 
     cont, _ = columns("c")
+    noise = [(name, idx, col) for name in ("xi", "secrets", "z_msg")
+             for idx, col in columns(name)[0]]
+    _, links = columns("c")
+
+    def knows(v, name, idx):
+        if name == "xi":
+            return idx[0] == v
+        if name == "secrets":
+            return v in links[idx[0]]
+        return s[idx[0]] == v
+
     mu2 = np.full((n, n), np.inf)
     for v in range(n):
         rows = [k * E + e for k in range(T) for e in range(E) if r[e] == v and s[e] != v]
-        noise = []
-        for name in ("xi", "secrets", "z_msg"):
-            cols, links = columns(name)
-            for idx, col in cols:
-                known = {"xi": lambda: idx[0] == v, "secrets": lambda: v in links[idx[0]],
-                         "z_msg": lambda: s[idx[0]] == v}[name]()
-                if not known:
-                    noise.append(col[rows])
-        B = np.array(noise).T
+        B = np.array([col[rows] for name, idx, col in noise if not knows(v, name, idx)]).T
         sigma_inv = np.linalg.inv(B @ B.T)
         for u in range(n):
             if u == v:
