@@ -22,7 +22,9 @@
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
   :func:`edge_mixing`); and the matrix-factorization form with correlated noise (MFDL, ICLR
   2026): :class:`LinearRelease`, :func:`gossip_release`, :func:`factorization_epsilon`,
-  :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values.
+  :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values;
+  MAFALDA-SGD's optimal encoder :func:`mafalda_encoder` (:func:`surrogate_loss`,
+  :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`).
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -103,12 +105,17 @@ from jaxdp.privacy._pairwise import (
 from jaxdp.privacy._factorization import (
     LinearRelease,
     block_powers,
+    encoder_from_gram,
+    encoder_sensitivity2,
     factorization_epsilon,
     gossip_release,
+    mafalda_encoder,
     observer_mu2,
     observers,
     participation_classes,
     release_mu2,
+    surrogate_loss,
+    workload_gram,
 )
 from jaxdp.privacy._pairwise_scan import (
     GossipStructure,
@@ -132,12 +139,17 @@ __all__ = [
     "linear_gossip_epsilon",
     "LinearRelease",
     "block_powers",
+    "encoder_from_gram",
+    "encoder_sensitivity2",
     "factorization_epsilon",
     "gossip_release",
     "observer_mu2",
     "observers",
     "participation_classes",
     "release_mu2",
+    "mafalda_encoder",
+    "surrogate_loss",
+    "workload_gram",
     "GossipStructure",
     "edge_mixing",
     "gossip_mu2",
