@@ -30,6 +30,7 @@ from jaxdp.algorithms.catalogue.classic import (
     StepParams,
     TwoStepParams,
 )
+from jaxdp.algorithms.catalogue.mafalda import Mafalda
 from jaxdp.algorithms.catalogue.muffliato import Muffliato
 from jaxdp.algorithms.catalogue import (
     ATC, ATG, DLM, ED, GTSAGA, GTSARAH, GTVR, KGT, LED, ATCTracking, ATGParams, AugDGM, DLMParams,
@@ -77,7 +78,7 @@ from jaxdp.algorithms.recal.baselines import (
     DPStepParams,
 )
 
-_CLASSES = (DGD, DPDGD, Muffliato, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
+_CLASSES = (DGD, DPDGD, Muffliato, Mafalda, EXTRA, NIDS, DIGing, ADMM, DPP2, DiaDSP, PPDC,
             LDPADMM, LDPDGD, LDPDGDStar, DualPerturbedADMM, OutputPerturbedADMM,
             IncreasingPenaltyADMM, HuangDGD,
             RECAL, DPRECAL, DPNIDS, DPEXTRA, DPICADMM, DPRWADMM, DPMRADMM,
