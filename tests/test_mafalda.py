@@ -1,4 +1,4 @@
-"""MAFALDA-SGD (MFDL, ICLR 2026, §5): per-node reference, its lattice-sound report, the ideal MF
+"""MAFALDA-SGD (MFDL, ICLR 2026): per-node reference, its lattice-sound report, the ideal MF
 curve beside it, and an audit (likelihood-ratio attack on the worst pair, with a wrong-claim
 control)."""
 import jax
@@ -30,7 +30,7 @@ def _release(v, s, xi, sampler):
 
 def _reference(x, hist, xi, k, prob, W, p, sampler):
     """Per node i: c_i^k = clip(∇f_i(x_i)), R_i^k = release(Σ_{s≤k} C_ks c_i^s), ĝ_i^k from
-    Σ_{s≤k} C_ks ĝ_i^s = R_i^k, y_i = x_i − α ĝ_i^k, x_i⁺ = Σ_j W_ij y_j (MFDL §5)."""
+    Σ_{s≤k} C_ks ĝ_i^s = R_i^k, y_i = x_i − α ĝ_i^k, x_i⁺ = Σ_j W_ij y_j (MFDL)."""
     C, T = ENCODER, len(ENCODER)
     grads = np.asarray(prob.local_grads(jnp.asarray(x)))
     y = np.zeros_like(x)

@@ -2,7 +2,7 @@
 
 **The form** (Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani, "Unified Privacy Guarantees for
 Decentralized Learning via Matrix Factorization", ICLR 2026, arXiv:2510.17480 — *MFDL* below —
-§3: every linear DP-DL algorithm releases ``A c + B z``). One coordinate (the others are
+every linear DP-DL algorithm releases ``A c + B z``). One coordinate (the others are
 independent copies); agents ``i = 1..N``, steps ``s = 0..T−1``; ``c_{u,s}`` agent ``u``'s
 contribution at step ``s``; ``z`` iid standard Gaussians (the noise *seeds*). The transcript is a
 :class:`LinearRelease`: rows ``m`` (messages) with
@@ -293,13 +293,13 @@ def _pair_secrets(senders, receivers, n: int, T: int, sigma_pair):
     return (jnp.kron(jnp.eye(T), jnp.asarray(signs)) * sigma_pair, np.tile(known, (T, 1)))
 
 
-# --- MAFALDA-SGD's correlation (MFDL §5) -------------------------------------------------------
+# --- MAFALDA-SGD's correlation (MFDL) ---------------------------------------------------------
 
 def workload_gram(W, steps: int, first_power: int = 1):
     """``(T, T)``: ``G = Σ_i A_iᵀ A_i``, ``A = W̃`` (:func:`block_powers`, first power 1: the
     models after averaging) and ``A_i`` its ``T`` columns of agent ``i``. With one encoder ``C``
     shared by the agents (noise ``C^{-1} z_i``), the noise's total variance on the models is
-    ``‖A (I_N ⊗ C^{-1})‖_F² = tr(G (CᵀC)^{-1})`` (MFDL §5, the surrogate they minimise)."""
+    ``‖A (I_N ⊗ C^{-1})‖_F² = tr(G (CᵀC)^{-1})`` (MFDL, the surrogate MAFALDA minimises)."""
     n = W.shape[0]
     A = block_powers(W, steps, first_power).reshape(steps * n, steps, n)
     return einsum("msi,mti->st", A, A)
@@ -324,7 +324,7 @@ def surrogate_loss(C, gram, classes):
 def _feasible(theta, same):
     """The Gram ``X = CᵀC`` from free parameters: ``X₀ = I/epochs`` plus the projection of
     ``theta`` onto MFDL's constraints (zero between two steps of one class, the diagonal's sum over
-    each class unchanged), so that ``sens(C) = 1`` exactly (MFDL §5, after Choquette-Choo et al.,
+    each class unchanged), so that ``sens(C) = 1`` exactly (MFDL, after Choquette-Choo et al.,
     NeurIPS 2023, multi-participation): an affine map, so the loss stays convex. ``same``:
     ``(T, T)``, 1 where two steps share a participation class."""
     sym = (theta + theta.T) / 2
@@ -369,7 +369,7 @@ def _lbfgs_step(carry, gram, same):
 
 
 def mafalda_encoder(W, steps: int, participation=None, iterations: int = 200):
-    """MAFALDA-SGD's encoder: argmin of :func:`surrogate_loss` (MFDL §5, "OPTIMAL_DL_POSTAVG": one
+    """MAFALDA-SGD's encoder: argmin of :func:`surrogate_loss` (MFDL, their "OPTIMAL_DL_POSTAVG": one
     encoder for every agent, the post-averaging workload) over MFDL's feasible set (``X = CᵀC``
     with no correlation between two steps of one participation class and ``sens(C) = 1``), by
     L-BFGS (optax) on ``tr(G X^{-1})`` through ``jax.grad``, from ``X = I/epochs`` (DP-SGD's

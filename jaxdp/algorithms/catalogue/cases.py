@@ -1,5 +1,5 @@
 """Audit cases of the catalogue family that :mod:`jaxdp.experiments._audit_cases` does not hold
-(DP-DGD and Muffliato live there): MAFALDA-SGD (MFDL, ICLR 2026, §5).
+(DP-DGD and Muffliato live there): MAFALDA-SGD (MFDL, ICLR 2026).
 
 The attacker inverts the post-processing: from every agent's half-step ``y^k`` it recovers agent
 0's decoded gradient ``ĝ_0^k = (x_0^k − y_0^k)/α`` (``x^0 = 0``, ``x^k = W y^{k−1}``) and re-encodes
@@ -36,7 +36,7 @@ def releases_of_agent0(W, alpha: float, encoder, agent: int = 0):
 def audit_cases(encoder=AUDIT_ENCODER) -> list[Case]:
     net = network.make_network("ring", N_AGENTS)
     params = DPDGDParams()
-    return [Case("mafalda_sgd", "MAFALDA-SGD (MFDL, ICLR 2026, §5): lattice releases "
+    return [Case("mafalda_sgd", "MAFALDA-SGD (MFDL, ICLR 2026): lattice releases "
                  "R^k = Σ_s C_ks c^s + Z^k, adaptive composition with Δ_k = 2C·Σ_s|C_ks|",
                  Mafalda(encoder=encoder), params, net, tilt(N_AGENTS, 20, 5, l2(5, 1e3)), 2,
                  "every agent's half-steps y⁰, y¹ (agent 0's releases R⁰, R¹ recovered)",

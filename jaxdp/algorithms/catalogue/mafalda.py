@@ -1,8 +1,8 @@
 """MAFALDA-SGD: decentralized SGD with noise correlated over time by a matrix factorization
 (Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani, "Unified Privacy Guarantees for Decentralized
-Learning via Matrix Factorization", ICLR 2026, arXiv:2510.17480, §5; "MFDL" below).
+Learning via Matrix Factorization", ICLR 2026, arXiv:2510.17480; "MFDL" below).
 
-MFDL's update (their §5 and ``MFDLSGD``): every agent adds the noise ``(C^{-1} z_i)_k`` to its
+MFDL's update (as the authors' implementation runs it): every agent adds the noise ``(C^{-1} z_i)_k`` to its
 clipped gradient at step ``k`` and gossips after the local step, ``x^{k+1} = W (x^k − α ĝ^k)``, with
 one lower-triangular encoder ``C`` shared by the agents, optimised for the post-averaging workload
 (:func:`jaxdp.privacy.mafalda_encoder`). Here the same noisy gradients are produced in the
@@ -59,7 +59,7 @@ def _as_encoder(encoder) -> tuple[tuple[float, ...], ...]:
 
 @dataclasses.dataclass(frozen=True)
 class Mafalda(DPDGD):
-    """MAFALDA-SGD (MFDL §5) on clipped gradients, lattice releases in the encoder form (module
+    """MAFALDA-SGD (MFDL) on clipped gradients, lattice releases in the encoder form (module
     docstring); ``x^{k+1} = W(x^k − α_k ĝ^k)``, the message being ``y^k = x^k − α_k ĝ^k``. Steps
     ``k ≥ T`` use independent noise (the encoder extended by the identity).
 
@@ -85,8 +85,8 @@ class Mafalda(DPDGD):
     """
 
     name = "mafalda_sgd"
-    cites = ("Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani, ICLR 2026 (arXiv:2510.17480), "
-             "§5: MAFALDA-SGD, x^{t+1} = W(x^t − η(g^t + (C^+ z)^t))",
+    cites = (("Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani, ICLR 2026 (arXiv:2510.17480), "
+             "MAFALDA-SGD, x^{t+1} = W(x^t − η(g^t + (C^+ z)^t))"),
              "Abadi et al. 2016 (gradient clipping with Gaussian noise)")
     provenance = "paper"
     encoder: tuple | None = None
