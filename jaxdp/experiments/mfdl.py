@@ -207,7 +207,7 @@ def _plot(out: Path, fig2_mf, thm11, table) -> str:
     fig, (ax, ax_t) = figure(2)
     shown = np.isfinite(fig2_mf) & (fig2_mf > 0)  # log axis: an agent the attacker cannot reach
     ax.semilogy(np.flatnonzero(shown), fig2_mf[shown], "o", label="MF accounting (ours)")
-    shown = thm11 > 0
+    shown = (thm11 > 0) & np.isfinite(fig2_mf)  # not the attacker itself
     ax.semilogy(np.flatnonzero(shown), thm11[shown], "x", label="Muffliato Thm 11 (clipped at T)")
     ax.set(xlabel="protected agent u", ylabel="RDP ε(u → 0), α = 2",
            title="Fig. 2: Muffliato on Florentine, T = 10")
