@@ -96,7 +96,8 @@ def test_bad_encoders_are_refused_naming_the_value():
         Mafalda(encoder=[[1.0, 0.0]])
 
 
-def test_optimal_encoder_runs_and_lowers_the_ideal_curve(setup):
+@pytest.mark.slow
+def test_optimal_encoder_runs_with_a_finite_report(setup):
     prob, net = setup
     with jax.enable_x64(True):
         alg = Mafalda.optimal(net, 4)

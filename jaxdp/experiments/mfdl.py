@@ -39,6 +39,8 @@ from jaxdp.privacy import (
     factorization_epsilon,
     gossip_release,
     mafalda_encoder,
+    observer_mu2,
+    observers,
     participation_classes,
     surrogate_loss,
     workload_gram,
@@ -85,8 +87,10 @@ def muffliato_rdp(W, adjacency, u: int, v: int, steps: int, order: float,
 
 def fig2_mf_rdp(W, adjacency, steps: int = FIG2_STEPS, order: float = FIG2_ORDER):
     """``(N,)`` our MF accounting of Muffliato's ``ε_{u→attacker}`` (RDP at ``order``)."""
-    mu = factorization_epsilon(_release(W, adjacency, steps), 1e-5, "neighbours").mu[:, ATTACKER]
-    return order * mu ** 2 / 2
+    release = _release(W, adjacency, steps)
+    attacker = observers(release, "neighbours")[ATTACKER]
+    mu2, _ = observer_mu2(release, attacker, participation_classes("every_step", steps), np)
+    return order * np.asarray(mu2) / 2
 
 
 def _release(W, adjacency, steps: int, decoder=None, sigma_pair: float = 0.0):

@@ -149,39 +149,53 @@ def participation_classes(participation, steps: int) -> np.ndarray:
     return (np.arange(steps)[None, :] % b == np.arange(b)[:, None]).astype(float)
 
 
-def release_mu2(A_view, B_view, classes) -> tuple[jax.Array, jax.Array]:
+def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     """``(μ²/Δ², exact)`` per agent: ``(N,)`` of the view ``A_view c + B_view z`` (module docstring).
 
-    Differentiable (``jnp``); ``Σ = B_view B_viewᵀ`` must be positive definite (else NaN).
+    ``Σ = B_view B_viewᵀ`` must be positive definite (else NaN).
 
     Args:
       A_view: ``(M, N, T)``; B_view: ``(M, K)``; classes: ``(P, T)`` participation classes.
+      xp: ``jnp`` (differentiable, traced products at :data:`jaxdp._precision.PRECISION`) or
+        ``np`` (host float64, nothing compiled: :func:`factorization_epsilon`'s path).
     """
+    mm, es = (matmul, einsum) if xp is jnp else (np.matmul, np.einsum)
     m, n, t = A_view.shape
-    sigma = matmul(B_view, B_view.T)
-    chol = jnp.linalg.cholesky(sigma)
-    white = jax.scipy.linalg.solve_triangular(chol, A_view.reshape(m, n * t), lower=True)
-    white = white.reshape(m, n, t)
-    Q = einsum("mus,mut->ust", white, white)
-    per_class = einsum("ps,ust,pt->up", jnp.asarray(classes), jnp.abs(Q), jnp.asarray(classes))
-    signed = einsum("ps,ust,pt->up", jnp.asarray(classes), Q, jnp.asarray(classes))
-    best = jnp.argmax(per_class, axis=1)
-    exact = jnp.take_along_axis(signed - per_class, best[:, None], axis=1)[:, 0] >= \
-        -1e-10 * jnp.max(per_class, axis=1)
-    return jnp.max(per_class, axis=1), exact
+    white = _whiten(mm(B_view, B_view.T), A_view.reshape(m, n * t), xp).reshape(m, n, t)
+    Q = es("mus,mut->ust", white, white)
+    classes = xp.asarray(classes)
+    per_class = es("ps,ust,pt->up", classes, xp.abs(Q), classes)
+    signed = es("ps,ust,pt->up", classes, Q, classes)
+    best = xp.argmax(per_class, axis=1)
+    exact = xp.take_along_axis(signed - per_class, best[:, None], axis=1)[:, 0] >= \
+        -1e-10 * xp.max(per_class, axis=1)
+    return xp.max(per_class, axis=1), exact
 
 
-def observer_mu2(release: LinearRelease, obs: Observer, classes) -> tuple[jax.Array, jax.Array]:
-    """``(μ²/Δ², exact)``: ``(N,)`` for one observer (``inf`` for its members; ``0`` with no rows).
-    """
+def _whiten(sigma, A, xp):
+    """``L⁻¹ A`` with ``L`` the Cholesky factor of ``sigma`` (NaN when it is not PD)."""
+    if xp is jnp:
+        chol = jnp.linalg.cholesky(sigma)
+        return jax.scipy.linalg.solve_triangular(chol, A, lower=True)
+    from scipy import linalg
+    try:
+        return linalg.solve_triangular(linalg.cholesky(sigma, lower=True), A, lower=True)
+    except linalg.LinAlgError:
+        return np.full(A.shape, np.nan)
+
+
+def observer_mu2(release: LinearRelease, obs: Observer, classes,
+                 xp=jnp) -> tuple[jax.Array, jax.Array]:
+    """``(μ²/Δ², exact)``: ``(N,)`` for one observer (``inf`` for its members; ``0`` with no rows);
+    ``xp`` as in :func:`release_mu2`."""
     n = release.n_agents
     member = np.isin(np.arange(n), obs.members)
     if len(obs.rows) == 0:
-        return jnp.where(member, jnp.inf, 0.0), jnp.ones(n, bool)
+        return xp.where(member, xp.inf, 0.0), xp.ones(n, bool)
     unknown = np.setdiff1d(np.arange(np.shape(release.B)[1]), obs.known)
-    B_view = jnp.asarray(release.B)[obs.rows][:, unknown]
-    mu2, exact = release_mu2(jnp.asarray(release.A)[obs.rows], B_view, classes)
-    return jnp.where(member, jnp.inf, mu2), exact
+    B_view = xp.asarray(release.B)[obs.rows][:, unknown]
+    mu2, exact = release_mu2(xp.asarray(release.A)[obs.rows], B_view, classes, xp)
+    return xp.where(member, xp.inf, mu2), exact
 
 
 def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbours",
@@ -204,7 +218,7 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
     classes = participation_classes(participation, release.steps)
     mus, exacts = [], []
     for obs in observers(release, threat):
-        mu2, exact = observer_mu2(release, obs, classes)
+        mu2, exact = observer_mu2(release, obs, classes, np)
         if np.any(np.isnan(np.asarray(mu2))):
             raise ValueError(f"the view of observer {obs.members.tolist() or 'outsider'} has a "
                              "singular noise covariance (a released row with no noise it does "
