@@ -245,3 +245,25 @@ def test_mafalda_encoder_multi_participation_keeps_the_class_structure():
     gram = workload_gram(jnp.asarray(W), T)
     ldp = float(surrogate_loss(jnp.eye(T), gram, classes))
     assert float(loss) < ldp
+
+
+def test_secret_pairs_is_the_worst_of_the_outsider_and_each_curious_agent():
+    """On a path 0-1-2-3 with DECOR secrets: agent 0's only secret is known to agent 1, so under
+    SecLDP (a curious agent may be 1) agent 0 is as exposed as with every secret known (LDP),
+    while the outsider, who knows no secret, learns strictly less."""
+    n, T = 4, 2
+    adj = np.zeros((n, n))
+    for i in range(n - 1):
+        adj[i, i + 1] = adj[i + 1, i] = 1
+    W = np.where(adj > 0, 1 / 3, 0.0) + np.diag(1 - adj.sum(1) / 3)
+    s, r = np.nonzero(adj)
+
+    def mu(threat, pair):
+        rel = gossip_release(jnp.asarray(W), (s, r), T, 1.0, 0.0, sigma_pair=pair,
+                             broadcast=True)
+        return factorization_epsilon(rel, 1e-5, threat, participation=T).mu[:, 0]
+
+    secret, ldp, outsider = mu("secret_pairs", 2.0), mu("eavesdropper", 0.0), \
+        mu("eavesdropper", 2.0)
+    np.testing.assert_allclose(secret[0], ldp[0], rtol=1e-10)
+    assert np.all(outsider < ldp - 1e-6) and np.all(secret <= ldp * (1 + 1e-10))

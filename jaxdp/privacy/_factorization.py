@@ -109,9 +109,11 @@ class Observer:
 def observers(release: LinearRelease, threat) -> list[Observer]:
     """The observers of ``threat``: one per agent under ``"neighbours"``, else one.
 
-    ``"eavesdropper"`` (MFDL's LDP observer) and ``"secret_pairs"`` (SecLDP) see every row and know
-    no seed (no curious agent); ``"neighbours"`` (PNDP) and a coalition see the rows sent to them
-    by others and know their own seeds (and, for a pairwise secret, its other end's)."""
+    ``"eavesdropper"`` (MFDL's LDP observer) sees every row and knows no seed; ``"secret_pairs"``
+    (SecLDP) is that outsider and each curious agent ``c`` (every row, its own seeds: its local
+    and message noise and the secrets of its edges), :func:`factorization_epsilon` keeping the
+    worst for each protected agent; ``"neighbours"`` (PNDP) and a coalition see the rows sent to
+    them by others and know their own seeds (and, for a pairwise secret, its other end's)."""
     n = release.n_agents
     threat = as_threat(threat).check(n)
     everything = Observer(np.arange(len(release.senders)), np.zeros(0, np.int64),
@@ -120,8 +122,12 @@ def observers(release: LinearRelease, threat) -> list[Observer]:
         return [_members_observer(release, np.array([v])) for v in range(n)]
     if isinstance(threat, Coalition):
         return [_members_observer(release, np.array(threat.agents))]
-    if isinstance(threat, (Eavesdropper, SecretPairs)):
+    if isinstance(threat, Eavesdropper):
         return [everything]
+    if isinstance(threat, SecretPairs):
+        return [everything] + [Observer(np.flatnonzero(release.senders != c),
+                                        np.flatnonzero(release.knowers[:, c]), np.array([c]))
+                               for c in range(n)]  # its own rows: functions of what it knows
     raise ValueError(f"the factorization accountant has no analysis for threat {threat.name!r}")
 
 
@@ -204,7 +210,7 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
 
     Returns:
       A :class:`~jaxdp.privacy.PairwiseResult` (``(N, N)`` under ``"neighbours"``, else
-      ``(N, 1)``).
+      ``(N, 1)``: under ``"secret_pairs"`` the worst of the outsider and the curious agents).
 
     Raises:
       ValueError: bad δ, sensitivity, participation or threat; or a singular view covariance
@@ -225,9 +231,12 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
                              "not know): add message noise or use another threat")
         mus.append(sensitivity * np.sqrt(np.asarray(mu2)))
         exacts.append(np.asarray(exact))
-    mu = np.stack(mus, axis=1)
+    mu, exact = np.stack(mus, axis=1), np.stack(exacts, axis=1)
+    if isinstance(threat, SecretPairs):  # the worst observer that is not the agent itself
+        mu = np.max(np.where(np.isinf(mu), 0.0, mu), axis=1, keepdims=True)
+        exact = np.all(exact, axis=1, keepdims=True)
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
-                          exact=np.stack(exacts, axis=1), delta=delta)
+                          exact=exact, delta=delta)
 
 
 def block_powers(W, steps: int, first_power: int = 0):
