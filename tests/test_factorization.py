@@ -166,6 +166,10 @@ def test_bad_input_is_refused_naming_the_value():
         gossip_release(jnp.asarray(W), (s, r), 1000)
     with pytest.raises(ValueError, match="participation"):
         participation_classes(3, 4)
+    with pytest.raises(ValueError, match="decoder"):
+        gossip_release(jnp.asarray(W), (s, r), 3, decoder=jnp.eye(2))
+    with pytest.raises(ValueError, match="edges"):
+        gossip_release(jnp.asarray(W), (s, r + 5), 3)
     release = gossip_release(jnp.asarray(W), (s, r), 2, 1.0, 0.0)
     with pytest.raises(ValueError, match="singular"):  # duplicated broadcasts, no message noise
         factorization_epsilon(release, 1e-5, "eavesdropper")

@@ -274,6 +274,13 @@ def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, dec
         raise ValueError(f"gossip_release: N·T = {n}·{T} > {MAX_CONTRIBUTIONS}: lower T")
     if broadcast and not np.all(np.asarray(sigma_message) == 0):
         raise ValueError("broadcast rows carry no per-message noise: sigma_message must be 0")
+    if decoder is not None and np.shape(decoder) != (T, T):
+        raise ValueError(f"gossip_release: the decoder must be (T, T) = ({T}, {T}); got shape "
+                         f"{np.shape(decoder)}")
+    if len(senders) != len(receivers) or np.any(np.concatenate([senders, receivers]) >= n) or \
+            np.any(np.concatenate([senders, receivers]) < 0):
+        raise ValueError(f"gossip_release: edges must be two equal-length lists of agents in "
+                         f"0..{n - 1}; got {len(senders)} senders, {len(receivers)} receivers")
     L = jnp.eye(T) if decoder is None else jnp.tril(jnp.asarray(decoder))
     local = jnp.broadcast_to(jnp.asarray(sigma_local, W.dtype), (n,))
     Wt = block_powers(W, T)  # p = Wt (c + n) + Wt_shift (I ⊗ J) z_msg
