@@ -135,3 +135,22 @@ def test_bad_input_is_refused_with_the_value():
         muffliato_corrected_sum(-W, 3)
     with pytest.raises(ValueError, match=">= 0"):
         LinearGossip.from_matrix(-W, 3, 1.0, sigma_local=1.0)
+
+
+def test_reproduction_tiny_settings_meet_the_figure_standard(tmp_path):
+    """``jaxdp reproduce muffliato`` at tiny settings: two figures meeting the paper standard
+    (one legend, labels, a title naming N, seeds and ε), every claim with our number beside the
+    paper's, and the Thm 11 ≥ exact claim holding."""
+    from jaxdp._plotting import figure_problems, recording
+    from jaxdp.experiments import REPRODUCTIONS
+
+    with recording() as figures:
+        report = REPRODUCTIONS["muffliato"](tmp_path, steps=4, erdos_n=20, ring_n=8,
+                                           utility_steps=10, seeds=2, sigmas=(8.0, 32.0))
+    assert len(figures) == 2 == sum(str(f).endswith(".png") for f in report.files)
+    for fig in figures:
+        assert figure_problems(fig) == [], fig.get_suptitle()
+    claims = {c.id: c for c in report.claims}
+    assert claims["thm11-covers-exact"].reproduced
+    assert all(c.ours and c.paper for c in report.claims)
+    assert (tmp_path / "report.md").exists()
