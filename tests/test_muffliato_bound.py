@@ -9,6 +9,7 @@ import networkx as nx
 import numpy as np
 import pytest
 
+from jaxdp.experiments.muffliato import mfdl_matrix
 from jaxdp.network import build_network
 from jaxdp.privacy import (
     LinearGossip,
@@ -19,14 +20,6 @@ from jaxdp.privacy import (
 )
 
 DELTA = 1e-5
-
-
-def mfdl_matrix(graph: nx.Graph) -> np.ndarray:
-    """MFDL's gossip matrix: the adjacency with a self-loop at every node, rows normalised."""
-    graph = nx.convert_node_labels_to_integers(graph)
-    graph.add_edges_from((i, i) for i in graph)
-    A = nx.to_numpy_array(graph)
-    return A / A.sum(axis=1, keepdims=True)
 
 
 def _theorem_by_loops(W, T, u, v):
