@@ -4,10 +4,11 @@ exact ideal accountant and MFDL's comparison (issue 24).
 Papers: Cyffers, Even, Bellet & Massoulié, "Muffliato", NeurIPS 2022 (arXiv 2206.05091; the
 corrected pairwise bound is Theorem 11 of its latest arXiv version) and Bellet, Cyffers, Frey,
 Gaudel, Lerévérend & Taïani, "Unified Privacy Guarantees for Decentralized Learning via Matrix
-Factorization" (MFDL), ICLR 2026, arXiv 2510.17480, whose accounting figure compares its own
-pairwise accounting with Muffliato's bound against the hop distance from an attacker.
+Factorization" (MFDL), ICLR 2026, arXiv 2510.17480, whose Fig. 2 (its accounting experiment)
+compares its own pairwise accounting with Muffliato's bound against the hop distance from an
+attacker.
 
-**Setting of (a) and (b)** (MFDL's code for that figure): Muffliato-SGD with one gossip round per
+**Setting of (a) and (b)** (MFDL's code for its Fig. 2): Muffliato-SGD with one gossip round per
 step, local Gaussian noise ``σ = 1`` on contributions of sensitivity ``Δ = 1`` at every step,
 ``T = 10`` steps, Rényi order ``α = 2``, attacker node 0; ``W`` the row-normalised adjacency of
 the graph with a self-loop at every node. Graphs networkx ships: the Florentine families
@@ -34,8 +35,9 @@ contributions, which gradient descent is not).
 **The printed NeurIPS formula** could not be retrieved (no text of the paper is readable from
 this project's sources), so no curve claims to be it.
 
-Full settings (the committed figure): ``jaxdp reproduce muffliato`` — about 40 s on one core of
-the shared 2-core CPU (most of it the N = 100 accountant and the runs).
+Full settings (the figures committed as docs/muffliato_distance.png and
+docs/muffliato_utility.png): ``jaxdp reproduce muffliato`` — 29 to 34 s wall (measured three
+times with ``time``) on the project's shared, loaded 2-core CPU, one thread.
 """
 from __future__ import annotations
 
@@ -185,14 +187,14 @@ def _claims_distance(report, graphs, curves, steps, alpha):
                  reproduced=all(covers))
     report.claim("mf-tighter", "MFDL: its matrix-factorization accounting (here: the exact "
                  "accountant, equal to it) is below Muffliato's bound clipped at LDP, for every "
-                 "node", paper="MF curve below Cyffers et al. (2022) (MFDL's accounting figure, α = 2, "
-                 "T = 10; setting from its code, the figure's numbers not readable here)",
+                 "node", paper="MF curve below Cyffers et al. (2022) (MFDL Fig. 2, α = 2, T = 10; "
+                 "setting from its code, the figure's numbers not readable here)",
                  ours=f"pairs where exact (capped at LDP) > clipped Thm 11: "
                       f"{dict(zip(graphs, over))}; uncapped (Δ²Σ|Q|, MFDL's own Σ|X| "
                       f"sensitivity, loose above LDP): {dict(zip(graphs, over_raw))}",
                  reproduced=sum(over) == 0)
     report.claim("decay-with-distance", "Privacy loss decreases with the hop distance to the "
-                 "attacker (Muffliato; MFDL's figure)", paper="decreasing (plots)",
+                 "attacker (Muffliato; MFDL Fig. 2)", paper="decreasing (plots)",
                  ours="; ".join(f"{n}: strictly decreasing means {ok} "
                                 f"({m[0]:.3g} → {m[-1]:.3g})" for n, ok, m in decays),
                  reproduced=all(ok for _, ok, _ in decays))
