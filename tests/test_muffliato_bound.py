@@ -147,3 +147,14 @@ def test_reproduction_tiny_settings_meet_the_figure_standard(tmp_path):
     assert claims["thm11-covers-exact"].reproduced
     assert all(c.ours and c.paper for c in report.claims)
     assert (tmp_path / "report.md").exists()
+
+
+@pytest.mark.parametrize("kwargs,match", [(dict(steps=0), "steps"), (dict(alpha=1.0), "alpha"),
+                                          (dict(erdos_n=101), "erdos_n"),
+                                          (dict(sigmas=()), "sigmas"), (dict(seeds=0), "seeds")])
+def test_reproduction_refuses_bad_settings_before_running(kwargs, match, tmp_path):
+    from jaxdp.experiments import REPRODUCTIONS
+
+    with pytest.raises(ValueError, match=match):
+        REPRODUCTIONS["muffliato"](tmp_path, **kwargs)
+    assert not any(tmp_path.iterdir())

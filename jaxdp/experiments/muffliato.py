@@ -100,7 +100,13 @@ def muffliato(out_dir="out/muffliato", *, steps: int = 10, alpha: float = 2.0,
               erdos_n: int = 100, ring_n: int = 16, utility_steps: int = 100, seeds: int = 8,
               sigmas=(6.0, 8.0, 12.0, 16.0), progress: bool = False) -> Report:
     """Panels (a) ε against hop distance, (b) heat maps of ε_{u→v}, (c) privacy–utility per
-    threat model (module docstring: settings, command and runtime)."""
+    threat model (module docstring: settings, command and runtime).
+
+    Raises:
+      ValueError: a setting out of its domain, named, before anything runs.
+    """
+    _check_settings(steps=steps, alpha=alpha, erdos_n=erdos_n, ring_n=ring_n,
+                    utility_steps=utility_steps, seeds=seeds, sigmas=sigmas)
     out = Path(out_dir)
     report = Report("muffliato", "Muffliato's pairwise bound (corrected, Thm 11) against the "
                     "exact ideal accountant (= MFDL's), and privacy–utility per threat model")
@@ -121,6 +127,20 @@ def muffliato(out_dir="out/muffliato", *, steps: int = 10, alpha: float = 2.0,
                         "is the eavesdropper report.")
     report.write(out)
     return report
+
+
+def _check_settings(*, steps, alpha, erdos_n, ring_n, utility_steps, seeds, sigmas):
+    for name, value, low in (("steps", steps, 1), ("erdos_n", erdos_n, 3), ("ring_n", ring_n, 3),
+                             ("utility_steps", utility_steps, 1), ("seeds", seeds, 1)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < low:
+            raise ValueError(f"muffliato: {name} must be an integer >= {low}; got {value!r}")
+    if erdos_n > 100:
+        raise ValueError(f"muffliato: erdos_n = {erdos_n} > 100, beyond the dense pairwise "
+                         "accountant")
+    if not (alpha > 1 and np.isfinite(alpha)):
+        raise ValueError(f"muffliato: alpha must be a finite Rényi order > 1; got {alpha!r}")
+    if len(sigmas) == 0 or not all(s > 0 and np.isfinite(s) for s in sigmas):
+        raise ValueError(f"muffliato: sigmas must be non-empty, finite and > 0; got {sigmas!r}")
 
 
 def _figure_distance(out, report, graphs, curves, steps, alpha):
