@@ -116,8 +116,8 @@ def test_exact_accountant_equals_mfdl_construction(graph):
 
 def test_bad_input_is_refused_with_the_value():
     W = mfdl_matrix(nx.path_graph(3))
-    for kwargs, match in [(dict(alpha=1.0), "alpha"), (dict(alpha=2.0, sigma=0.0), "sigma"),
-                          (dict(alpha=2.0, sensitivity=-1.0), "sensitivity")]:
+    for kwargs, match in [({"alpha": 1.0}, "alpha"), ({"alpha": 2.0, "sigma": 0.0}, "sigma"),
+                          ({"alpha": 2.0, "sensitivity": -1.0}, "sensitivity")]:
         with pytest.raises(ValueError, match=match):
             muffliato_corrected_rdp(W, 3, **kwargs)
     with pytest.raises(ValueError, match="steps"):
@@ -149,9 +149,9 @@ def test_reproduction_tiny_settings_meet_the_figure_standard(tmp_path):
     assert (tmp_path / "report.md").exists()
 
 
-@pytest.mark.parametrize("kwargs,match", [(dict(steps=0), "steps"), (dict(alpha=1.0), "alpha"),
-                                          (dict(erdos_n=101), "erdos_n"),
-                                          (dict(sigmas=()), "sigmas"), (dict(seeds=0), "seeds")])
+@pytest.mark.parametrize("kwargs,match", [({"steps": 0}, "steps"), ({"alpha": 1.0}, "alpha"),
+                                          ({"erdos_n": 101}, "erdos_n"),
+                                          ({"sigmas": ()}, "sigmas"), ({"seeds": 0}, "seeds")])
 def test_reproduction_refuses_bad_settings_before_running(kwargs, match, tmp_path):
     from jaxdp.experiments import REPRODUCTIONS
 

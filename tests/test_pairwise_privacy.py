@@ -238,7 +238,7 @@ def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
     from RDP to (ε, δ) by Canonne–Kamath–Steinke 2020, Prop. 12) must stay above it."""
     from jaxdp.privacy import DEFAULT_ORDERS, muffliato_corrected_sum, rdp_to_dp
 
-    graph, n, steps, noise, u, v = "path", 4, 5, dict(sigma_local=1.0), 0, 2
+    graph, n, steps, noise, u, v = "path", 4, 5, {"sigma_local": 1.0}, 0, 2
     delta, trials = 1e-3, 200_000
     sens = 2.0 / _unit_mu(graph, n, steps, noise, u, v)
     form = LinearGossip.from_network(make_network(graph, n), steps, sens, **noise)

@@ -75,8 +75,12 @@ def mfdl_erdos(n: int, seed: int = 42, tries: int = 1000) -> nx.Graph:
 def pairwise_curves(W: np.ndarray, steps: int, alpha: float) -> dict:
     """``(N, N)`` ``[u, v]`` RDP values at ``α`` (σ = Δ = 1) of the exact accountant (capped by
     local DP, and uncapped), Muffliato's corrected bound (raw and clipped) and local DP."""
-    from jaxdp.privacy import (LinearGossip, gaussian_rdp_of_mu, linear_gossip_epsilon,
-                               muffliato_corrected_rdp)
+    from jaxdp.privacy import (
+        LinearGossip,
+        gaussian_rdp_of_mu,
+        linear_gossip_epsilon,
+        muffliato_corrected_rdp,
+    )
     mu = linear_gossip_epsilon(LinearGossip.from_matrix(W, steps, 1.0, sigma_local=1.0),
                                DELTA).mu
     ldp, raw = alpha * steps / 2, gaussian_rdp_of_mu(mu, alpha)
