@@ -20,7 +20,9 @@
   :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
-  :func:`edge_mixing`).
+  :func:`edge_mixing`); Muffliato's corrected pairwise Rényi bound (arXiv 2206.05091, Thm 11)
+  :func:`muffliato_corrected_rdp` / :func:`muffliato_corrected_sum`, beside the exact value on the
+  same scale (:func:`gaussian_rdp_of_mu`): ideal-mechanism curves, never a report's headline.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -98,6 +100,11 @@ from jaxdp.privacy._pairwise import (
     gaussian_epsilon,
     linear_gossip_epsilon,
 )
+from jaxdp.privacy._muffliato_bound import (
+    gaussian_rdp_of_mu,
+    muffliato_corrected_rdp,
+    muffliato_corrected_sum,
+)
 from jaxdp.privacy._pairwise_scan import (
     GossipStructure,
     edge_mixing,
@@ -118,6 +125,9 @@ __all__ = [
     "PairwiseResult",
     "gaussian_epsilon",
     "linear_gossip_epsilon",
+    "gaussian_rdp_of_mu",
+    "muffliato_corrected_rdp",
+    "muffliato_corrected_sum",
     "GossipStructure",
     "edge_mixing",
     "gossip_mu2",
