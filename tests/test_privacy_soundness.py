@@ -10,6 +10,12 @@ under-report on purpose (half the sensitivity, a history-fixed sensitivity, a Po
 fixed-size batches) or a release in the clear — must be caught. ``jaxdp reproduce audit-table``
 runs the same cases at 10⁵ runs per input.
 
+Audits per observer (issue 24): pairwise cases (``pairwise:ALG:GRAPH:vV``) attack one observing
+agent's links only and hold the bound to ``report.pairwise[0, v]`` under ``threat="neighbours"``
+(DP-DGD, Muffliato and DECOR on a ring and a random graph, a neighbour and a farther agent); the
+positive control ``control:decor_neighbour`` claims DECOR's correlated noise against a neighbour
+who knows the edge's secret and must be caught.
+
 Issue 22's gate ("privacy that survives a real attacker") is here too:
 
 * the float-grid support attack (tests/support_attack.py, Mironov CCS 2012) against every noise
