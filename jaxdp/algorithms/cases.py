@@ -73,9 +73,9 @@ class Case:
 
     def __post_init__(self):
         if (self.observer is None) != (self.threat == "eavesdropper"):
-            raise ValueError(f"case {self.id!r}: an observer goes with threat='neighbours' and the "
-                             f"eavesdropper with none; got threat={self.threat!r}, "
-                             f"observer={self.observer!r}")
+            raise ValueError(f"case {self.id!r}: the eavesdropper sees every link (no observer) "
+                             "and another threat model needs its observing agent; got "
+                             f"threat={self.threat!r}, observer={self.observer!r}")
 
 
 # -- neighbouring problems ----------------------------------------------------------------------

@@ -535,8 +535,9 @@ def _notes(seeds: int) -> list[str]:
         "'ideal audit' is the bound an exact likelihood-ratio test with the same number of runs "
         "would reach on the guarantee's own (Gaussian) mechanism: where the empirical bound is near "
         "it, a ratio below 1 is the sample size, not a loose accountant.",
-        "Pairwise rows (pairwise:ALGORITHM:GRAPH:vV, issue 24): one observing agent v sees only "
-        "its own links (the messages it receives and those it sends), scored with the "
-        "full-covariance Gaussian ratio, against report.pairwise[0, v] under threat "
-        "'neighbours'; observer_table.md groups them by pair class (neighbour, 2 hops, ≥3 hops).",
+        ("Pairwise rows (pairwise:ALGORITHM:GRAPH:vV, issue 24): one observing agent v sees only "
+         "its own links (the messages it receives and those it sends), scored with the "
+         "full-covariance Gaussian ratio, against report.pairwise[0, v] under threat "
+         "'neighbours'; observer_table.md groups them by pair class (neighbour, 2 hops, ≥3 "
+         "hops)."),
     ]
