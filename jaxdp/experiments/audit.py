@@ -340,7 +340,7 @@ def audit_table(out_dir="out/audit-table", *, seeds: int = 100_000, batch: int =
                       f"{r['seconds']:.1f} s)", flush=True)
     report = Report("audit-table", "Empirical privacy audit of every private algorithm")
     report.files += _write_data(out, rows) + [_plot(out, rows), _write_privacy_table(out, rows)]
-    if any(r["observer"] is not None for r in rows):
+    if any(r.get("observer") is not None for r in rows):
         path = out / "observer_table.md"
         path.write_text(observer_table(rows))
         report.files.append(str(path))
@@ -398,7 +398,7 @@ def privacy_table(rows: list[dict]) -> str:
     lines = [head, "|" + "---|" * 7]
     notes = []
     for r in rows:
-        if r["control"] or r["observer"] is not None:
+        if r["control"] or r.get("observer") is not None:
             continue
         printed = r["paper_printed"]
         if printed is None:
@@ -435,7 +435,7 @@ def observer_table(rows: list[dict]) -> str:
     ratio; the positive controls that name an observer are listed with what they claimed."""
     head = ("| pair class | case | observer | claimed ε_{0→v} | empirical ε ≥ | ratio | verdict |")
     lines = [head, "|" + "---|" * 7]
-    observed = [r for r in rows if r["observer"] is not None]
+    observed = [r for r in rows if r.get("observer") is not None]
     classes = sorted({r["pair_class"] for r in observed}, key=lambda c: min(
         r["hops"] for r in observed if r["pair_class"] == c))
     summary = []
@@ -503,7 +503,7 @@ def _claims(report: Report, rows: list[dict]) -> None:
             report.claim("control-gaussian", "negative sanity: the bound stays below the exact ε "
                          "of a Gaussian mechanism", paper=f"exact ε = {r['exact_eps']:.4g}",
                          ours=ours, reproduced=r["verdict"] == "sound")
-        elif r["observer"] is not None:
+        elif r.get("observer") is not None:
             report.claim(f"audit-{r['algorithm']}",
                          f"{r['paper']}: empirical lower bound on agent {r['observer']}'s view ≤ "
                          f"the reported ε_{{0→{r['observer']}}} ({r['pair_class']}; "
