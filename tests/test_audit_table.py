@@ -1,4 +1,6 @@
-"""The audit table (issue 9): every private algorithm has a case; controls behave; files exist."""
+"""The audit table (issue 9): every private algorithm has a case; controls behave; files exist;
+observer rows (issue 24) carry their pair class."""
+import json
 import math
 import os
 
@@ -87,10 +89,30 @@ def _check_files(out):
 
 
 def test_a_tiny_table_writes_its_files_and_one_claim_per_row(tmp_path):
-    """Tiny settings on one algorithm and one control: files exist, claim ids follow the rows."""
-    report = table.audit_table(tmp_path, **table.TINY, only=("dpp2", "control:gaussian"))
-    assert {c.id for c in report.claims} == {"audit-dpp2", "control-gaussian"}
+    """Tiny settings on one algorithm, one control and one observer case: files exist, claim ids
+    follow the rows. The eavesdropper row has no observer and stays in the privacy table; the
+    observer row carries threat, observer, hops and pair class, its claim is
+    report.pairwise[0, v], and it is in observer_table.md, not in the privacy table."""
+    far = "pairwise:dp_dgd:erdos_renyi:v2"
+    report = table.audit_table(tmp_path, **table.TINY, only=("dpp2", "control:gaussian", far))
+    assert {c.id for c in report.claims} == {"audit-dpp2", "control-gaussian", f"audit-{far}"}
     _check_files(tmp_path)
+    rows = {r["algorithm"]: r for r in json.loads((tmp_path / "audit_table.json").read_text())}
+    assert rows["dpp2"]["observer"] is None and rows["dpp2"]["threat"] == "eavesdropper"
+    row = rows[far]
+    assert (row["threat"], row["observer"], row["hops"], row["pair_class"]) == (
+        "neighbours", 2, 2, "2 hops")
+    case = _case(far)
+    with jax.enable_x64(True):
+        pairwise = case.algorithm.privacy(case.pair[0], case.network, case.params, case.releases,
+                                          threat="neighbours").pairwise
+    assert row["guarantee"] == float(pairwise[0, 2])
+    privacy_md = (tmp_path / "privacy_table.md").read_text()
+    assert "| `dpp2` |" in privacy_md and "pairwise:" not in privacy_md
+    assert f"| 2 hops | `{far}` | 2 |" in (tmp_path / "observer_table.md").read_text()
+    with open(tmp_path / "audit_table.csv") as fh:
+        header = fh.readline().strip().split(",")
+    assert header[-4:] == ["threat", "observer", "hops", "pair_class"]
 
 
 @pytest.mark.slow
@@ -113,3 +135,45 @@ def test_the_ideal_audit_ceiling_is_below_the_exact_epsilon_and_grows_with_the_r
     assert 0.5 < ceilings[1] / exact < 0.7
     wide = table.ideal_gaussian_audit(1.0, 50_000, 1e-2) / gaussian_mechanism_epsilon(1.0, 1e-2)
     assert 0.85 < wide < 1.0
+
+
+# -- audits per observer (issue 24) -------------------------------------------------------------
+def test_the_full_covariance_ratio_finds_a_difference_hidden_by_correlated_noise():
+    """A message ``a + c`` and its partner ``b − c`` (c: large noise shared with opposite signs,
+    as DECOR's edge secret): the product model sees the shift in ``a`` through c's variance only;
+    the full-covariance ratio adds the two and sees it through the independent noise (exact
+    μ = 1/√2 against 1/√65), so its bound is far higher — and stays below the exact ε."""
+    rng = np.random.default_rng(1)
+
+    def draw(shift, n=40_000):
+        a, b, c = rng.normal(size=(3, n))
+        return np.stack([a + shift + 8 * c, b - 8 * c], axis=1)
+    f0, f1 = draw(0.0), draw(1.0)
+    bounds = {m: epsilon_lower_bound(*table.likelihood_ratio_scores(f0, f1, m),
+                                     delta=1e-2).epsilon_lower
+              for m in ("gaussian", "gaussian_cov")}
+    assert bounds["gaussian_cov"] > 0.5 > bounds["gaussian"] + 0.3, bounds
+    assert bounds["gaussian_cov"] < gaussian_mechanism_epsilon(1 / np.sqrt(2), 1e-2)
+
+
+def _row(case_id, pair_class, hops, ratio, control="", claimed=None, guarantee=5.0):
+    return {"algorithm": case_id, "observer": 1, "pair_class": pair_class, "hops": hops,
+            "ratio": ratio, "control": control, "claimed_eps": claimed, "guarantee": guarantee,
+            "empirical_lower": 1.0, "verdict": "caught" if control else "sound"}
+
+
+def test_the_observer_table_gives_empirical_over_claimed_per_pair_class():
+    """Rows ordered by distance, one summary line per class with its largest ratio; a control
+    shows the ε it claimed, not the report's, and does not enter the summary."""
+    rows = [_row("pairwise:a:ring:v3", "≥3 hops", 3, 0.01),
+            _row("pairwise:a:ring:v1", "neighbour", 1, 0.6),
+            _row("pairwise:b:ring:v1", "neighbour", 1, 0.2),
+            _row("control:x", "neighbour", 1, None, "positive", 2.17, float("inf")),
+            {**_row("dp_dgd", None, None, 0.4), "observer": None}]
+    text = table.observer_table(rows)
+    lines = text.splitlines()
+    assert lines[2].startswith("| neighbour | `pairwise:a:ring:v1`")
+    assert lines[5].startswith("| ≥3 hops |") and "`dp_dgd`" not in text
+    assert "| 2.17 | 1 |" in lines[4]
+    assert "- neighbour: 3 case(s), largest empirical/claimed 0.6" in lines
+    assert "- ≥3 hops: 1 case(s), largest empirical/claimed 0.01" in lines

@@ -180,6 +180,30 @@ AUDITS = {  # (graph, N, T, noise, u, v)
 }
 
 
+def _unit_mu(graph, n, steps, noise, u, v):
+    unit = LinearGossip.from_network(make_network(graph, n), steps, 1.0, **noise)
+    return observer_mu(unit, views(unit, "neighbours")[v])[0][u]
+
+
+def _audit_pair(form: LinearGossip, u, v, delta, trials, seed=0):
+    """The Clopper–Pearson ε lower bound of observer ``v`` against agent ``u`` for the worst
+    neighbouring pair the accountant names (``c_u = ±Δ/2`` at every contribution step), scored
+    by the likelihood-ratio statistic ``wᵀy``, ``w = Σ⁺Aδ`` from the brute-force matrices."""
+    G, kinds = _protocol_matrices(form)
+    view = views(form, "neighbours")[v]
+    rows = [k * form.senders.size + e for k in range(form.steps) for e in view.edges]
+    noise_vars = [j for j, (kind, a, _) in enumerate(kinds) if kind != "c"
+                  and not (kind == "z" and form.senders[a] == v)
+                  and not (kind == "xi" and a == v)]
+    sigma = G[rows][:, noise_vars] @ G[rows][:, noise_vars].T
+    shift = G[rows][:, [j for j, (kind, a, _) in enumerate(kinds) if kind == "c" and a == u]]
+    w = np.linalg.pinv(sigma, hermitian=True) @ shift.sum(axis=1) * form.sensitivity
+    rng = np.random.default_rng(seed)
+    half = form.sensitivity / 2
+    scores = [_simulate_view(form, u, v, sign * half, trials, rng) @ w for sign in (-1.0, 1.0)]
+    return epsilon_lower_bound(*scores, delta=delta)
+
+
 @pytest.mark.parametrize("name", sorted(AUDITS))
 def test_audit_of_one_observer_stays_below_the_claim_and_catches_a_wrong_one(name):
     """Agent u and an observer v two hops away: the worst neighbouring pair (c_u = ±Δ/2 at
@@ -189,27 +213,44 @@ def test_audit_of_one_observer_stays_below_the_claim_and_catches_a_wrong_one(nam
     accountant's ε_{u→v}, and exceed a claim made with half the sensitivity (positive control)."""
     graph, n, steps, noise, u, v = AUDITS[name]
     delta, trials = 1e-3, 200_000
-    unit = LinearGossip.from_network(make_network(graph, n), steps, 1.0, **noise)
-    mu_unit = observer_mu(unit, views(unit, "neighbours")[v])[0][u]
-    form = LinearGossip.from_network(make_network(graph, n), steps, 2.0 / mu_unit, **noise)
+    form = LinearGossip.from_network(make_network(graph, n), steps,
+                                     2.0 / _unit_mu(graph, n, steps, noise, u, v), **noise)
     result = linear_gossip_epsilon(form, delta)
     assert result.mu[u, v] == pytest.approx(2.0) and result.exact[u, v]
-    claimed = result.epsilon[u, v]
-
-    G, kinds = _protocol_matrices(form)
-    view = views(form, "neighbours")[v]
-    rows = [k * form.senders.size + e for k in range(steps) for e in view.edges]
-    noise_vars = [j for j, (kind, a, _) in enumerate(kinds) if kind != "c"
-                  and not (kind == "z" and form.senders[a] == v)
-                  and not (kind == "xi" and a == v)]
-    sigma = G[rows][:, noise_vars] @ G[rows][:, noise_vars].T
-    shift = G[rows][:, [j for j, (kind, a, _) in enumerate(kinds) if kind == "c" and a == u]]
-    w = np.linalg.pinv(sigma, hermitian=True) @ shift.sum(axis=1) * form.sensitivity
-
-    rng = np.random.default_rng(0)
-    half = form.sensitivity / 2
-    scores = [_simulate_view(form, u, v, sign * half, trials, rng) @ w for sign in (-1.0, 1.0)]
-    audit = epsilon_lower_bound(*scores, delta=delta)
-    assert audit.epsilon_lower <= claimed
+    audit = _audit_pair(form, u, v, delta, trials)
+    assert audit.epsilon_lower <= result.epsilon[u, v]
     wrong = float(gaussian_epsilon(result.mu[u, v] / 2, delta))
     assert audit.epsilon_lower > wrong
+
+
+def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
+    """Muffliato-SGD with one gossip round per step (local noise, a contribution every step; the
+    IDEAL mechanism: float Gaussian noise, fixed contributions) on a 4-path, T = 5, agent 0
+    against observer 2 (two hops), Δ set so that the exact μ_{0→2} = 2.
+
+    Muffliato's printed NeurIPS formula could not be retrieved (jaxdp.privacy._muffliato_bound),
+    and its corrected Theorem 11 (arXiv 2206.05091) never under-reports on the graphs tested
+    (tests/test_muffliato_bound.py), so the wrong claims caught here are two other ones:
+    (a) the gossip-averaging analysis applied to SGD — only the first step's contribution
+    accounted (``contributions="first_step"``), μ² about 0.13 of the truth here; (b) relays
+    ignored — v learns about u only from u's own messages, ε = 0 two hops away. Both must fall
+    below the audit's lower bound; the exact claim and Muffliato's corrected bound (converted
+    from RDP to (ε, δ) by Canonne–Kamath–Steinke 2020, Prop. 12) must stay above it."""
+    from jaxdp.privacy import DEFAULT_ORDERS, muffliato_corrected_sum, rdp_to_dp
+
+    graph, n, steps, noise, u, v = "path", 4, 5, {"sigma_local": 1.0}, 0, 2
+    delta, trials = 1e-3, 200_000
+    sens = 2.0 / _unit_mu(graph, n, steps, noise, u, v)
+    form = LinearGossip.from_network(make_network(graph, n), steps, sens, **noise)
+    exact = linear_gossip_epsilon(form, delta)
+    assert exact.mu[u, v] == pytest.approx(2.0) and exact.exact[u, v]
+    first_only = linear_gossip_epsilon(
+        LinearGossip.from_network(make_network(graph, n), steps, sens, contributions="first_step",
+                                  **noise), delta).epsilon[u, v]
+    orders = np.asarray(DEFAULT_ORDERS, np.float64)
+    mu2 = sens ** 2 * muffliato_corrected_sum(form.W, steps)[u, v]
+    corrected = float(rdp_to_dp(orders, orders * mu2 / 2, delta))
+    audit = _audit_pair(form, u, v, delta, trials)
+    assert audit.epsilon_lower <= exact.epsilon[u, v] < corrected
+    assert audit.epsilon_lower > first_only
+    assert audit.epsilon_lower > 0.0  # (b): relays ignored claims 0 at two hops

@@ -10,6 +10,12 @@ under-report on purpose (half the sensitivity, a history-fixed sensitivity, a Po
 fixed-size batches) or a release in the clear — must be caught. ``jaxdp reproduce audit-table``
 runs the same cases at 10⁵ runs per input.
 
+Audits per observer (issue 24): pairwise cases (``pairwise:ALG:GRAPH:vV``) attack one observing
+agent's links only and hold the bound to ``report.pairwise[0, v]`` under ``threat="neighbours"``
+(DP-DGD, Muffliato and DECOR on a ring and a random graph, a neighbour and a farther agent); the
+positive control ``control:decor_neighbour`` claims DECOR's correlated noise against a neighbour
+who knows the edge's secret and must be caught.
+
 Issue 22's gate ("privacy that survives a real attacker") is here too:
 
 * the float-grid support attack (tests/support_attack.py, Mironov CCS 2012) against every noise
@@ -99,6 +105,59 @@ def test_empirical_lower_bound_stays_below_the_guarantee(case_id):
         assert row["guarantee"] is not None, row
 
 
+# -- audits per observer (issue 24): pairwise cases against report.pairwise[0, v] ---------------
+def _observer_cases() -> list:
+    return [c for c in _cases().values() if c.observer is not None and not c.control]
+
+
+def test_pairwise_observer_cases_cover_three_algorithms_two_graphs_and_every_pair_class():
+    """DP-DGD, Muffliato and DECOR, each on a ring and a random graph, seen by a neighbour of agent
+    0 and by an agent farther away; the classes neighbour, 2 hops and ≥3 hops all occur; the DECOR
+    control names a neighbour and claims a finite, wrong ε."""
+    from jaxdp.algorithms.cases import hops, pair_class
+
+    seen = {}
+    for c in _observer_cases():
+        assert c.threat == "neighbours" and c.mechanism == "gaussian_cov"
+        graph = c.id.split(":")[2]
+        seen.setdefault((c.algorithm.name, graph), set()).add(
+            pair_class(int(hops(c.network)[c.observer])))
+    names = {"dp_dgd", "muffliato", "dgd+clip+pairwise_cancelling"}
+    assert {a for a, _ in seen} == names and {g for _, g in seen} == {"ring", "erdos_renyi"}
+    assert all(len(classes) == 2 and "neighbour" in classes for classes in seen.values()), seen
+    assert set().union(*seen.values()) == {"neighbour", "2 hops", "≥3 hops"}
+    control = _cases()["control:decor_neighbour"]
+    assert control.observer == 1 and control.control == "positive"
+    assert np.isfinite(control.claimed) and control.claimed > 0
+
+
+def test_an_observer_view_is_its_links_only_per_node_reference():
+    """link_view against an explicit loop over the network's links: the node-level rows of v's
+    in-neighbours and v, the per-link copies into and out of v, every step, every message."""
+    from jaxdp.algorithms.cases import link_view
+
+    net = network.make_network("erdos_renyi", 10, p=0.3, seed=0)
+    senders, receivers = np.asarray(net.senders), np.asarray(net.receivers)
+    rng = np.random.default_rng(0)
+    obs = {"messages": {"y": rng.normal(size=(3, 10, 2)),
+                        "m": rng.normal(size=(3, senders.size, 2))}}
+    for v in range(10):
+        expect = []
+        for name in ("m", "y"):  # sorted message names
+            for t in range(3):
+                if name == "y":
+                    rows = [int(senders[e]) for e in range(senders.size) if receivers[e] == v]
+                    expect += [obs["messages"]["y"][t, r] for r in rows + [v]]
+                else:
+                    links = ([e for e in range(senders.size) if receivers[e] == v]
+                             + [e for e in range(senders.size) if senders[e] == v])
+                    expect += [obs["messages"]["m"][t, e] for e in links]
+        got = np.asarray(link_view(net, v)(obs))
+        np.testing.assert_array_equal(got, np.concatenate(expect).ravel())
+    with pytest.raises(ValueError, match="neither one row per agent"):
+        link_view(net, 0)({"messages": {"z": np.zeros((1, 7, 2))}})
+
+
 def test_the_documented_privacy_table_lists_every_private_algorithm():
     """docs/privacy_table.md (written by `jaxdp reproduce audit-table`) covers the registry."""
     from pathlib import Path
@@ -165,7 +224,7 @@ def _noise_paths() -> dict[str, NoisePath]:
     """Every non-control audit case (one per private algorithm of the registry, plus DGD through
     clip + Gaussian channels) and the channel paths of :func:`_channel_paths`."""
     with jax.enable_x64(True):
-        ordinary = [c for c in _cases().values() if not c.control]
+        ordinary = [c for c in _cases().values() if not c.control and c.observer is None]
         paths = [NoisePath(c.id, c.algorithm, c.params, c.network, c.pair, c.steps)
                  for c in ordinary]
         channel = next(c for c in ordinary if c.id == "channel:dgd+clip+gaussian")

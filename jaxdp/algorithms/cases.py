@@ -40,6 +40,11 @@ class Case:
       releases: the horizon the privacy report is asked for (default ``steps``); DP-DGD sends the
         model before its update, so K = 2 steps show one noisy gradient.
       ci_seeds: runs per input in the CI soundness gate (``tests/test_privacy_soundness.py``).
+      threat: the threat model the claim is read under (``"eavesdropper"``, every message; or
+        ``"neighbours"``, pairwise network DP: then ``observer`` is set).
+      observer: the observing agent ``v`` of a pairwise case (``None``: the eavesdropper). Its
+        ``features`` are ``v``'s view (:func:`link_view`) and its claim is
+        ``report.pairwise[0, v]`` of ``privacy(..., threat="neighbours")``.
 
     An ordinary case is *sound* when the empirical lower bound stays at or below the report's
     guarantee for agent 0 (whose data differ). A positive control with a float ``claimed`` (an
@@ -63,6 +68,14 @@ class Case:
     claimed: Any = None
     releases: int | None = None
     ci_seeds: int = 20_000
+    threat: str = "eavesdropper"
+    observer: int | None = None
+
+    def __post_init__(self):
+        if (self.observer is None) != (self.threat == "eavesdropper"):
+            raise ValueError(f"case {self.id!r}: the eavesdropper sees every link (no observer) "
+                             "and another threat model needs its observing agent; got "
+                             f"threat={self.threat!r}, observer={self.observer!r}")
 
 
 # -- neighbouring problems ----------------------------------------------------------------------
@@ -152,3 +165,58 @@ def sent_by(key: str, net, agent: int = 0):
     """Audit features: the per-edge messages ``key`` that ``agent`` sends, at every step."""
     mine = np.flatnonzero(np.asarray(net.senders) == agent)
     return lambda obs: obs["messages"][key][:, mine].ravel()
+
+
+# -- what one observing agent sees (pairwise network DP) ----------------------------------------
+def hops(net, source: int = 0) -> np.ndarray:
+    """``(N,)`` graph distance of every agent from ``source`` over the network's links (breadth
+    first on ``net.senders → net.receivers``; ``-1`` where unreachable)."""
+    senders, receivers = np.asarray(net.senders), np.asarray(net.receivers)
+    dist = np.full(net.n_agents, -1)
+    dist[source], frontier, h = 0, [source], 0
+    while frontier:
+        h += 1
+        nxt = np.unique(receivers[np.isin(senders, frontier)])
+        nxt = nxt[dist[nxt] < 0]
+        dist[nxt] = h
+        frontier = nxt.tolist()
+    return dist
+
+
+def pair_class(h: int) -> str:
+    """The class of a pair ``(u, v)`` at graph distance ``h``: ``"neighbour"``, ``"2 hops"`` or
+    ``"≥3 hops"``."""
+    if h < 1:
+        raise ValueError(f"a pair class needs two distinct connected agents; got distance {h}")
+    return {1: "neighbour", 2: "2 hops"}.get(h, "≥3 hops")
+
+
+def link_view(net, observer: int):
+    """Audit features: what agent ``observer`` sees on its own links, at every step, for every
+    message the transcript holds.
+
+    A message's second axis says how the network delivers it: one row per agent (a node-level
+    broadcast: ``v`` receives the rows of its in-neighbours, ``net.senders`` of the links into
+    ``v``) or one copy per directed link (a per-message channel: ``v`` receives the copies whose
+    receiver is ``v``). Besides what it receives, the view holds what ``v`` sends (its own row, or
+    its copies on the links out of ``v``): a function of ``v``'s own state and noise, which the
+    ``"neighbours"`` threat model grants it — this is how the observer's knowledge of its own
+    noise, e.g. the secret of a DECOR edge it shares with ``u``, enters a linear attack.
+    """
+    senders, receivers = np.asarray(net.senders), np.asarray(net.receivers)
+    into = np.flatnonzero(receivers == observer)
+    links = np.concatenate([into, np.flatnonzero(senders == observer)])
+    rows = np.concatenate([senders[into], [observer]])
+    if net.n_agents == senders.size:
+        raise ValueError(f"a network of {net.n_agents} agents and as many directed links: node "
+                         "and link messages cannot be told apart")
+
+    def select(name, m):
+        if m.shape[1] == net.n_agents:
+            return m[:, rows]
+        if m.shape[1] == senders.size:
+            return m[:, links]
+        raise ValueError(f"message {name!r} of shape {m.shape}: neither one row per agent "
+                         f"({net.n_agents}) nor one copy per directed link ({senders.size})")
+    return lambda obs: jnp.concatenate([select(k, m).ravel()
+                                        for k, m in sorted(obs["messages"].items())])

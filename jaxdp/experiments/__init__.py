@@ -12,6 +12,7 @@ from jaxdp.experiments.dpp2 import dpp2_fig1, dpp2_fig2, dpp2_fig3
 from jaxdp.experiments.ldp import ldp_fig1, ldp_fig2, ldp_figC, ldp_figD
 from jaxdp.experiments.ltadmm import ltadmm_fig1, ltadmm_table1
 from jaxdp.experiments.mfdl import mfdl
+from jaxdp.experiments.muffliato import muffliato
 from jaxdp.experiments.recal import (recal_attack, recal_complexity, recal_eps, recal_table4,
                                      recal_table5)
 from jaxdp.experiments.tuning import tune_dpadmm, tune_dpp2, tune_ltadmm
@@ -32,6 +33,7 @@ REPRODUCTIONS = {
     "ltadmm-fig1": ltadmm_fig1,
     "ltadmm-table1": ltadmm_table1,
     "mfdl": mfdl,
+    "muffliato": muffliato,
     "recal-table4": recal_table4,
     "recal-table5": recal_table5,
     "recal-eps": recal_eps,
@@ -45,6 +47,6 @@ REPRODUCTIONS = {
 __all__ = ["Claim", "REPRODUCTIONS", "Report", "audit_table", "baselines_convergence", "demo",
            "dpadmm_accuracy", "dpadmm_loss", "dpadmm_table3",
            "dpp2_fig1", "dpp2_fig2", "dpp2_fig3", "ldp_fig1", "ldp_fig2", "ldp_figC",
-           "ldp_figD", "ltadmm_fig1", "ltadmm_table1", "mfdl",
+           "ldp_figD", "ltadmm_fig1", "ltadmm_table1", "mfdl", "muffliato",
            "recal_attack", "recal_complexity", "recal_eps", "recal_table4", "recal_table5",
            "tune_dpadmm", "tune_dpp2", "tune_ltadmm"]

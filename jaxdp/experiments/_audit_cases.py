@@ -6,11 +6,23 @@ Gaussian mechanism). Each paper family declares its own cases in
 """
 from __future__ import annotations
 
+import dataclasses
+
 import jax.numpy as jnp
 import numpy as np
 
 from jaxdp import algorithms, network
-from jaxdp.algorithms.cases import N_AGENTS, Case, agent_rows, all_rows, l2, tilt
+from jaxdp.algorithms.cases import (
+    N_AGENTS,
+    Case,
+    agent_rows,
+    all_rows,
+    hops,
+    l2,
+    link_view,
+    pair_class,
+    tilt,
+)
 from jaxdp.attacks import relay
 from jaxdp.attacks.audit import gaussian_mechanism_epsilon
 
@@ -74,6 +86,85 @@ def channel_cases() -> list[Case]:
                  "every copy of agent 0's x⁰, x¹ received by its neighbours",
                  lambda obs: obs["messages"]["mix0"][:, from_0].ravel())]
 
+# -- pairwise network DP: one observing agent (issue 24) --------------------------------------
+OBSERVER_GRAPHS = {"ring": ({}, (1, 3)), "erdos_renyi": ({"p": 0.3, "seed": 0}, (1, 2))}
+"""Graph name → (its ``make_network`` arguments at N = 10, the distances of the two observers
+from agent 0): the first agent (lowest index) at each distance observes. The random graph
+(seed 0, 18 edges) has agent 0's neighbours 1, 4, 9 and agent 2 at two hops."""
+OBSERVER_SEEDS = 4_000
+"""Runs per input of each observer case in the CI gate (12 cases: kept within the gate's time)."""
+DECOR_SIGMAS = (4.0, 8.0)
+"""DECOR's (σ_ind, σ_cor) in the observer cases, as the gate's noise-path matrix runs it."""
+
+
+def decor(sigma_ind: float, sigma_cor: float):
+    """DGD + clip(ℓ2, C = 1) + DECOR's pairwise-cancelling noise (Allouah et al., ICML 2024,
+    Eq. (3)): ``(algorithm, params)``."""
+    from jaxdp import channels
+
+    alg = channels.with_channel(algorithms.DGD(), channels.chain(
+        channels.clip(1.0), channels.pairwise_cancelling(sigma_ind, sigma_cor)))
+    return alg, alg.default_params()
+
+
+def observed_algorithms() -> dict:
+    """Name → ``(algorithm, params, horizon(h), releases(K))``: what the observer cases run.
+
+    ``horizon(h)`` is the first K whose messages reach an observer ``h`` hops from agent 0 (whose
+    gradient enters its message of step 1 in DGD, and its round-0 message of step 0 in Muffliato,
+    reaching one more hop per message); ``releases(K)`` is the horizon the report is asked for
+    (DP-DGD sends its model before the update: K messages, K − 1 noisy gradients)."""
+    return {"dp_dgd": (algorithms.DPDGD(), algorithms.DPDGDParams(), lambda h: h + 1,
+                       lambda k: k - 1),
+            "muffliato": (algorithms.Muffliato(rounds=3), algorithms.DPDGDParams(),
+                          lambda h: -(-h // 3), lambda k: k),
+            "decor": (*decor(*DECOR_SIGMAS), lambda h: h + 1, lambda k: k)}
+
+
+def observer_case(name: str, graph: str, observer: int, **kw) -> Case:
+    """The pairwise case of ``name`` on ``graph``: agent ``observer``'s view of agent 0."""
+    alg, params, horizon, releases = observed_algorithms()[name]
+    net = network.make_network(graph, N_AGENTS, **OBSERVER_GRAPHS[graph][0])
+    h = int(hops(net)[observer])
+    steps = horizon(h)
+    return Case(f"pairwise:{name}:{graph}:v{observer}",
+                f"{alg.name} against agent {observer} ({pair_class(h)} of agent 0, {graph})",
+                alg, params, net, tilt(N_AGENTS, 20, 5, l2(5, 1e3)), steps,
+                f"agent {observer}'s links ({pair_class(h)}), steps 0..{steps - 1}",
+                link_view(net, observer), mechanism="gaussian_cov", releases=releases(steps),
+                ci_seeds=OBSERVER_SEEDS, threat="neighbours", observer=observer, **kw)
+
+
+def observer_cases() -> list[Case]:
+    """DP-DGD, Muffliato (R = 3) and DECOR, each on a ring and a connected Erdős–Rényi graph, seen
+    by a neighbour of agent 0 and by an agent two or three hops away (:data:`OBSERVER_GRAPHS`)."""
+    out = []
+    for graph, (kw, distances) in OBSERVER_GRAPHS.items():
+        dist = hops(network.make_network(graph, N_AGENTS, **kw))
+        for h in distances:
+            v = int(np.flatnonzero(dist == h)[0])
+            out += [observer_case(name, graph, v) for name in observed_algorithms()]
+    return out
+
+
+def decor_neighbour_control() -> Case:
+    """Positive control: DECOR against a curious neighbour, claimed as if the pairwise-cancelling
+    noise also hid the message (σ² = σ_ind² + σ_cor² per message: the same accountant on
+    ``pairwise_cancelling(√(σ_ind² + σ_cor²), 0)``). The neighbour knows its edge's secret
+    (``c_{0→v} = −c_{v→0}``): the copy it receives plus the copy it sends carries agent 0's
+    message under independent noise only (2σ_ind², plus its own clipped model)."""
+    sigma_ind, sigma_cor = 0.5, 8.0
+    case = observer_case("decor", "ring", 1)
+    alg, params = decor(sigma_ind, sigma_cor)
+    wrong, wrong_params = decor(float(np.hypot(sigma_ind, sigma_cor)), 0.0)
+    claim = wrong.privacy(case.pair[0], case.network, wrong_params, case.releases,
+                          threat="neighbours").pairwise[0, 1]
+    return dataclasses.replace(
+        case, id="control:decor_neighbour", algorithm=alg, params=params, control="positive",
+        claimed=float(claim), paper=f"DECOR (σ_ind = {sigma_ind}, σ_cor = {sigma_cor}) against "
+        "neighbour 1, claimed with σ² = σ_ind² + σ_cor² (the neighbour's edge secret ignored)")
+
+
 def controls() -> list[Case]:
     n, d = 8, 22
     recal_pair = tilt(n, 30, d, l2(d, 1.0), dtype=np.float64)  # r = 0: no regularizer
@@ -91,5 +182,6 @@ def controls() -> list[Case]:
              tilt(10, 20, 5, l2(5, 1e3)), 2, "agent 0's x⁰, x¹", agent_rows("x"),
              control="negative", exact=gaussian_mechanism_epsilon(mu, 1e-5), claimed=None,
              releases=1),
+        decor_neighbour_control(),
     ]
 

@@ -39,6 +39,16 @@ when neither exists, the empirical bound, seeds per input, messages observed, ve
 Controls: DPP² with u = 0 (its z⁰ = ∇f(x⁰) is sent in the clear since q⁰ = 0), DP-RECAL's x-channel
 without a regularizer (:func:`jaxdp.attacks.relay.x_channel_gradients` as the statistic) and a
 plain Gaussian mechanism (one DP-DGD step, both gradients clipped, exact ε by Balle & Wang 2018).
+
+Observers (issue 24, pairwise network DP): a case may name an observing agent ``v``
+(:attr:`jaxdp.algorithms.cases.Case.observer`); the attack then sees only ``v``'s links
+(:func:`jaxdp.algorithms.cases.link_view`), scores them with the full-covariance Gaussian ratio
+(``"gaussian_cov"``) and is held to ``report.pairwise[0, v]`` of ``privacy(...,
+threat="neighbours")``. Rows carry the threat model, the observer, its distance from agent 0 and
+the pair class; ``observer_table.md`` gives empirical/claimed per pair class. DP-DGD, Muffliato and
+DECOR are audited so on a ring and a random graph (:func:`jaxdp.experiments._audit_cases
+.observer_cases`); the positive control claims DECOR's correlated noise against a neighbour who
+knows the edge's secret.
 """
 from __future__ import annotations
 
@@ -56,7 +66,7 @@ import numpy as np
 from scipy import stats
 
 from jaxdp import algorithms, network
-from jaxdp.algorithms.cases import Case, tilt
+from jaxdp.algorithms.cases import Case, hops, pair_class, tilt
 from jaxdp.attacks.audit import (
     audit_observations,
     clopper_pearson_upper,
@@ -90,11 +100,12 @@ def family_case_modules() -> list:
 
 def cases() -> list[Case]:
     """Every private algorithm of the registry at its paper settings (each family's
-    ``audit_cases()``, then the core baseline and the channel routes), then the controls (each
+    ``audit_cases()``, then the core baseline, the channel routes and the pairwise cases of one
+    observing agent, :func:`jaxdp.experiments._audit_cases.observer_cases`), then the controls (each
     family's ``audit_controls()``, then :func:`jaxdp.experiments._audit_cases.controls`)."""
     families = family_case_modules()
     rows = ([c for fam in families for c in fam.audit_cases()] + _audit_cases.baseline_cases()
-            + _audit_cases.channel_cases())
+            + _audit_cases.channel_cases() + _audit_cases.observer_cases())
     covered = {c.id for c in rows}
     missing = sorted(set(private_algorithms()) - covered)
     if missing:
@@ -127,15 +138,24 @@ def likelihood_ratio_scores(f0: np.ndarray, f1: np.ndarray, mechanism: str,
                             fit: float = SELECT) -> tuple[np.ndarray, np.ndarray]:
     """Scores of a product-model likelihood ratio fitted on the first ``fit`` share of each input.
 
-    Gaussian: ``Σ_j (μ1_j − μ0_j) m_j / s_j²``; Laplace: ``Σ_j (|m_j − μ0_j| − |m_j − μ1_j|)/b_j``.
+    Gaussian: ``Σ_j (μ1_j − μ0_j) m_j / s_j²``; Laplace: ``Σ_j (|m_j − μ0_j| − |m_j − μ1_j|)/b_j``;
+    ``"gaussian_cov"``: the Gaussian ratio with the pooled covariance ``S`` in place of the
+    product model, ``mᵀ S⁻¹ (μ1 − μ0)`` (Fisher's discriminant): it weighs correlated coordinates
+    jointly, e.g. a message and the copy that carries the opposite of its correlated noise.
     A coordinate with no spread (a noise-free message) gets a tiny floor, so a deterministic
     difference separates perfectly.
     """
     k0, k1 = int(fit * len(f0)), int(fit * len(f1))
     mu0, mu1 = f0[:k0].mean(0), f1[:k1].mean(0)
-    var = np.concatenate([f0[:k0] - mu0, f1[:k1] - mu1]).var(0)
-    var = var + 1e-12 * var.max() + 1e-300
-    if mechanism == "laplace":
+    centred = np.concatenate([f0[:k0] - mu0, f1[:k1] - mu1])
+    var = centred.var(0)
+    floor = 1e-12 * var.max() + 1e-300
+    var = var + floor
+    if mechanism == "gaussian_cov":
+        cov = centred.T @ centred / len(centred) + np.diag(np.full(var.size, floor))
+        weights = np.linalg.solve(cov, mu1 - mu0)
+        score = lambda f: f @ weights  # noqa: E731
+    elif mechanism == "laplace":
         b = np.sqrt(var / 2)
         score = lambda f: np.sum((np.abs(f - mu0) - np.abs(f - mu1)) / b, axis=1)  # noqa: E731
     else:
@@ -155,10 +175,10 @@ def audit_case(case: Case, *, seeds: int, batch: int) -> dict:
     f0, f1 = observe_features(case, seeds, batch)
     s0, s1 = likelihood_ratio_scores(f0, f1, case.mechanism)
     horizon = case.releases or case.steps
-    report = case.algorithm.privacy(case.pair[0], case.network, case.params, horizon)
+    report = case_report(case, horizon)
     delta = float(report.delta) if report is not None else 1e-5
     res = epsilon_lower_bound(s0, s1, delta=delta, confidence=CONFIDENCE, select_fraction=SELECT)
-    guarantee = None if report is None else float(report.epsilon[0])
+    guarantee = case_guarantee(case, report)
     profile = _profile(case, s0, s1, guarantee, horizon)
     limit = max_bound(res.n0, delta)
     reference = (case.exact if case.exact is not None
@@ -185,7 +205,35 @@ def audit_case(case: Case, *, seeds: int, batch: int) -> dict:
             "max_possible": limit, "seeds": seeds, "delta": delta, "steps": case.steps,
             "observed": case.observed, "statistic": f"{case.mechanism} likelihood ratio",
             "control": case.control, "fpr": res.fpr, "fnr": res.fnr, "verdict": row_verdict,
-            "seconds": time.perf_counter() - start}
+            "seconds": time.perf_counter() - start, **observer_columns(case)}
+
+
+def case_report(case: Case, horizon: int, **kw):
+    """The privacy report a case's claim is read from: under its threat model when it names an
+    observer (the eavesdropper's report, as every row before issue 24, otherwise)."""
+    if case.observer is not None:
+        kw["threat"] = case.threat
+    return case.algorithm.privacy(case.pair[0], case.network, case.params, horizon, **kw)
+
+
+def case_guarantee(case: Case, report) -> float | None:
+    """The number the user reads for the audited pair: agent 0's ``report.epsilon`` or, for an
+    observing agent ``v``, ``report.pairwise[0, v]`` (``ε_{0→v}``)."""
+    if report is None:
+        return None
+    if case.observer is None:
+        return float(report.epsilon[0])
+    return float(report.pairwise[0, case.observer])
+
+
+def observer_columns(case: Case) -> dict:
+    """The threat model, the observing agent, its distance from agent 0 and the pair class
+    (``None`` for the eavesdropper, who sees every link)."""
+    if case.observer is None:
+        return {"threat": case.threat, "observer": None, "hops": None, "pair_class": None}
+    h = int(hops(case.network)[case.observer])
+    return {"threat": case.threat, "observer": case.observer, "hops": h,
+            "pair_class": pair_class(h)}
 
 
 PROFILE_DELTAS = (1e-5, 1e-3, 1e-2, 5e-2)
@@ -198,11 +246,10 @@ def _profile(case: Case, s0, s1, guarantee, horizon: int) -> dict:
         return {}
     out = {}
     for d in PROFILE_DELTAS:
-        report = case.algorithm.privacy(case.pair[0], case.network, case.params, horizon,
-                                        delta=d)
+        report = case_report(case, horizon, delta=d)
         bound = epsilon_lower_bound(s0, s1, delta=d, confidence=CONFIDENCE,
                                     select_fraction=SELECT).epsilon_lower
-        out[d] = (bound, float(report.epsilon[0]))
+        out[d] = (bound, case_guarantee(case, report))
     return out
 
 
@@ -293,6 +340,10 @@ def audit_table(out_dir="out/audit-table", *, seeds: int = 100_000, batch: int =
                       f"{r['seconds']:.1f} s)", flush=True)
     report = Report("audit-table", "Empirical privacy audit of every private algorithm")
     report.files += _write_data(out, rows) + [_plot(out, rows), _write_privacy_table(out, rows)]
+    if any(r.get("observer") is not None for r in rows):
+        path = out / "observer_table.md"
+        path.write_text(observer_table(rows))
+        report.files.append(str(path))
     _claims(report, rows)
     report.notes += _notes(seeds)
     report.write(out)
@@ -347,7 +398,7 @@ def privacy_table(rows: list[dict]) -> str:
     lines = [head, "|" + "---|" * 7]
     notes = []
     for r in rows:
-        if r["control"]:
+        if r["control"] or r.get("observer") is not None:
             continue
         printed = r["paper_printed"]
         if printed is None:
@@ -375,6 +426,30 @@ def privacy_table(rows: list[dict]) -> str:
                "<summary>What each row covers: relation, released messages, assumptions</summary>",
                "", *notes, "", "</details>"]
     return "\n".join(lines + details) + "\n"
+
+
+def observer_table(rows: list[dict]) -> str:
+    """Markdown: the pairwise rows (one observing agent ``v``, protected agent 0) grouped by pair
+    class — the claimed ``ε_{0→v}`` (``report.pairwise[0, v]`` under ``"neighbours"``), the
+    empirical bound and their ratio (the best over the ε(δ) profile) — then, per class, the largest
+    ratio; the positive controls that name an observer are listed with what they claimed."""
+    head = ("| pair class | case | observer | claimed ε_{0→v} | empirical ε ≥ | ratio | verdict |")
+    lines = [head, "|" + "---|" * 7]
+    observed = [r for r in rows if r.get("observer") is not None]
+    classes = sorted({r["pair_class"] for r in observed}, key=lambda c: min(
+        r["hops"] for r in observed if r["pair_class"] == c))
+    summary = []
+    for cls in classes:
+        members = [r for r in observed if r["pair_class"] == cls]
+        for r in members:
+            claimed = r["claimed_eps"] if r["control"] else r["guarantee"]
+            lines.append("| " + " | ".join(_cell(c) for c in (
+                cls, f"`{r['algorithm']}`", r["observer"], _fmt(claimed),
+                f"{r['empirical_lower']:.3g}", _fmt(r["ratio"]), r["verdict"])) + " |")
+        ratios = [r["ratio"] for r in members if not r["control"] and r["ratio"] is not None]
+        summary.append(f"- {cls}: {len(members)} case(s), largest empirical/claimed "
+                       f"{_fmt(max(ratios)) if ratios else '—'}")
+    return "\n".join(lines + ["", *summary]) + "\n"
 
 
 def _text(text: str) -> str:
@@ -428,6 +503,15 @@ def _claims(report: Report, rows: list[dict]) -> None:
             report.claim("control-gaussian", "negative sanity: the bound stays below the exact ε "
                          "of a Gaussian mechanism", paper=f"exact ε = {r['exact_eps']:.4g}",
                          ours=ours, reproduced=r["verdict"] == "sound")
+        elif r.get("observer") is not None:
+            report.claim(f"audit-{r['algorithm']}",
+                         f"{r['paper']}: empirical lower bound on agent {r['observer']}'s view ≤ "
+                         f"the reported ε_{{0→{r['observer']}}} ({r['pair_class']}; "
+                         f"{r['verdict']})",
+                         paper=f"report.pairwise[0, {r['observer']}] = {_fmt(r['guarantee'])} "
+                               f"(threat {r['threat']}, {r['headline']})",
+                         ours=ours + f"; empirical/claimed {_fmt(r['ratio'])}",
+                         reproduced=r["verdict"] == "sound")
         else:
             report.claim(f"audit-{r['algorithm']}",
                          f"{r['algorithm']} ({r['paper']}): empirical lower bound ≤ the "
@@ -451,4 +535,9 @@ def _notes(seeds: int) -> list[str]:
         "'ideal audit' is the bound an exact likelihood-ratio test with the same number of runs "
         "would reach on the guarantee's own (Gaussian) mechanism: where the empirical bound is near "
         "it, a ratio below 1 is the sample size, not a loose accountant.",
+        ("Pairwise rows (pairwise:ALGORITHM:GRAPH:vV, issue 24): one observing agent v sees only "
+         "its own links (the messages it receives and those it sends), scored with the "
+         "full-covariance Gaussian ratio, against report.pairwise[0, v] under threat "
+         "'neighbours'; observer_table.md groups them by pair class (neighbour, 2 hops, ≥3 "
+         "hops)."),
     ]

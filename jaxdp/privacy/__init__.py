@@ -24,7 +24,10 @@
   2026): :class:`LinearRelease`, :func:`gossip_release`, :func:`factorization_epsilon`,
   :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values;
   MAFALDA-SGD's optimal encoder :func:`mafalda_encoder` (:func:`surrogate_loss`,
-  :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`).
+  :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`);
+  Muffliato's corrected pairwise Rényi bound (arXiv 2206.05091, Thm 11)
+  :func:`muffliato_corrected_rdp` / :func:`muffliato_corrected_sum`, beside the exact value on the
+  same scale (:func:`gaussian_rdp_of_mu`): ideal-mechanism curves, never a report's headline.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -116,6 +119,10 @@ from jaxdp.privacy._factorization import (
     release_mu2,
     surrogate_loss,
     workload_gram,
+from jaxdp.privacy._muffliato_bound import (
+    gaussian_rdp_of_mu,
+    muffliato_corrected_rdp,
+    muffliato_corrected_sum,
 )
 from jaxdp.privacy._pairwise_scan import (
     GossipStructure,
@@ -150,6 +157,9 @@ __all__ = [
     "mafalda_encoder",
     "surrogate_loss",
     "workload_gram",
+    "gaussian_rdp_of_mu",
+    "muffliato_corrected_rdp",
+    "muffliato_corrected_sum",
     "GossipStructure",
     "edge_mixing",
     "gossip_mu2",

@@ -149,6 +149,22 @@ class LinearGossip:
         return cls(network.dense("W", max_agents=MAX_AGENTS), senders,
                    np.asarray(network.receivers), steps, sensitivity, **noise)
 
+    @classmethod
+    def from_matrix(cls, W, steps: int, sensitivity: float, **noise) -> LinearGossip:
+        """The mechanism on an explicit ``W`` (row-stochastic or not): a message ``s → r`` for
+        every off-diagonal ``W_{rs} > 0`` (MFDL's gossip, Bellet et al., ICLR 2026, builds
+        ``W`` this way from a graph with self-loops).
+
+        Raises:
+          ValueError: ``W`` not square, not finite or with a negative entry.
+        """
+        W = np.asarray(W, np.float64)
+        if W.ndim != 2 or W.shape[0] != W.shape[1] or not np.all(np.isfinite(W)) or np.any(W < 0):
+            raise ValueError(f"W must be a finite (N, N) matrix with entries >= 0; got shape "
+                             f"{W.shape}")
+        receivers, senders = np.nonzero((W > 0) & ~np.eye(W.shape[0], dtype=bool))
+        return cls(W, senders, receivers, steps, sensitivity, **noise)
+
     @property
     def n_agents(self) -> int:
         return self.W.shape[0]

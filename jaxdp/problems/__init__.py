@@ -39,17 +39,19 @@ from jaxdp.problems._datasets import (
 from jaxdp.problems._digits import (
     MODEL_PROBLEMS, cnn_apply, cnn_init, digits_cnn, digits_mlp, mlp_apply, mlp_init,
 )
-from jaxdp.problems._model import (
-    SAMPLE_LOSSES,
+from jaxdp.problems._clipping import (
     STRUCTURED_CLIPPING,
-    ModelLoss,
-    ModelProblem,
-    ParamLayout,
     clipped_grad_mean,
-    from_model,
     per_example_grads,
     per_example_sq_norms,
     weighted_row_grad,
+)
+from jaxdp.problems._model import (
+    SAMPLE_LOSSES,
+    ModelLoss,
+    ModelProblem,
+    ParamLayout,
+    from_model,
 )
 from jaxdp.problems._partition import (
     SPLITS,

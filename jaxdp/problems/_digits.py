@@ -15,9 +15,8 @@ import numpy as np
 
 from jaxdp._precision import einsum, matmul
 from jaxdp.problems._datasets import load_digits, train_test_split
-from jaxdp.problems._model import (
-    STRUCTURED_CLIPPING, ModelLoss, ModelProblem, default_float, from_model,
-)
+from jaxdp.problems._clipping import STRUCTURED_CLIPPING
+from jaxdp.problems._model import ModelLoss, ModelProblem, default_float, from_model
 from jaxdp.problems._partition import split as split_parts
 
 
