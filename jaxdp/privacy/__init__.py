@@ -119,6 +119,7 @@ from jaxdp.privacy._factorization import (
     release_mu2,
     surrogate_loss,
     workload_gram,
+)
 from jaxdp.privacy._muffliato_bound import (
     gaussian_rdp_of_mu,
     muffliato_corrected_rdp,
