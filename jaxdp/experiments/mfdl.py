@@ -9,9 +9,10 @@ report is :class:`jaxdp.algorithms.Mafalda`'s.
 
 1. Fig. 2 (accounting of Muffliato, one gossip round, user level, ``T = 10``, attacker 0, RDP at
    ``α = 2``): our MF accounting of ``ε_{u→0}`` against the values of the authors' public code
-   for the same setting (``MFDL_FIG2_RDP``, computed with their ``muffliato_accounting.py``), and
-   against Muffliato's own bound (Cyffers et al., NeurIPS 2022, Thm 11 in its corrected arXiv
-   version, clipped at the composition bound ``T`` as their code does).
+   for the same setting (``MFDL_FIG2_RDP``), and against Muffliato's own bound
+   (:func:`jaxdp.privacy.muffliato_corrected_rdp`: Cyffers et al., NeurIPS 2022, Thm 11 in its
+   corrected arXiv version, clipped at the composition bound ``T`` as their code does).
+   ``jaxdp reproduce muffliato`` draws the whole figure; this claim checks the numbers.
 2. MAFALDA-SGD's encoder: MFDL's surrogate ``sens(C)² tr(G (CᵀC)⁻¹)`` of our optimum
    (certified by the dual bound) beside DP-SGD's identity and the authors' code's optimum
    (``MFDL_CODE_SURROGATE``, their ``MF_OPTIMAL_DL(post_average=True)`` evaluated on the same
@@ -39,6 +40,7 @@ from jaxdp.privacy import (
     factorization_epsilon,
     gossip_release,
     mafalda_encoder,
+    muffliato_corrected_rdp,
     observer_mu2,
     observers,
     participation_classes,
@@ -62,30 +64,19 @@ SURROGATE_STEPS = 12
 
 
 def florentine():
-    """``(W, adjacency)``: Florentine families with self-loops, rows normalised (MFDL's code)."""
+    """``(W, adjacency)``: Florentine families, MFDL's gossip matrix (self-loops, rows
+    normalised: :func:`jaxdp.experiments.muffliato.mfdl_matrix`)."""
     import networkx as nx
-    graph = nx.convert_node_labels_to_integers(nx.florentine_families_graph())
-    A = nx.to_numpy_array(graph) + np.eye(graph.number_of_nodes())
-    return A / A.sum(axis=1, keepdims=True), A > 0
+
+    from jaxdp.experiments.muffliato import mfdl_matrix
+    W = mfdl_matrix(nx.florentine_families_graph())
+    return W, W > 0
 
 
 def broadcast_edges(adjacency):
     """``(senders, receivers)``: ``j → i`` wherever ``i`` averages ``j`` (``i ≠ j``)."""
     receivers, senders = np.nonzero(adjacency & ~np.eye(len(adjacency), dtype=bool))
     return senders, receivers
-
-
-def muffliato_rdp(W, adjacency, u: int, v: int, steps: int, order: float,
-                  sensitivity: float = 1.0, sigma: float = 1.0) -> float:
-    """Muffliato's pairwise RDP bound (Cyffers et al., NeurIPS 2022, Thm 11, corrected arXiv
-    version): ``α Δ²/(2σ²) · min(T, Σ_{s<T} (T − s) Σ_{w ∈ N(v)} (W^s)_{uw} / ‖(W^s)_{:w}‖²)``,
-    ``N(v)`` including ``v`` (self-loop)."""
-    total, power = 0.0, np.eye(len(W))
-    for s in range(steps):
-        norms = np.sum(power ** 2, axis=0)
-        total += (steps - s) * np.sum(power[u, adjacency[v]] / norms[adjacency[v]])
-        power = power @ W
-    return order * sensitivity ** 2 / (2 * sigma ** 2) * min(total, steps)
 
 
 def fig2_mf_rdp(W, adjacency, steps: int = FIG2_STEPS, order: float = FIG2_ORDER):
@@ -130,8 +121,7 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
     W, adj = florentine()
     ours = fig2_mf_rdp(W, adj, fig2_steps)
     theirs = np.asarray(MFDL_FIG2_RDP)
-    thm11 = np.array([muffliato_rdp(W, adj, u, ATTACKER, fig2_steps, FIG2_ORDER)
-                      for u in range(len(W))])
+    thm11 = muffliato_corrected_rdp(W, fig2_steps, FIG2_ORDER, ldp_clip=True)[:, ATTACKER]
     others = np.arange(len(W)) != ATTACKER
     if fig2_steps == FIG2_STEPS:
         gap = float(np.max(np.abs(ours[others] - theirs[others]) / theirs[others]))
