@@ -40,6 +40,7 @@ from jaxdp.privacy import (
     factorization_epsilon,
     gossip_release,
     mafalda_encoder,
+    model_noise,
     muffliato_corrected_rdp,
     observer_mu2,
     observers,
@@ -96,13 +97,6 @@ def worst_mu2(release, threat: str) -> float:
     """The worst ideal ``μ²`` (finite entries) under ``threat``, single participation."""
     res = factorization_epsilon(release, 1e-5, threat, participation=release.steps)
     return float(np.max(np.where(np.isfinite(res.mu), res.mu, 0.0)) ** 2)
-
-
-def model_noise(release, W) -> float:
-    """The models' total noise variance ``Σ_k E‖n(x^{k+1})‖² = ‖(I_T ⊗ W) B‖_F²`` (MFDL's
-    post-averaging workload; unit scales)."""
-    models = np.kron(np.eye(release.steps), W) @ np.asarray(release.B)
-    return float(np.sum(models ** 2))
 
 
 def mfdl(out_dir="out/mfdl", *, fig2_steps: int = FIG2_STEPS,
@@ -193,7 +187,7 @@ def _threat_table(W, adj, steps: int, decoder) -> dict:
     for method, kw in (("DP-SGD", {}), ("MAFALDA", {"decoder": decoder}),
                        ("DECOR", {"sigma_pair": 1.0})):
         release = _release(W, adj, steps, **kw)
-        variance = model_noise(release, W)
+        variance = float(model_noise(release, W))
         local = _release(W, adj, steps, **dict(kw, sigma_pair=0.0))
         rows[(method, "LDP")] = (worst_mu2(local, "eavesdropper"), variance)
         rows[(method, "outsider")] = (worst_mu2(release, "eavesdropper"), variance)

@@ -24,7 +24,9 @@
   2026): :class:`LinearRelease`, :func:`gossip_release`, :func:`factorization_epsilon`,
   :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values;
   MAFALDA-SGD's optimal encoder :func:`mafalda_encoder` (:func:`surrogate_loss`,
-  :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`);
+  :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`), and a
+  decoder optimised at a fixed pairwise budget :func:`pairwise_decoder` (:func:`model_noise`,
+  :func:`worst_pair_mu2`);
   Muffliato's corrected pairwise Rényi bound (arXiv 2206.05091, Thm 11)
   :func:`muffliato_corrected_rdp` / :func:`muffliato_corrected_sum`, beside the exact value on the
   same scale (:func:`gaussian_rdp_of_mu`): ideal-mechanism curves, never a report's headline.
@@ -113,12 +115,15 @@ from jaxdp.privacy._factorization import (
     factorization_epsilon,
     gossip_release,
     mafalda_encoder,
+    model_noise,
     observer_mu2,
     observers,
+    pairwise_decoder,
     participation_classes,
     release_mu2,
     surrogate_loss,
     workload_gram,
+    worst_pair_mu2,
 )
 from jaxdp.privacy._muffliato_bound import (
     gaussian_rdp_of_mu,
@@ -156,8 +161,11 @@ __all__ = [
     "participation_classes",
     "release_mu2",
     "mafalda_encoder",
+    "model_noise",
+    "pairwise_decoder",
     "surrogate_loss",
     "workload_gram",
+    "worst_pair_mu2",
     "gaussian_rdp_of_mu",
     "muffliato_corrected_rdp",
     "muffliato_corrected_sum",

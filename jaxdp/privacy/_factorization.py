@@ -425,3 +425,55 @@ def mafalda_encoder(W, steps: int, participation=None, iterations: int = 200):
         carry = _lbfgs_step(carry, gram, same)
     C = encoder_from_gram(_feasible(carry[0], same))
     return C, surrogate_loss(C, gram, classes)
+
+
+# --- correlated noise optimised at a fixed pairwise budget -------------------------------------
+
+def model_noise(release: LinearRelease, W):
+    """The models' total noise variance ``Σ_k E‖n(x^{k+1})‖² = ‖(I_T ⊗ W) B‖_F²`` of a
+    ``broadcast`` :func:`gossip_release` (rows ``p^k``; MFDL's post-averaging workload), ``jnp``."""
+    models = matmul(jnp.kron(jnp.eye(release.steps), jnp.asarray(W)), jnp.asarray(release.B))
+    return jnp.sum(models ** 2)
+
+
+def worst_pair_mu2(release: LinearRelease, obs: list[Observer], classes):
+    """``max`` over observers and the agents outside them of ``μ²/Δ²`` (``jnp``, differentiable
+    almost everywhere)."""
+    worst = [jnp.max(jnp.where(np.isin(np.arange(release.n_agents), o.members), 0.0,
+                               observer_mu2(release, o, classes)[0])) for o in obs]
+    return jnp.max(jnp.stack(worst))
+
+
+def pairwise_decoder(W, edges, steps: int, threat="neighbours", participation=None, start=None,
+                     iterations: int = 300, learning_rate: float = 0.02):
+    """A noise decoder ``L`` (lower triangular, one for every agent) minimising the models' noise
+    at a fixed worst pairwise ``μ`` under ``threat``: ``max_{u,v} μ²_{u→v}(L) · ‖(I ⊗ W) B(L)‖²``
+    (scale free: :func:`model_noise` at the noise scale that gives the budget), by Adam (optax)
+    on ``jax.grad`` through :func:`release_mu2`, from ``start`` (default ``I``; e.g. the inverse
+    of :func:`mafalda_encoder`'s encoder, MFDL's optimum for the LDP observer), keeping the best
+    iterate. Ideal Gaussian mechanism (module docstring); broadcast rows, local noise only.
+
+    Returns:
+      ``(L, objective at L, objective at start)``.
+    """
+    import optax
+    W = jnp.asarray(W)
+    classes = participation_classes(steps if participation is None else participation, steps)
+    obs = observers(gossip_release(W, edges, steps, 1.0, broadcast=True), threat)
+
+    def objective(theta):
+        release = gossip_release(W, edges, steps, 1.0, decoder=jnp.tril(theta), broadcast=True)
+        return worst_pair_mu2(release, obs, classes) * model_noise(release, W)
+
+    step_fn = jax.jit(jax.value_and_grad(objective))
+    opt = optax.adam(learning_rate)
+    theta = jnp.eye(steps) if start is None else jnp.tril(jnp.asarray(start))
+    state = opt.init(theta)
+    first, _ = step_fn(theta)
+    best = (first, theta)
+    for _ in range(iterations):
+        value, grad = step_fn(theta)
+        best = min(best, (value, theta), key=lambda b: float(b[0]))
+        updates, state = opt.update(grad, state)
+        theta = optax.apply_updates(theta, updates)
+    return jnp.tril(best[1]), best[0], first
