@@ -68,9 +68,11 @@ class Mafalda(DPDGD):
     ``x^s, s ≤ k`` are functions of that view and of the other agents' data, so
     ``c_u^s`` and ``c_u'^s`` are clipped gradients at the same points: ``‖c_u^s − c_u'^s‖ ≤ 2C``.
     The released combination then moves by at most ``Δ_k = 2C Σ_{s≤k} |C_{ks}|``, plus the float
-    error of the computed sum, ``≤ γ_{T+1} Σ_s |C_{ks}| ‖c^s‖`` per data set (Higham, *Accuracy and
-    Stability of Numerical Algorithms*, 2002, eq. (3.5), any summation order); the declared
-    sensitivity is ``Δ_k (1 + γ_{T+1})``, made a lattice bound by
+    error of the computed sum, ``≤ γ_{T+1} Σ_s |C_{ks}| ‖c^s‖`` per data set (the inner-product
+    bound ``|fl(xᵀy) − xᵀy| ≤ γ_n |x|ᵀ|y|``, any summation order: Higham, *Accuracy and Stability
+    of Numerical Algorithms*, 2nd ed. 2002, §3.1; ``n = T + 1`` also covers the rounding of ``C``
+    to the run's dtype, ``γ_n = nu/(1 − nu)``); the declared sensitivity is
+    ``Δ_k (1 + γ_{T+1})``, made a lattice bound by
     :func:`~jaxdp.privacy.lattice_sensitivity` (the clip's float error and the rounding). Each
     step is thus a (discrete) Gaussian mechanism given the past, and adaptive composition over
     steps (Bun & Steinke, TCC 2016, Lemma 2.3 for zCDP; the library's RDP/PLD accountants) bounds
