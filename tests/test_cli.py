@@ -148,7 +148,9 @@ def test_list_gives_one_line_per_algorithm_with_privacy(capsys):
     from jaxdp import algorithms
 
     assert main(["list"]) == 0
-    lines = capsys.readouterr().out.splitlines()
+    out = capsys.readouterr().out.splitlines()
+    start = out.index("algorithms:") + 1  # the section ends at the next unindented heading
+    lines = out[start:next(i for i in range(start, len(out)) if not out[i].startswith(" "))]
     for name in algorithms.REGISTRY:
         (line,) = [ln for ln in lines if ln.split()[:1] == [name]]
         assert line.split()[1] in ("private", "non-private") and len(line.split()) > 2, line
