@@ -50,6 +50,7 @@ N, SIGMA, RHO, CLIP, DELTA = 32, 15.0, 4, 1.0, 1e-5
 DRAWS, STEPS, SEEDS, D_MIX = 2000, 50, 20, 4
 IMPOSSIBLE = 1e3 * SIGMA * (1 + RHO)
 """No network average of one lattice round can reach this (each draw is at most ``13σ``)."""
+ATTEMPTS = 3
 LSQ = dict(n_agents=N, m=8, d=3, ridge=0.1, seed=0)
 
 
@@ -86,20 +87,24 @@ def same_secldp_sigma(prob, net) -> tuple[float, float]:
 
 
 def residual(noise, p: float, net) -> tuple[float, int]:
-    """``(std, outliers)``: the std of the network average of one ``mix`` of zeros through the
-    channel, and how many coordinates were non-finite or above :data:`IMPOSSIBLE` (none can be:
-    a lattice draw is at most ``13σ`` per message), left out of the std and counted."""
+    """``(std, attempts)``: the std of the network average of one ``mix`` of zeros through the
+    channel over :data:`DRAWS` keys. An attempt with a coordinate non-finite or above
+    :data:`IMPOSSIBLE` (none can be: a lattice draw is at most ``13σ`` per message) is discarded
+    and recomputed, up to :data:`ATTEMPTS` times (``attempts`` says how many it took; see
+    benchmarks/README.md: such outputs were seen on this machine and not reproduced)."""
     alg, params = dgd(noise, p)
     values = alg.split(params)[1]
 
-    def one(key):
+    def one(key, zeros):
         proxy = channels.ChannelNetwork(net, alg.channels, values, 0, key)
-        return proxy.mix(jnp.zeros((N, D_MIX))).mean(axis=0)
+        return proxy.mix(zeros).mean(axis=0)
 
     keys = jax.random.split(jax.random.key(1), DRAWS)
-    avg = np.asarray(jax.jit(jax.vmap(one))(keys)).ravel()
-    bad = ~(np.abs(avg) <= IMPOSSIBLE)
-    return float(np.std(avg[~bad])), int(bad.sum())
+    for attempt in range(1, ATTEMPTS + 1):
+        avg = np.asarray(jax.jit(jax.vmap(one, in_axes=(0, None)))(keys, jnp.zeros((N, D_MIX))))
+        if np.all(np.abs(avg) <= IMPOSSIBLE):
+            return float(np.std(avg)), attempt
+    return float("nan"), ATTEMPTS
 
 
 def predicted(kind: str, sigma: float, p: float, net) -> float | None:
@@ -134,8 +139,8 @@ def main():
                  "independent (same eavesdropper ε)": SIGMA}.get(kind, sigma_secldp)
         for p, err in zip(DROPS, errors):
             row = {"channel": kind, "sigma": sigma, "drop_p": p,
-                   **dict(zip(("avg_noise_std", "outlier_coordinates"),
-                              residual(noise, p, net) if noise is not None else (0.0, 0))),
+                   **dict(zip(("avg_noise_std", "attempts"),
+                              residual(noise, p, net) if noise is not None else (0.0, 1))),
                    "avg_noise_std_predicted": predicted(kind, sigma, p, net),
                    "dgd_final_dist": err, "epsilon_eavesdropper": eps["eavesdropper"],
                    "epsilon_secret_pairs": eps["secret_pairs"]}
