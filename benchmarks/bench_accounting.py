@@ -32,6 +32,7 @@ jaxdp's dense accountant.
 
 Usage (one thread; about 20 CPU-minutes each on a 2-core x86):
     python benchmarks/bench_accounting.py --sweep    # results/accounting_cpu.json + .png
+    python benchmarks/bench_accounting.py --sweep --resume   # rerun only the cells not measured
     python benchmarks/bench_accounting.py --mfdl     # results/accounting_mfdl_cpu.json
     python benchmarks/bench_accounting.py --cell structured ring 32 100 first_step 0   # one cell
 """
@@ -239,29 +240,39 @@ def plot(rows, path: Path):
                         ls="-" if key[2] == "first_step" else "--", label="/".join(key))
         ax.set(xscale="log", yscale="log", xlabel=axis.replace("n", "N agents").replace(
             "steps", "T steps"), ylabel="CPU s (warm; cold where no warm)",
-            title=f"{fixed} = {value}")
+            title=f"{'T' if fixed == 'steps' else 'N'} = {value}")
         ax.grid(True, which="both", alpha=0.3)
     axes[1].legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=120)
 
 
-def run(cells, name: str, limit: float) -> list:
-    """Every cell in a fresh process; cells of a (method, graph, contributions) line past the
-    first one over ``limit`` CPU-s are skipped (recorded) to cap the total."""
+def run(cells, limit: float, done=()) -> list:
+    """Every cell in a fresh process, in order; within one line (method, graph, contributions,
+    and which sweep: N at fixed T or T at fixed N) the cells after one over ``limit`` CPU-s are
+    skipped (recorded) to cap the total. ``done``: rows already measured, kept (``--resume``)."""
+    def key(values):
+        return tuple(str(v) for v in values)
+
+    kept = {key(r[k] for k in KEY): r for r in done if "cold_cpu_s" in r or "refused" in r}
     rows, slow = [], set()
     for cell in cells:
-        key = cell[:2] + cell[4:5]
-        if key in slow:
-            rows.append(dict(zip(("method", "graph", "n", "steps", "contributions"), cell[:5]),
+        method, graph, n, steps, contributions, _ = cell
+        line = (method, graph, contributions, n == N_AT and steps != T_AT)
+        if key(cell[:5]) in kept:
+            rows.append(kept[key(cell[:5])])
+        elif line in slow:
+            rows.append(dict(zip(KEY, cell[:5]),
                              skipped=f"a smaller cell of this line took over {limit} CPU-s"))
-            continue
-        row = measured(__file__, "--cell", *cell)
-        rows.append(row)
-        print({k: v for k, v in row.items() if k != "refused"}, flush=True)
-        if row.get("cold_cpu_s", 0) > limit:
-            slow.add(key)
+        else:
+            rows.append(measured(__file__, "--cell", *cell))
+            print({k: v for k, v in rows[-1].items() if k != "refused"}, flush=True)
+            if rows[-1].get("cold_cpu_s", 0) > limit:
+                slow.add(line)
     return rows
+
+
+KEY = ("method", "graph", "n", "steps", "contributions")
 
 
 def machine() -> dict:
@@ -278,6 +289,8 @@ def main():
     parser.add_argument("--cell", nargs=6)
     parser.add_argument("--sweep", action="store_true")
     parser.add_argument("--mfdl", action="store_true")
+    parser.add_argument("--resume", action="store_true",
+                        help="with --sweep: keep the measured cells of the JSON, run the others")
     args = parser.parse_args()
     if args.cell:
         import jax
@@ -287,15 +300,17 @@ def main():
         return
     if args.sweep:
         info = machine()
-        rows = run(sweep_cells(), "sweep", limit=120.0)
+        path = HERE / "results" / "accounting_cpu.json"
+        done = json.loads(path.read_text())["cells"] if args.resume else ()
+        rows = run(sweep_cells(), limit=120.0, done=done)
         payload = {"machine": info, "load_avg_at_end": os.getloadavg(),
                    "exponent_in_N": slopes(rows, "n"), "exponent_in_T": slopes(rows, "steps"),
                    "cells": rows}
-        (HERE / "results" / "accounting_cpu.json").write_text(json.dumps(payload, indent=1) + "\n")
+        path.write_text(json.dumps(payload, indent=1) + "\n")
         plot(rows, HERE / "results" / "accounting_cpu.png")
     if args.mfdl:
         info = machine()
-        rows = run(mfdl_cells(), "mfdl", limit=float("inf"))
+        rows = run(mfdl_cells(), limit=float("inf"))
         for r in rows:
             if r.get("observers_timed") and r.get("cold_cpu_s") is not None:
                 r["extrapolated_all_observers_cpu_s"] = r["cold_cpu_s"] * r["n"] / r[
