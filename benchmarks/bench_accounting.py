@@ -1,7 +1,7 @@
 """Cost of the pairwise linear-gossip accountant against N and T, and at MFDL's scale (issue 24).
 
-**Sweep** (``--sweep``). The structured accountant (``jaxdp.privacy.gossip_mu2`` through
-``structured_mu``: a Kalman recursion in JAX) and the dense one
+**Sweep** (``--sweep``). The structured accountant (``gossip_structure`` and ``gossip_mu2`` of
+``jaxdp.privacy``: a Kalman recursion in JAX, the path of ``method="structured"``) and the dense one
 (``linear_gossip_epsilon(method="dense")``, numpy, where its limits allow) with every agent
 observing (``"neighbours"``), σ_ℓ = 0.5, σ_m = 1, Δ = 2, δ = 1e-5 (``bench_pairwise.py``'s
 setting), one contribution (``first_step``) and one every step (``every_step``, band 1), on a
@@ -39,6 +39,7 @@ Usage (one thread; about 20 CPU-minutes each on a 2-core x86):
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import platform
@@ -47,7 +48,6 @@ import types
 from pathlib import Path
 
 import numpy as np
-
 from bench_pairwise import measured
 
 HERE = Path(__file__).resolve().parent
@@ -59,8 +59,8 @@ N_AT, T_AT = 32, 100
 MFDL_GRAPHS = {"florentine": (15, None, 320, 0), "ego": (148, 1700, 320, 6),
                "peertube": (271, 1100, 320, 4), "misskey": (919, 20000, 160, 2)}
 """name → (agents, assumed edges (None: the real graph), T, observers timed (0: all))."""
-SETTINGS = {"sweep": dict(sigma_local=0.5, sigma_message=1.0, sensitivity=2.0, delta=1e-5),
-            "mfdl": dict(sigma_local=1.0, sigma_message=0.0, sensitivity=1.0, delta=1e-6)}
+SETTINGS = {"sweep": {"sigma_local": 0.5, "sigma_message": 1.0, "sensitivity": 2.0, "delta": 1e-5},
+            "mfdl": {"sigma_local": 1.0, "sigma_message": 0.0, "sensitivity": 1.0, "delta": 1e-6}}
 
 
 def graph_of(name: str, n: int):
@@ -84,27 +84,28 @@ def gossip_form(net, steps: int, contributions: str, setting: str):
     from jaxdp.privacy import LinearGossip
     s = SETTINGS[setting]
     W = net.dense("W", max_agents=max(net.n_agents, 100))
-    fields = dict(W=W, senders=np.asarray(net.senders), receivers=np.asarray(net.receivers),
-                  steps=steps, sensitivity=s["sensitivity"], sigma_local=s["sigma_local"],
-                  sigma_message=s["sigma_message"], contributions=contributions)
+    fields = {"W": W, "senders": np.asarray(net.senders), "receivers": np.asarray(net.receivers),
+                  "steps": steps, "sensitivity": s["sensitivity"], "sigma_local": s["sigma_local"],
+                  "sigma_message": s["sigma_message"], "contributions": contributions}
     if net.n_agents <= 100:
         return LinearGossip(**fields)
     fields["sigma_local"] = np.full(net.n_agents, float(s["sigma_local"]))
     return types.SimpleNamespace(n_agents=net.n_agents, **fields)
 
 
-def chosen_views(form, timed: int):
-    """Every agent's ``"neighbours"`` view, or ``timed`` of them: the highest-degree agent and a
-    fixed random sample."""
-    from jaxdp.privacy._pairwise import views
-    every = views(form, "neighbours")
-    if not timed or timed >= len(every):
-        return every
+def chosen(structure, form, timed: int):
+    """``structure`` (every agent observing) restricted to ``timed`` observers: the
+    highest-degree agent and a fixed random sample (all of them when ``timed`` is 0)."""
+    if not timed or timed >= form.n_agents:
+        return structure
     degree = np.bincount(form.receivers, minlength=form.n_agents)
     rest = np.setdiff1d(np.arange(form.n_agents), [degree.argmax()])
     pick = [int(degree.argmax())] + np.random.default_rng(0).choice(rest, timed - 1,
                                                                      replace=False).tolist()
-    return [every[i] for i in pick]
+    obs = structure.observers
+    return dataclasses.replace(structure, observers=dataclasses.replace(
+        obs, senders=obs.senders[pick], receivers=obs.receivers[pick], mask=obs.mask[pick],
+        members=obs.members[pick]))
 
 
 def clocked(fn):
@@ -115,14 +116,20 @@ def clocked(fn):
 
 
 def structured(form, setting: str, timed: int) -> dict:
-    """The structured accountant on the chosen observers, cold then (if quick) warm."""
-    from jaxdp.privacy import gaussian_epsilon
-    from jaxdp.privacy._pairwise_scan import structured_mu
-    obs = chosen_views(form, timed)
-    (mu, _, _), cpu, wall = clocked(lambda: structured_mu(form, obs))
-    row = {"cold_cpu_s": cpu, "cold_wall_s": wall, "observers_timed": len(obs)}
+    """The structured accountant (``gossip_structure`` and ``gossip_mu2``: the path of
+    ``linear_gossip_epsilon(method="structured")``) on the chosen observers, cold then (if quick)
+    warm; ``μ = Δ √bound``."""
+    from jaxdp.privacy import gaussian_epsilon, gossip_mu2, gossip_structure
+
+    def account():
+        structure = chosen(gossip_structure(form, "neighbours"), form, timed)
+        bound, _ = gossip_mu2(form.W, form.sigma_local, form.sigma_message, structure)
+        return form.sensitivity * np.sqrt(np.asarray(bound)), structure.observers.mask.shape[0]
+
+    (mu, observers), cpu, wall = clocked(account)
+    row = {"cold_cpu_s": cpu, "cold_wall_s": wall, "observers_timed": observers}
     if cpu < WARM_IF_BELOW:
-        _, row["warm_cpu_s"], row["warm_wall_s"] = clocked(lambda: structured_mu(form, obs))
+        _, row["warm_cpu_s"], row["warm_wall_s"] = clocked(account)
     eps = gaussian_epsilon(mu, SETTINGS[setting]["delta"])
     row["max_epsilon"] = float(eps[np.isfinite(eps)].max())
     return row

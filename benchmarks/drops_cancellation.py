@@ -41,8 +41,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp import algorithms, channels, network, problems
 import jaxdp
+from jaxdp import algorithms, channels, network, problems
 
 HERE = Path(__file__).resolve().parent
 DROPS = (0.0, 0.01, 0.05, 0.1, 0.2)
@@ -51,7 +51,7 @@ DRAWS, STEPS, SEEDS, D_MIX = 2000, 50, 20, 4
 IMPOSSIBLE = 1e3 * SIGMA * (1 + RHO)
 """No network average of one lattice round can reach this (each draw is at most ``13σ``)."""
 ATTEMPTS = 3
-LSQ = dict(n_agents=N, m=8, d=3, ridge=0.1, seed=0)
+LSQ = {"n_agents": N, "m": 8, "d": 3, "ridge": 0.1, "seed": 0}
 
 
 def noises(sigma_secldp: float) -> dict:
