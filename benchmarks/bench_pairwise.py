@@ -70,15 +70,22 @@ def one_cell(graph: str, steps: int, contributions: str, method: str) -> dict:
             "exact_fraction": float(result.exact[np.isfinite(result.mu)].mean())}
 
 
-def run_cell(cell) -> dict:
-    """``one_cell`` in a subprocess under ``/usr/bin/time -v``."""
+def measured(script, *args) -> dict:
+    """Run ``python script *args`` in a fresh subprocess under ``/usr/bin/time -v`` (one thread);
+    return the JSON row it prints last, with ``peak_rss_mb`` (the whole process's maximum
+    resident set: Python, numpy and XLA buffers included)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    cmd = ["/usr/bin/time", "-v", sys.executable, __file__, "--cell", *map(str, cell)]
+    cmd = ["/usr/bin/time", "-v", sys.executable, str(script), *map(str, args)]
     out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
     row = json.loads(out.stdout.strip().splitlines()[-1])
     row["peak_rss_mb"] = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
                                        out.stderr).group(1)) / 1024
     return row
+
+
+def run_cell(cell) -> dict:
+    """``one_cell`` in a subprocess under ``/usr/bin/time -v``."""
+    return measured(__file__, "--cell", *cell)
 
 
 def main():
