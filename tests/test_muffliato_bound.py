@@ -17,6 +17,7 @@ from jaxdp.privacy import (
     linear_gossip_epsilon,
     muffliato_corrected_rdp,
     muffliato_corrected_sum,
+    muffliato_printed_sum,
 )
 
 DELTA = 1e-5
@@ -158,3 +159,82 @@ def test_reproduction_refuses_bad_settings_before_running(kwargs, match, tmp_pat
     with pytest.raises(ValueError, match=match):
         REPRODUCTIONS["muffliato"](tmp_path, **kwargs)
     assert not any(tmp_path.iterdir())
+
+
+# -- the printed gossip-averaging bound (NeurIPS 2022), wrong -----------------------------------
+def _hamilton(graph: nx.Graph) -> np.ndarray:
+    """Muffliato's gossip matrix: W_uv = 1/(max(d_u, d_v) + 1) on edges, the rest on the diagonal."""
+    g = nx.convert_node_labels_to_integers(graph)
+    W = np.zeros((g.number_of_nodes(),) * 2)
+    for a, b in g.edges():
+        W[a, b] = W[b, a] = 1.0 / (max(g.degree(a), g.degree(b)) + 1)
+    return W + np.diag(1.0 - W.sum(axis=1))
+
+
+def _printed_by_loops(W, T, u, v):
+    """The authors' loops: powers W¹..W^T, v's neighbours w ≠ v, (W^t_{wu} / ‖W^t_{w,:}‖)²."""
+    total, P = 0.0, W.copy()
+    for _ in range(T):
+        for w in range(W.shape[0]):
+            if w != v and W[v, w] > 0:
+                total += (P[w, u] / np.linalg.norm(P[w])) ** 2
+        P = W @ P
+    return total
+
+
+def _averaging_view(W, T, v):
+    """``(rows, N)``: what observer ``v`` receives in gossip averaging, ``x_w^t = (W^t x̃)_w`` for
+    its neighbours ``w ≠ v`` and ``t = 1..T``, as a matrix acting on ``x̃ = x + η``."""
+    rows, P = [], W.copy()
+    for _ in range(T):
+        rows += [P[w] for w in range(W.shape[0]) if w != v and W[v, w] > 0]
+        P = W @ P
+    return np.array(rows)
+
+
+def _averaging_exact_mu2(W, T, u, v):
+    """The exact ideal μ² (Δ = σ = 1) of agent u against observer v, an independent closed
+    form: v knows its own x̃_v, so its view is ``M' η' + m x_u`` with ``η'`` the other agents'
+    noise; two Gaussians with covariance ``M'M'ᵀ`` and means ``0, m`` (Balle & Wang 2018)."""
+    M = _averaging_view(W, T, v)
+    others = M[:, [j for j in range(W.shape[0]) if j != v]]
+    m = M[:, u]
+    return float(m @ np.linalg.pinv(others @ others.T, hermitian=True) @ m), M, others, m
+
+
+@pytest.mark.parametrize("name", ["path6", "ring8", "florentine"])
+def test_printed_sum_equals_the_authors_loops_and_under_reports(name):
+    graph = {"path6": nx.path_graph(6), "ring8": nx.cycle_graph(8),
+             "florentine": nx.florentine_families_graph()}[name]
+    W, T = _hamilton(graph), 3
+    printed = muffliato_printed_sum(W, T)
+    n, under = W.shape[0], 0
+    for u in range(n):
+        for v in range(n):
+            if u != v:
+                assert printed[u, v] == pytest.approx(_printed_by_loops(W, T, u, v), rel=1e-12)
+                under += printed[u, v] < (1 - 1e-6) * _averaging_exact_mu2(W, T, u, v)[0]
+    assert under >= 0.1 * n * (n - 1), under  # 18/30, 40/56, 137/210 measured
+
+
+def test_printed_averaging_claim_is_caught_and_the_exact_one_survives():
+    """6-path, T = 3, agent 0 against observer 4: v receives 6 values in the 5 unknowns x̃_j,
+    j ≠ 4, and recovers x̃_0 (exact μ² = 1, the local release), while the printed sum is 0.0068.
+    The likelihood-ratio attack ``wᵀy``, ``w = (M'M'ᵀ)⁺m``, on the IDEAL mechanism (x_0 = ±1/2,
+    every other value 0, Gaussian noise σ = 1) bounds ε from below at δ = 1e-3: above the printed
+    claim (its RDP curve converted, Canonne–Kamath–Steinke 2020 Prop. 12), below the exact one."""
+    from jaxdp.attacks.audit import epsilon_lower_bound
+    from jaxdp.privacy import DEFAULT_ORDERS, gaussian_epsilon, rdp_to_dp
+
+    W, T, u, v, delta, trials = _hamilton(nx.path_graph(6)), 3, 0, 4, 1e-3, 100_000
+    mu2, M, others, m = _averaging_exact_mu2(W, T, u, v)
+    printed = muffliato_printed_sum(W, T)[u, v]
+    assert mu2 == pytest.approx(1.0, rel=1e-9) and printed == pytest.approx(0.0068, abs=1e-4)
+    rng = np.random.default_rng(0)
+    w = np.linalg.pinv(others @ others.T, hermitian=True) @ m
+    scores = [(rng.standard_normal((trials, others.shape[1])) @ others.T + sign * 0.5 * m) @ w
+              for sign in (-1.0, 1.0)]
+    audit = epsilon_lower_bound(*scores, delta=delta)
+    orders = np.asarray(DEFAULT_ORDERS, np.float64)
+    printed_eps = float(rdp_to_dp(orders, orders * printed / 2, delta))
+    assert printed_eps < audit.epsilon_lower <= float(gaussian_epsilon(np.sqrt(mu2), delta))

@@ -228,9 +228,9 @@ def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
     IDEAL mechanism: float Gaussian noise, fixed contributions) on a 4-path, T = 5, agent 0
     against observer 2 (two hops), Δ set so that the exact μ_{0→2} = 2.
 
-    Muffliato's printed NeurIPS formula could not be retrieved (jaxdp.privacy._muffliato_bound),
-    and its corrected Theorem 11 (arXiv 2206.05091) never under-reports on the graphs tested
-    (tests/test_muffliato_bound.py), so the wrong claims caught here are two other ones:
+    Muffliato's printed bound is for gossip averaging (its audit is in
+    tests/test_muffliato_bound.py), and its corrected Theorem 11 (arXiv 2206.05091) never
+    under-reports on the graphs tested, so the wrong claims caught here are two other ones:
     (a) the gossip-averaging analysis applied to SGD — only the first step's contribution
     accounted (``contributions="first_step"``), μ² about 0.13 of the truth here; (b) relays
     ignored — v learns about u only from u's own messages, ε = 0 two hops away. Both must fall

@@ -29,7 +29,9 @@
   :func:`worst_pair_mu2`);
   Muffliato's corrected pairwise Rényi bound (arXiv 2206.05091, Thm 11)
   :func:`muffliato_corrected_rdp` / :func:`muffliato_corrected_sum`, beside the exact value on the
-  same scale (:func:`gaussian_rdp_of_mu`): ideal-mechanism curves, never a report's headline.
+  same scale (:func:`gaussian_rdp_of_mu`), and the printed gossip-averaging bound
+  :func:`muffliato_printed_sum` (wrong: it under-reports; kept as the printed curve):
+  ideal-mechanism curves, never a report's headline.
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -129,6 +131,7 @@ from jaxdp.privacy._muffliato_bound import (
     gaussian_rdp_of_mu,
     muffliato_corrected_rdp,
     muffliato_corrected_sum,
+    muffliato_printed_sum,
 )
 from jaxdp.privacy._pairwise_scan import (
     GossipStructure,
@@ -169,6 +172,7 @@ __all__ = [
     "gaussian_rdp_of_mu",
     "muffliato_corrected_rdp",
     "muffliato_corrected_sum",
+    "muffliato_printed_sum",
     "GossipStructure",
     "edge_mixing",
     "gossip_mu2",
