@@ -34,7 +34,7 @@ Gaussian mechanism per received message, each of sensitivity ``(W^t)_{wu} Δ`` a
     ε^T_{u→v}(α) ≤ \\frac{α Δ^2}{2σ^2} \\sum_{t=1}^{T} \\sum_{w ∈ N(v), w ≠ v}
     \\frac{(W^t)_{wu}^2}{\\lVert (W^t)_{w,:} \\rVert^2},
 
-as the authors' released code computes it (``contrib`` of their ``graphutils``: the squared
+as the authors' released code computes it (the squared
 entry over the squared row norm, summed over ``v``'s neighbours without ``v`` and over the
 powers ``W¹..W^T``; the paper's text itself could not be read here). **It is wrong**: the
 messages share the same noise ``η``, so composing them as independent mechanisms does not bound
