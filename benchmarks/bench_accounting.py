@@ -248,6 +248,9 @@ def plot(rows, path: Path):
         ax.set(xscale="log", yscale="log", xlabel=axis.replace("n", "N agents").replace(
             "steps", "T steps"), ylabel="CPU s (warm; cold where no warm)",
             title=f"{'T' if fixed == 'steps' else 'N'} = {value}")
+        ticks = sorted({r[axis] for r in rows if r[fixed] == value})
+        ax.set_xticks(ticks, [str(t) for t in ticks])  # the measured sizes, not 10^k labels
+        ax.set_xticks([], minor=True)
         ax.grid(True, which="both", alpha=0.3)
     axes[1].legend(fontsize=7)
     fig.tight_layout()

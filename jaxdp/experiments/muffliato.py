@@ -178,6 +178,8 @@ def _figure_distance(out, report, graphs, curves, steps, alpha):
     fig.colorbar(im, ax=ax_ratio, label="log10 (Thm 11 / exact)")
     ax_ratio.set(xlabel="observer v", ylabel="protected agent u",
                  title="Florentine: Thm 11 over exact")
+    for heat in (ax_heat, ax_ratio):  # agents are integers
+        heat.set(xticks=range(0, len(exact), 2), yticks=range(0, len(exact), 2))
     finish(fig, [ax, ax_heat, ax_ratio],
            f"Muffliato-SGD, one gossip round per step, T = {steps}, σ = Δ = 1, α = {alpha:g}: "
            f"N = 15 / {graphs['Erdős–Rényi'].number_of_nodes()} / "
