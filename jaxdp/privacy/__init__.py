@@ -21,7 +21,8 @@
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
   :func:`edge_mixing`); and the matrix-factorization form with correlated noise (MFDL, ICLR
-  2026): :class:`LinearRelease`, :func:`gossip_release`, :func:`factorization_epsilon`,
+  2026): :class:`LinearRelease`, :func:`gossip_release` (local, per-message, pairwise and Zip-DL's
+  zero-sum noise, :func:`out_edge_ring`), :func:`factorization_epsilon`,
   :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values;
   MAFALDA-SGD's optimal encoder :func:`mafalda_encoder` (:func:`surrogate_loss`,
   :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`), and a
