@@ -184,6 +184,19 @@ def test_infinite_against_an_observer_of_all_messages_finite_for_pndp():
     assert np.all(pndp[off & ~leaked] > 0)
 
 
+def test_zero_sum_noise_adds_nothing_for_the_eavesdropper():
+    """With local noise too, an observer of every message gets each sender's ``p^k`` exactly from
+    the mean of its messages, and the rest is independent of the data: its value is the
+    broadcast release's without the zero-sum noise (a non-trivial range computation)."""
+    W, s, r = _graph()
+    with jax.enable_x64(True):
+        mixed = gossip_release(jnp.asarray(W), (s, r), 3, 0.9, sigma_zero_sum=2.0)
+        local = gossip_release(jnp.asarray(W), (s, r), 3, 0.9, broadcast=True)
+        got = factorization_epsilon(mixed, 1e-5, "eavesdropper").mu
+        ref = factorization_epsilon(local, 1e-5, "eavesdropper").mu
+    np.testing.assert_allclose(got, ref, rtol=1e-9)
+
+
 def test_duplicated_rows_use_the_pseudo_inverse():
     """Per-message rows without message noise repeat each broadcast row: the view's covariance is
     singular but every shift lies in its range, and the value is the broadcast release's."""
