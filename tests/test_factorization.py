@@ -172,9 +172,9 @@ def test_bad_input_is_refused_naming_the_value():
         gossip_release(jnp.asarray(W), (s, r), 3, decoder=jnp.eye(2))
     with pytest.raises(ValueError, match="edges"):
         gossip_release(jnp.asarray(W), (s, r + 5), 3)
+    with pytest.raises(ValueError, match="sigma_zero_sum"):
+        gossip_release(jnp.asarray(W), (s, r), 3, sigma_zero_sum=1.0, broadcast=True)
     release = gossip_release(jnp.asarray(W), (s, r), 2, 1.0, 0.0)
-    with pytest.raises(ValueError, match="singular"):  # duplicated broadcasts, no message noise
-        factorization_epsilon(release, 1e-5, "eavesdropper")
     with pytest.raises(ValueError, match="sensitivity"):
         factorization_epsilon(release, 1e-5, "neighbours", sensitivity=0.0)
 

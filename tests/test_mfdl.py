@@ -23,8 +23,9 @@ def test_reproduction_runs_at_tiny_settings_with_a_standard_figure(tmp_path):
         report = REPRODUCTIONS["mfdl"](tmp_path, fig2_steps=3, surrogate_steps=4, iterations=30)
     ids = {c.id: c for c in report.claims}
     assert set(ids) == {"fig2-tighter", "mafalda-surrogate", "threat-order",
-                        "mafalda-vs-baselines"}  # the T = 10 comparison needs fig2_steps = 10
+                        "mafalda-vs-baselines", "zip-dl-threats"}  # fig2: T = 10 only
     assert ids["mafalda-surrogate"].reproduced and ids["threat-order"].reproduced
+    assert ids["zip-dl-threats"].reproduced, ids["zip-dl-threats"].ours
     (fig,) = figures
     assert figure_problems(fig) == [], fig.get_suptitle()
     assert (tmp_path / "report.md").exists()

@@ -115,6 +115,7 @@ from jaxdp.privacy import (
     add_noise,
     check_sampler,
     clamp_bound,
+    out_edge_ring,
 )
 
 
@@ -361,16 +362,9 @@ def secret_pairs_factor(rho: int, sens, gamma, d: int):
 
 def next_out_edge(net):
     """``(2E,)``: for each directed edge, the next edge (cyclically, in edge order) with the same
-    sender (itself for a sender of degree 1)."""
-    senders = net.senders
-    n_edges = senders.shape[0]
-    order = jnp.argsort(senders, stable=True)
-    first = jnp.searchsorted(senders[order], jnp.arange(net.n_agents))
-    degree = jnp.bincount(senders, length=net.n_agents)
-    s = senders[order]
-    position = jnp.arange(n_edges) - first[s]
-    following = order[first[s] + (position + 1) % jnp.maximum(degree[s], 1)]
-    return jnp.zeros(n_edges, order.dtype).at[order].set(following)
+    sender (itself for a sender of degree 1): :func:`jaxdp.privacy.out_edge_ring`, the ring the
+    MF accountant's zero-sum noise uses too."""
+    return out_edge_ring(net.senders, net.n_agents)
 
 
 def pairwise_cancelling(sigma_ind: float = 1.0, sigma_cor: float = 1.0, *, decay: float = 1.0,

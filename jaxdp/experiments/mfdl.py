@@ -20,9 +20,15 @@ report is :class:`jaxdp.algorithms.Mafalda`'s.
 3. The same noise under LDP (the observer sees every message and knows the pairwise secrets),
    against the outsider (it knows none), SecLDP (the outsider or any one curious agent) and PNDP, and MAFALDA against DECOR and Muffliato/DP-SGD noise: the
    models' total noise variance at a fixed ideal ``μ`` (a scale-free number,
-   ``μ_max² · Σ_k E‖noise of x^{k+1}‖²`` at unit scales; MFDL's utility surrogate). Zip-DL's
-   zero-sum per-message noise is not expressible in :func:`jaxdp.privacy.gossip_release` (its
-   rows carry independent message noise only) and is left out.
+   ``μ_max² · Σ_k E‖noise of x^{k+1}‖²`` at unit scales; MFDL's utility surrogate).
+4. Zip-DL (Biswas et al., PoPETs 2025) as :func:`jaxdp.channels.zero_sum` runs it (zero-sum noise
+   over a sender's outgoing messages, its kept copy excluded; per-message rows of
+   :func:`jaxdp.privacy.gossip_release` with ``sigma_zero_sum``, no local noise) in the same
+   table: ``μ = ∞`` for every observer of all of a sender's messages (LDP, outsider, SecLDP's
+   outsider), and under PNDP for the neighbours of a sender of degree 1 (its one message
+   carries no noise); finite for every other pair. Zip-DL's paper puts the kept copy in the
+   zero sum (its closed neighbourhood) precisely so that the messages' noise does not cancel for
+   an observer of all of them (§3.2); neither it nor MFDL gives a number for this setting.
 
 No dataset is used (MFDL's Fig. 3 trains on Housing; it is not reproduced here).
 """
@@ -88,15 +94,29 @@ def fig2_mf_rdp(W, adjacency, steps: int = FIG2_STEPS, order: float = FIG2_ORDER
     return order * np.asarray(mu2) / 2
 
 
-def _release(W, adjacency, steps: int, decoder=None, sigma_pair: float = 0.0):
+def _release(W, adjacency, steps: int, decoder=None, sigma_pair: float = 0.0,
+             zero_sum: bool = False):
+    """Unit-scale local noise on broadcast rows, or (``zero_sum``) Zip-DL's zero-sum message
+    noise alone on per-message rows."""
+    if zero_sum:
+        return gossip_release(jnp.asarray(W), broadcast_edges(adjacency), steps, 0.0,
+                              sigma_zero_sum=1.0)
     return gossip_release(jnp.asarray(W), broadcast_edges(adjacency), steps, 1.0,
                           decoder=decoder, sigma_pair=sigma_pair, broadcast=True)
 
 
+def pair_mu2(release, threat: str) -> np.ndarray:
+    """``(N, observers)`` ideal ``μ²`` under ``threat``, single participation, ``0`` for an agent
+    observing itself (not a pair)."""
+    mu = factorization_epsilon(release, 1e-5, threat, participation=release.steps).mu
+    if mu.shape[1] > 1:
+        mu = np.where(np.eye(len(mu), dtype=bool), 0.0, mu)
+    return mu ** 2
+
+
 def worst_mu2(release, threat: str) -> float:
-    """The worst ideal ``μ²`` (finite entries) under ``threat``, single participation."""
-    res = factorization_epsilon(release, 1e-5, threat, participation=release.steps)
-    return float(np.max(np.where(np.isfinite(res.mu), res.mu, 0.0)) ** 2)
+    """The worst ideal ``μ²`` over the pairs of ``threat`` (``inf`` if any pair's is)."""
+    return float(np.max(pair_mu2(release, threat)))
 
 
 def mfdl(out_dir="out/mfdl", *, fig2_steps: int = FIG2_STEPS,
@@ -162,6 +182,7 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
                  "smallest (vs DP-SGD/Muffliato and DECOR)", paper="MAFALDA-SGD outperforms "
                  "(Fig. 3, Housing)", ours=", ".join(f"{m}: {v:.4g}" for m, v in ldp_rows.items()),
                  reproduced=ldp_rows["MAFALDA"] < min(ldp_rows["DP-SGD"], ldp_rows["DECOR"]))
+    _zip_dl_claim(report, W, adj, steps, table)
     report.files.append(_plot(out, ours, thm11, table))
     np.savez(out / "mfdl.npz", fig2_mf=ours, fig2_thm11=thm11, fig2_code=theirs,
              encoder=np.asarray(C), surrogate=loss, surrogate_ldp=ldp,
@@ -171,8 +192,9 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
     report.files.append(str(out / "mfdl.npz"))
     report.notes += [("Ideal continuous-Gaussian accounting throughout, as in MFDL; the runnable "
                      "MAFALDA-SGD's sound (lattice, adaptive) ε is its privacy report's."),
-                     ("No dataset: MFDL's Housing/FEMNIST training (Fig. 3) is not run; "
-                     "Zip-DL is left out (zero-sum message noise not expressible here)."),
+                     ("No dataset: MFDL's Housing/FEMNIST training (Fig. 3) is not run. Zip-DL "
+                     "is jaxdp's zero_sum channel (the kept copy outside the zero sum), not the "
+                     "paper's closed-neighbourhood construction."),
                      ("MFDL's code minimises tr(X⁻¹ SᵀS) with S Sᵀ = J G J (its Cholesky "
                      "surrogate), not tr(G X⁻¹): its encoder is slightly off the paper's "
                      "surrogate optimum (claim mafalda-surrogate).")]
@@ -180,20 +202,51 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
     return report
 
 
+METHODS = ("DP-SGD", "MAFALDA", "DECOR", "Zip-DL")
+
+
 def _threat_table(W, adj, steps: int, decoder) -> dict:
     """``(method, threat) → (μ_max², variance)`` at unit scales (single participation); their
-    product is the models' noise variance at any fixed ``μ``. LDP: the secrets are known."""
+    product is the models' noise variance at any fixed ``μ``. LDP: the secrets are known (Zip-DL
+    has none: LDP is its outsider)."""
     rows = {}
-    for method, kw in (("DP-SGD", {}), ("MAFALDA", {"decoder": decoder}),
-                       ("DECOR", {"sigma_pair": 1.0})):
+    for method, kw in zip(METHODS, ({}, {"decoder": decoder}, {"sigma_pair": 1.0},
+                                    {"zero_sum": True})):
         release = _release(W, adj, steps, **kw)
-        variance = float(model_noise(release, W))
+        variance = float(model_noise(release))
         local = _release(W, adj, steps, **dict(kw, sigma_pair=0.0))
         rows[(method, "LDP")] = (worst_mu2(local, "eavesdropper"), variance)
         rows[(method, "outsider")] = (worst_mu2(release, "eavesdropper"), variance)
         rows[(method, "SecLDP")] = (worst_mu2(release, "secret_pairs"), variance)
         rows[(method, "PNDP")] = (worst_mu2(release, "neighbours"), variance)
     return rows
+
+
+def _zip_dl_claim(report: Report, W, adj, steps: int, table) -> None:
+    """Claim 4 of the module docstring: where Zip-DL's zero-sum noise (jaxdp's channel) is ∞."""
+    pndp = pair_mu2(_release(W, adj, steps, zero_sum=True), "neighbours")  # (u, v)
+    senders, receivers = broadcast_edges(adj)
+    degree = np.bincount(senders, minlength=len(W))
+    neighbour = np.zeros(pndp.shape, bool)
+    neighbour[senders, receivers] = True
+    leaked = neighbour & (degree[:, None] == 1)
+    finite = ~np.eye(len(W), dtype=bool) & ~leaked
+    observers_inf = [t for t in ("LDP", "outsider", "SecLDP") if np.isinf(table[("Zip-DL", t)][0])]
+    report.claim("zip-dl-threats", "Zip-DL's zero-sum noise, the kept copy outside the sum "
+                 "(jaxdp's zero_sum channel), gives an observer of all of a sender's messages its "
+                 "value in the clear (μ = ∞ under LDP, against the outsider and under SecLDP) and "
+                 "under PNDP exactly the neighbours of a degree-1 sender; every other pair is "
+                 f"finite (Florentine, T = {steps}, unit σ_z, no local noise)",
+                 paper="Zip-DL §3.2 (PoPETs 2025): with the sender's own copy inside the zero sum "
+                 "(its closed neighbourhood) the noises of the messages it sends do not cancel "
+                 "out for attackers around it, i.e. without that copy they do; no number for "
+                 "this setting (nor in MFDL)",
+                 ours=f"∞ under {', '.join(observers_inf) or 'none'}; PNDP ∞ on "
+                 f"{int(np.sum(np.isinf(pndp)))} pairs ({int(leaked.sum())} degree-1 senders' "
+                 f"neighbours), worst finite μ² {np.max(pndp[finite]):.3g} on the other "
+                 f"{int(finite.sum())}; model noise {table[('Zip-DL', 'PNDP')][1]:.4g} (DP-SGD "
+                 f"{table[('DP-SGD', 'PNDP')][1]:.4g})",
+                 reproduced=len(observers_inf) == 3 and np.array_equal(np.isinf(pndp), leaked))
 
 
 def _plot(out: Path, fig2_mf, thm11, table) -> str:
@@ -205,15 +258,23 @@ def _plot(out: Path, fig2_mf, thm11, table) -> str:
     ax.set(xlabel="protected agent u", ylabel="RDP ε(u → 0), α = 2",
            title="Fig. 2: Muffliato on Florentine, T = 10")
     ax.legend()
-    methods = ("DP-SGD", "MAFALDA", "DECOR")
+    values = np.array([[table[(m, t)][0] * table[(m, t)][1] for t in THREATS] for m in METHODS])
+    top = 1.15 * np.max(values[np.isfinite(values)])
     for j, threat in enumerate(THREATS):
-        vals = [table[(m, threat)][0] * table[(m, threat)][1] for m in methods]
-        ax_t.bar(np.arange(3) + 0.2 * (j - 1.5), vals, 0.2, label=threat)
-    ax_t.set_xticks(np.arange(3), methods)
-    ax_t.set(ylabel="model noise variance at fixed μ", title="noise on the models at equal μ")
+        x = np.arange(len(METHODS)) + 0.2 * (j - 1.5)
+        bars = ax_t.bar(x, np.minimum(values[:, j], top), 0.2, label=threat, color=f"C{j}")
+        for bar, value in zip(bars, values[:, j]):
+            if np.isinf(value):  # ∞: a hatched bar to the top of the axes
+                bar.set_hatch("//")
+                ax_t.text(bar.get_x() + bar.get_width() / 2, top, "∞", ha="center",
+                          va="bottom")
+    ax_t.set_ylim(0, 1.2 * top)
+    ax_t.set_xticks(np.arange(len(METHODS)), METHODS)
+    ax_t.set(ylabel="model noise variance at fixed μ",
+             title="noise on the models at equal μ (hatched: ∞)")
     ax_t.legend()
     finish(fig, [ax, ax_t], "MFDL (ICLR 2026), ideal MF accounting: "
-           + setting_title("Muffliato / MAFALDA / DECOR noise", "Florentine families", len(fig2_mf),
+           + setting_title("Muffliato / MAFALDA / DECOR / Zip-DL noise", "Florentine families", len(fig2_mf),
                            "no", epsilon="ε per panel (ideal Gaussian)"))
     return save(fig, out / "mfdl.png")
 

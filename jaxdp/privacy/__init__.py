@@ -21,7 +21,8 @@
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
   :func:`edge_mixing`); and the matrix-factorization form with correlated noise (MFDL, ICLR
-  2026): :class:`LinearRelease`, :func:`gossip_release`, :func:`factorization_epsilon`,
+  2026): :class:`LinearRelease`, :func:`gossip_release` (local, per-message, pairwise and Zip-DL's
+  zero-sum noise, :func:`out_edge_ring`), :func:`factorization_epsilon`,
   :func:`release_mu2` (``jnp``, differentiable in the correlation), ideal Gaussian values;
   MAFALDA-SGD's optimal encoder :func:`mafalda_encoder` (:func:`surrogate_loss`,
   :func:`workload_gram`, :func:`encoder_sensitivity2`, :func:`encoder_from_gram`), and a
@@ -120,6 +121,7 @@ from jaxdp.privacy._factorization import (
     model_noise,
     observer_mu2,
     observers,
+    out_edge_ring,
     pairwise_decoder,
     participation_classes,
     release_mu2,
@@ -161,6 +163,7 @@ __all__ = [
     "gossip_release",
     "observer_mu2",
     "observers",
+    "out_edge_ring",
     "participation_classes",
     "release_mu2",
     "mafalda_encoder",

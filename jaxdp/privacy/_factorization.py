@@ -32,7 +32,20 @@ run is :mod:`jaxdp.algorithms.catalogue.mafalda`'s.
 ``σ_ℓ L ξ_i`` with ``L`` a ``T × T`` lower-triangular *noise decoder* (MFDL's ``C^+``: ``L = I``
 is DP-DGD / Muffliato, ``L = C^{-1}`` an encoder ``C``), optional per-message noise ``σ_m`` and
 pairwise-cancelling secrets ``σ_p`` (DECOR: Allouah et al., ICML 2024: agent ``i`` adds
-``σ_p Σ_{j∼i} ±z_{ij}^s``, the sign ``+`` for ``i < j``).
+``σ_p Σ_{j∼i} ±z_{ij}^s``, the sign ``+`` for ``i < j``) and zero-sum message noise ``σ_z``
+(Zip-DL: Biswas et al., PoPETs 2025; :func:`gossip_release` says which construction).
+
+**Singular views.** ``Σ`` need not be invertible (duplicated rows, or Zip-DL's zero-sum noise:
+the sum of a sender's messages carries none). On the host path (``xp=np``, what
+:func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical range
+(``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
+step ``s`` in some participation class has a component in the kernel (relative norm above
+:data:`RANGE_TOL`), a shift of ``c_{u,s}`` moves the view's mean along a direction with no noise,
+the two Gaussians are mutually singular and ``μ = ∞`` (exact); otherwise every shift lies in
+the range and ``Q = A_uᵀ Σ⁺ A_u`` (the Gaussian restricted to the range: the same formula with
+the pseudo-inverse). A kernel component below the tolerance is treated as zero (a numerical
+decision: the ideal mechanism's value, not a bound for floats). The ``jnp`` path
+(differentiable) keeps the Cholesky solve and needs ``Σ`` positive definite (NaN otherwise).
 
 Everything here is ``jnp`` and differentiable in ``W``, the noise scales and ``L``
 (:func:`release_mu2`). Sizes are bounded: ``N·T ≤`` :data:`MAX_CONTRIBUTIONS` and a view of at
@@ -55,6 +68,9 @@ MAX_CONTRIBUTIONS = 3000
 """The largest ``N·T`` (contribution columns of ``A``)."""
 MAX_ROWS = 4000
 """The largest number of released rows (``Σ`` is ``MAX_ROWS²`` float64: 128 MB)."""
+RANGE_TOL = 1e-8
+"""A contribution column whose component outside the range of ``Σ`` exceeds this fraction of its
+norm makes ``μ = ∞`` (module docstring, *Singular views*)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -67,6 +83,9 @@ class LinearRelease:
       audience: ``(M, N)`` bool: the agents that receive row ``m``.
       senders: ``(M,)``: the agent that sends row ``m``.
       knowers: ``(K, N)`` bool: the agents that know seed ``k``.
+      models: ``(T·N, K)`` or ``None``: the seeds' map into the models after each step's
+        averaging, ``x^1 … x^T`` (time-major; :func:`gossip_release` records it for
+        :func:`model_noise`).
     """
 
     A: jax.Array
@@ -74,6 +93,7 @@ class LinearRelease:
     audience: np.ndarray
     senders: np.ndarray
     knowers: np.ndarray
+    models: jax.Array | None = None
 
     def __post_init__(self):
         m, n, t = np.shape(self.A)
@@ -158,7 +178,9 @@ def participation_classes(participation, steps: int) -> np.ndarray:
 def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     """``(μ²/Δ², exact)`` per agent: ``(N,)`` of the view ``A_view c + B_view z`` (module docstring).
 
-    ``Σ = B_view B_viewᵀ`` must be positive definite (else NaN).
+    With ``xp=np`` a singular ``Σ = B_view B_viewᵀ`` is handled exactly (module docstring,
+    *Singular views*: ``inf`` for an agent whose shift leaves the range, else the
+    pseudo-inverse); with ``jnp`` it must be positive definite (else NaN).
 
     Args:
       A_view: ``(M, N, T)``; B_view: ``(M, K)``; classes: ``(P, T)`` participation classes.
@@ -167,27 +189,34 @@ def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     """
     mm, es = (matmul, einsum) if xp is jnp else (np.matmul, np.einsum)
     m, n, t = A_view.shape
-    white = _whiten(mm(B_view, B_view.T), A_view.reshape(m, n * t), xp).reshape(m, n, t)
+    white, outside = _whiten(mm(B_view, B_view.T), A_view.reshape(m, n * t), xp)
+    white = white.reshape(-1, n, t)
     Q = es("mus,mut->ust", white, white)
     classes = xp.asarray(classes)
     per_class = es("ps,ust,pt->up", classes, xp.abs(Q), classes)
     signed = es("ps,ust,pt->up", classes, Q, classes)
+    leaks = es("us,ps->up", outside.reshape(n, t).astype(per_class.dtype), classes) > 0
+    per_class = xp.where(leaks, xp.inf, per_class)
     best = xp.argmax(per_class, axis=1)
     exact = xp.take_along_axis(signed - per_class, best[:, None], axis=1)[:, 0] >= \
         -1e-10 * xp.max(per_class, axis=1)
-    return xp.max(per_class, axis=1), exact
+    return xp.max(per_class, axis=1), exact | xp.any(leaks, axis=1)
 
 
 def _whiten(sigma, A, xp):
-    """``L⁻¹ A`` with ``L`` the Cholesky factor of ``sigma`` (NaN when it is not PD)."""
+    """``(W, outside)``: ``W = Σ^{+1/2} A`` restricted to the range of ``Σ`` and ``outside``
+    ``(columns,)`` bool, the columns of ``A`` with a component in its kernel (module docstring,
+    *Singular views*). ``jnp``: the Cholesky solve (NaN when ``Σ`` is not PD; nothing outside)."""
     if xp is jnp:
         chol = jnp.linalg.cholesky(sigma)
-        return jax.scipy.linalg.solve_triangular(chol, A, lower=True)
-    from scipy import linalg
-    try:
-        return linalg.solve_triangular(linalg.cholesky(sigma, lower=True), A, lower=True)
-    except linalg.LinAlgError:
-        return np.full(A.shape, np.nan)
+        white = jax.scipy.linalg.solve_triangular(chol, A, lower=True)
+        return white, jnp.zeros(A.shape[1], bool)
+    lam, U = np.linalg.eigh(sigma)
+    keep = lam > max(lam[-1], 0.0) * len(lam) * np.finfo(lam.dtype).eps
+    coords = U[:, keep].T @ A
+    residual = np.linalg.norm(A - U[:, keep] @ coords, axis=0)
+    outside = residual > RANGE_TOL * np.linalg.norm(A, axis=0)
+    return coords / np.sqrt(lam[keep])[:, None], outside
 
 
 def observer_mu2(release: LinearRelease, obs: Observer, classes,
@@ -212,28 +241,27 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
       A :class:`~jaxdp.privacy.PairwiseResult` (``(N, N)`` under ``"neighbours"``, else
       ``(N, 1)``: under ``"secret_pairs"`` the worst of the outsider and the curious agents).
 
+    A singular view covariance is handled exactly (module docstring, *Singular views*): ``inf``
+    where the protected agent's shift leaves its range (e.g. Zip-DL's zero-sum noise against an
+    observer of all of a sender's messages), the pseudo-inverse value otherwise.
+
     Raises:
-      ValueError: bad δ, sensitivity, participation or threat; or a singular view covariance
-        (a row the observer sees with no unknown noise: ``ε = inf`` would be the honest answer,
-        and a shift inside the range is not handled here).
+      ValueError: bad δ, sensitivity, participation or threat.
     """
     from jaxdp.privacy._dp_accounting import check_delta
     delta, threat = check_delta(delta), as_threat(threat)
     if not sensitivity > 0:
         raise ValueError(f"sensitivity must be > 0; got {sensitivity!r}")
     classes = participation_classes(participation, release.steps)
-    mus, exacts = [], []
+    mus, exacts, members = [], [], []
     for obs in observers(release, threat):
         mu2, exact = observer_mu2(release, obs, classes, np)
-        if np.any(np.isnan(np.asarray(mu2))):
-            raise ValueError(f"the view of observer {obs.members.tolist() or 'outsider'} has a "
-                             "singular noise covariance (a released row with no noise it does "
-                             "not know): add message noise or use another threat")
         mus.append(sensitivity * np.sqrt(np.asarray(mu2)))
         exacts.append(np.asarray(exact))
+        members.append(np.isin(np.arange(release.n_agents), obs.members))
     mu, exact = np.stack(mus, axis=1), np.stack(exacts, axis=1)
     if isinstance(threat, SecretPairs):  # the worst observer that is not the agent itself
-        mu = np.max(np.where(np.isinf(mu), 0.0, mu), axis=1, keepdims=True)
+        mu = np.max(np.where(np.stack(members, axis=1), 0.0, mu), axis=1, keepdims=True)
         exact = np.all(exact, axis=1, keepdims=True)
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
                           exact=exact, delta=delta)
@@ -254,26 +282,89 @@ def block_powers(W, steps: int, first_power: int = 0):
 
 
 def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, decoder=None,
-                   sigma_pair=0.0, broadcast: bool = False) -> LinearRelease:
+                   sigma_pair=0.0, broadcast: bool = False,
+                   sigma_zero_sum=0.0) -> LinearRelease:
     """Linear gossip with time-correlated local noise, in MF form (module docstring).
 
     The mechanism of :class:`jaxdp.privacy.LinearGossip` (same ``W``, edges, ``x⁰ = 0``), with
     ``p^k = x^k + c^k + n^k``, ``n_i = σ_ℓ L ξ_i + σ_p Σ_{j∼i} ±z_{ij}``,
-    ``m_{i→j}^k = p_i^k + σ_m z_{i→j}^k``, ``x^{k+1}_i = W_{ii} p_i^k + Σ_j W_{ij} m_{j→i}^k``.
+    ``m_{e}^k = p_{s(e)}^k + σ_m z_e^k + σ_z (K_e^k − K_{next(e)}^k)``,
+    ``x^{k+1}_i = W_ii p_i^k + Σ_{e: r(e)=i} W_{i s(e)} m_e^k``.
+
+    **Zero-sum message noise** (``σ_z``) is exactly :func:`jaxdp.channels.zero_sum`'s
+    construction: one seed ``K_e^k`` per directed edge and step (known to its sender) and
+    ``next(e)`` the sender's next outgoing edge in edge order, cyclically
+    (:func:`out_edge_ring`, which the channel uses too), so a sender's noise sums to zero over
+    the messages it sends in a step; the self-term ``W_ii p_i`` is not a message and gets none;
+    a sender of degree 1 sends its value. Each message has variance ``2σ_z²`` (degree ≥ 2),
+    covariance ``−σ_z²`` with its ring neighbours (``−2σ_z²`` at degree 2). Against an observer of
+    all of a sender's messages their sum is noise-free: ``ε = ∞`` (the range test of the module
+    docstring). *Zip-DL's own construction differs* (Biswas et al., PoPETs 2025, Alg. 1 and
+    Lemma 3.1): node ``i`` draws ``Ñ_{i→v} ~ N(0, γ²σ_i²)`` for every ``v`` of its **closed**
+    neighbourhood (itself included) and sets ``N_{i→v} = Ñ_{i→v} − (d_i W_{iv})^{-1}
+    Σ_j W_{ij} Ñ_{i→j}``, so that ``Σ_v W_{iv} N_{i→v} = 0`` with the copy it keeps included:
+    the messages it sends do not sum to zero, and an eavesdropper is not given ``ε = ∞``
+    structurally. The authors' public implementation centres ``d`` draws on their unweighted
+    mean over the open neighbourhood (the self copy only as an option); MFDL's public code
+    (Bellet et al., ICLR 2026) models no Zip-DL. Neither variant is built here: this option
+    covers what jaxdp's channel releases.
 
     Args:
       W: ``(N, N)`` mixing matrix (jnp for gradients).
       edges: ``(senders, receivers)``: the directed edges (both directions of each link).
       decoder: ``L``: ``(T, T)`` lower triangular (``None``: the identity).
       broadcast: one row per agent and step (``p_i^k``, seen by every out-neighbour: MFDL's
-        model, ``σ_m`` must be 0) instead of one per message.
+        model, ``σ_m`` and ``σ_z`` must be 0) instead of one per message.
+      sigma_zero_sum: ``σ_z`` (above).
     """
     senders, receivers = (np.asarray(e, np.int64) for e in edges)
     n, T, E = W.shape[0], steps, len(senders)
+    _check_gossip(n, T, senders, receivers, decoder, broadcast, sigma_message, sigma_zero_sum)
+    L = jnp.eye(T) if decoder is None else jnp.tril(jnp.asarray(decoder))
+    local = jnp.broadcast_to(jnp.asarray(sigma_local, W.dtype), (n,))
+    Wt = block_powers(W, T)  # p = Wt (c + n) + Wt_shift (I ⊗ J) z_msg
+    noise_local = jnp.kron(L, jnp.eye(n)) * jnp.tile(local, T)[None, :]
+    pair_secrets, pair_known = _pair_secrets(senders, receivers, n, T, sigma_pair)
+    with jax.ensure_compile_time_eval():  # concrete indices, also under jit
+        ring = np.asarray(out_edge_ring(senders, n))
+    # per step: message e's noise from its own seeds (σ_m z_e, then the zero-sum seeds K)
+    msg_noise = jnp.concatenate([sigma_message * jnp.eye(E),
+                                 sigma_zero_sum * jnp.asarray(np.eye(E) - np.eye(E)[ring])], 1)
+    # message noise of edge e at step s enters x_{r(e)}^{s+1} with weight W_{r(e)s(e)}
+    J = matmul(jnp.zeros((n, E)).at[receivers, np.arange(E)].set(W[receivers, senders]),
+               msg_noise)
+    shift = jnp.concatenate([jnp.zeros((n, T * n)), Wt[:-n]], axis=0)  # block (k, s) = W^{k-1-s}
+    msg_into_models = jnp.kron(jnp.eye(T), J)
+    B_state = jnp.concatenate([matmul(Wt, noise_local), matmul(Wt, pair_secrets),
+                               matmul(shift, msg_into_models)], axis=1)
+    n_msg = msg_into_models.shape[1]
+    models = matmul(jnp.kron(jnp.eye(T), W), B_state) + jnp.concatenate(
+        [jnp.zeros((T * n, B_state.shape[1] - n_msg)), msg_into_models], axis=1)
+    own = np.repeat(np.eye(n, dtype=bool)[None], T, axis=0).reshape(T * n, n)
+    own_msg = np.tile(np.eye(n, dtype=bool)[np.concatenate([senders, senders])], (T, 1))
+    knowers = np.concatenate([own, pair_known, own_msg])
+    A_state = Wt.reshape(T * n, T, n).transpose(0, 2, 1)  # (T·N, N, T)
+    if broadcast:
+        audience = np.zeros((n, n), bool)
+        audience[senders, receivers] = True
+        return LinearRelease(A_state, B_state, np.tile(audience, (T, 1)),
+                             np.tile(np.arange(n), T), knowers, models)
+    rows = (np.arange(T)[:, None] * n + senders[None, :]).reshape(-1)
+    B_msg = jnp.concatenate([jnp.zeros((T * E, B_state.shape[1] - n_msg)),
+                             jnp.kron(jnp.eye(T), msg_noise)], axis=1)
+    audience = np.tile(np.eye(n, dtype=bool)[receivers], (T, 1))
+    return LinearRelease(A_state[rows], B_state[rows] + B_msg, audience, np.tile(senders, T),
+                         knowers, models)
+
+
+def _check_gossip(n, T, senders, receivers, decoder, broadcast, sigma_message, sigma_zero_sum):
+    """:func:`gossip_release`'s input checks (each error names the value)."""
     if n * T > MAX_CONTRIBUTIONS:
         raise ValueError(f"gossip_release: N·T = {n}·{T} > {MAX_CONTRIBUTIONS}: lower T")
-    if broadcast and not np.all(np.asarray(sigma_message) == 0):
-        raise ValueError("broadcast rows carry no per-message noise: sigma_message must be 0")
+    for name, value in (("sigma_message", sigma_message), ("sigma_zero_sum", sigma_zero_sum)):
+        if broadcast and not np.all(np.asarray(value) == 0):
+            raise ValueError(f"broadcast rows carry no per-message noise: {name} must be 0; got "
+                             f"{value!r}")
     if decoder is not None and np.shape(decoder) != (T, T):
         raise ValueError(f"gossip_release: the decoder must be (T, T) = ({T}, {T}); got shape "
                          f"{np.shape(decoder)}")
@@ -281,33 +372,21 @@ def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, dec
             np.any(np.concatenate([senders, receivers]) < 0):
         raise ValueError(f"gossip_release: edges must be two equal-length lists of agents in "
                          f"0..{n - 1}; got {len(senders)} senders, {len(receivers)} receivers")
-    L = jnp.eye(T) if decoder is None else jnp.tril(jnp.asarray(decoder))
-    local = jnp.broadcast_to(jnp.asarray(sigma_local, W.dtype), (n,))
-    Wt = block_powers(W, T)  # p = Wt (c + n) + Wt_shift (I ⊗ J) z_msg
-    noise_local = jnp.kron(L, jnp.eye(n)) * jnp.tile(local, T)[None, :]
-    pair_secrets, pair_known = _pair_secrets(senders, receivers, n, T, sigma_pair)
-    # message noise of edge e at step s enters x_{r(e)}^{s+1} with weight W_{r(e)s(e)} σ_m
-    J = jnp.zeros((n, E)).at[receivers, np.arange(E)].set(W[receivers, senders] * sigma_message)
-    shift = jnp.concatenate([jnp.zeros((n, T * n)), Wt[:-n]], axis=0)  # block (k, s) = W^{k-1-s}
-    msg_into_state = matmul(shift, jnp.kron(jnp.eye(T), J))
-    B_state = jnp.concatenate([matmul(Wt, noise_local), matmul(Wt, pair_secrets),
-                               msg_into_state], axis=1)
-    own = np.repeat(np.eye(n, dtype=bool)[None], T, axis=0).reshape(T * n, n)
-    own_msg = np.tile(np.eye(n, dtype=bool)[senders], (T, 1))
-    knowers = np.concatenate([own, pair_known, own_msg])
-    A_state = Wt.reshape(T * n, T, n).transpose(0, 2, 1)  # (T·N, N, T)
-    if broadcast:
-        rows = np.arange(T * n)
-        audience = np.zeros((n, n), bool)
-        audience[senders, receivers] = True
-        return LinearRelease(A_state, B_state, np.tile(audience, (T, 1)),
-                             np.tile(np.arange(n), T), knowers)
-    rows = (np.arange(T)[:, None] * n + senders[None, :]).reshape(-1)
-    B_msg = jnp.concatenate([jnp.zeros((T * E, B_state.shape[1] - T * E)),
-                             sigma_message * jnp.eye(T * E)], axis=1)
-    audience = np.tile(np.eye(n, dtype=bool)[receivers], (T, 1))
-    return LinearRelease(A_state[rows], B_state[rows] + B_msg, audience, np.tile(senders, T),
-                         knowers)
+
+
+def out_edge_ring(senders, n_agents: int):
+    """``(E,)``: for each directed edge, the next edge (cyclically, in edge order) with the same
+    sender (itself for a sender of degree 1): the ring of Zip-DL's zero-sum noise
+    (:func:`jaxdp.channels.zero_sum` draws ``K_e − K_{next(e)}``; :func:`gossip_release`)."""
+    senders = jnp.asarray(senders)
+    n_edges = senders.shape[0]
+    order = jnp.argsort(senders, stable=True)
+    first = jnp.searchsorted(senders[order], jnp.arange(n_agents))
+    degree = jnp.bincount(senders, length=n_agents)
+    s = senders[order]
+    position = jnp.arange(n_edges) - first[s]
+    following = order[first[s] + (position + 1) % jnp.maximum(degree[s], 1)]
+    return jnp.zeros(n_edges, order.dtype).at[order].set(following)
 
 
 def _pair_secrets(senders, receivers, n: int, T: int, sigma_pair):
@@ -429,9 +508,12 @@ def mafalda_encoder(W, steps: int, participation=None, iterations: int = 200):
 
 # --- correlated noise optimised at a fixed pairwise budget -------------------------------------
 
-def model_noise(release: LinearRelease, W):
-    """The models' total noise variance ``Σ_k E‖n(x^{k+1})‖² = ‖(I_T ⊗ W) B‖_F²`` of a
-    ``broadcast`` :func:`gossip_release` (rows ``p^k``; MFDL's post-averaging workload), ``jnp``."""
+def model_noise(release: LinearRelease, W=None):
+    """The models' total noise variance ``Σ_k E‖n(x^{k+1})‖²``, ``jnp``: ``‖models‖_F²`` of the
+    map :func:`gossip_release` records (message noise included), else, for a hand-built
+    ``broadcast`` release (rows ``p^k``; MFDL's post-averaging workload), ``‖(I_T ⊗ W) B‖_F²``."""
+    if release.models is not None:
+        return jnp.sum(jnp.asarray(release.models) ** 2)
     models = matmul(jnp.kron(jnp.eye(release.steps), jnp.asarray(W)), jnp.asarray(release.B))
     return jnp.sum(models ** 2)
 
