@@ -192,6 +192,7 @@ class Algorithm:
             report = report.covering_models(self.models_covered, self.models_note)
         if not tight:
             report = report.under_threat(threat, self.name, why)
+        report = self._with_declared_form(report, threat, network, params, release, delta)
         for assumption in report.failed_assumptions():
             warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
                           f"which fails on this problem ({assumption.how})", stacklevel=2)
@@ -205,6 +206,29 @@ class Algorithm:
         tighter analysis."""
         del threat, problem, network, params, steps, delta
         return None, ""
+
+    def linear_form(self, network, params: Params):
+        """This algorithm's messages as a declared linear form in its clipped contributions and
+        Gaussian noise (a :class:`~jaxdp.privacy.GossipForm`), or ``None`` (the default).
+
+        A declaration gives reports under the pairwise and secret threat models the extra curve
+        :data:`~jaxdp.privacy.IDEAL_LINEAR` (the matrix-factorization accountant's ε of the ideal
+        continuous Gaussian mechanism; never the guarantee). Whoever declares a form tests it
+        against the program: the stacked step, fed the same noise, must emit ``A c + B z``.
+        """
+        del network, params
+        return None
+
+    def _with_declared_form(self, report, threat, network, params, release, delta):
+        """``report`` with :data:`~jaxdp.privacy.IDEAL_LINEAR` where a form is declared, the
+        threat model is not the eavesdropper's (whose report is the reference) and only the
+        messages are released."""
+        from jaxdp.privacy import Eavesdropper, with_ideal_linear
+
+        if isinstance(threat, Eavesdropper) or release != "messages" or network is None:
+            return report
+        form = self.linear_form(network, params)
+        return report if form is None else with_ideal_linear(report, form, threat, delta)
 
     def account(self, problem, network, params: Params, steps: int, *, delta: float):
         """The report for the messages (called by :meth:`privacy` with checked arguments).

@@ -32,7 +32,9 @@
   :func:`muffliato_corrected_rdp` / :func:`muffliato_corrected_sum`, beside the exact value on the
   same scale (:func:`gaussian_rdp_of_mu`), and the printed gossip-averaging bound
   :func:`muffliato_printed_sum` (wrong: it under-reports; kept as the printed curve):
-  ideal-mechanism curves, never a report's headline.
+  ideal-mechanism curves, never a report's headline. An algorithm that declares its messages as
+  a :class:`GossipForm` (``Algorithm.linear_form``) gets the curve :data:`IDEAL_LINEAR` in its
+  reports under those threat models (:func:`ideal_curve`, :func:`with_ideal_linear`).
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -129,6 +131,7 @@ from jaxdp.privacy._factorization import (
     workload_gram,
     worst_pair_mu2,
 )
+from jaxdp.privacy._forms import IDEAL_LINEAR, GossipForm, ideal_curve, with_ideal_linear
 from jaxdp.privacy._muffliato_bound import (
     gaussian_rdp_of_mu,
     muffliato_corrected_rdp,
@@ -146,12 +149,16 @@ __all__ = [
     "THREATS",
     "Coalition",
     "Eavesdropper",
+    "GossipForm",
+    "IDEAL_LINEAR",
     "Neighbours",
     "SecretPairs",
     "Threat",
     "as_threat",
     "parse_threat",
     "LinearGossip",
+    "ideal_curve",
+    "with_ideal_linear",
     "PairwiseResult",
     "gaussian_epsilon",
     "linear_gossip_epsilon",

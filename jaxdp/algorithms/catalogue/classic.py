@@ -164,6 +164,21 @@ class DPDGD(DGD):
                    "the K-th noisy gradient, which is accounted")
     released_note = "agent i's x_i^k to its neighbours, k = 0..K (x_i^{k+1} carries g̃_i^k)"
 
+    rounds_per_step = 1  # the messages of a step: x^k (DGD), y^{k,0..R−1} (Muffliato)
+
+    def linear_form(self, network, params):
+        """``p^k = W^R p^{k−1} − α_k (clip(∇f(x^k), C) + σCξ^k)``: ``p^k = x^{k+1}`` here (DGD's
+        ``x^{k+1} = W x^k − α_k g̃^k``, ``x⁰ = 0``), one contribution of sensitivity ``2C`` per
+        agent and step (:class:`~jaxdp.privacy.GossipForm`)."""
+        from jaxdp.privacy import GossipForm
+
+        n = network.n_agents
+        alpha, clip, sigma = (np.broadcast_to(np.asarray(v, np.float64), (n,))
+                              for v in (params.alpha, params.clip, params.sigma))
+        return GossipForm(W=np.asarray(network.dense("W"), np.float64),
+                          rounds=self.rounds_per_step, scale=-alpha, noise=sigma * clip,
+                          sensitivity=2 * clip, decay=float(params.gamma))
+
     def account(self, problem, network, params, steps, *, delta):
         """K Gaussian releases of the clipped gradient, Δ = 2C (agent-level, enforced by the clip).
 

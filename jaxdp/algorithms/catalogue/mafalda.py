@@ -149,6 +149,12 @@ class Mafalda(DPDGD):
         u = unit_roundoff(dtype)
         return np.abs(self.extended_encoder(steps)).sum(axis=1) * (1 + n * u / (1 - n * u))
 
+    def linear_form(self, network, params):
+        """``None``: the releases are the encoder form of the class docstring, not DGD's (the
+        report carries their own ideal curve, :data:`IDEAL`)."""
+        del network, params
+        return None
+
     def account(self, problem, network, params, steps, *, delta):
         """The adaptive, lattice-sound bound of the class docstring, plus the :data:`IDEAL`
         curve."""

@@ -36,6 +36,11 @@ class Muffliato(DPDGD):
     models_note = ("x^K = W^R (x^{K-1} − α g̃^{K-1}): a post-processing of the accounted noisy "
                    "gradients")
 
+    @property
+    def rounds_per_step(self) -> int:
+        """The declared linear form's ``R``: ``p^k = y^{k,0}``, rows ``W^r p^k``."""
+        return self.rounds
+
     def __post_init__(self):
         if not isinstance(self.rounds, int) or isinstance(self.rounds, bool) or self.rounds < 1:
             raise ValueError(f"muffliato rounds must be an integer >= 1; got {self.rounds!r}")

@@ -1,0 +1,142 @@
+"""Declared linear forms: an algorithm's messages as ``A c + B z``, and the ideal curve they give.
+
+An algorithm whose messages are linear in its agents' clipped contributions and its Gaussian
+noise declares that form (``Algorithm.linear_form``) instead of being recognised by name; the
+privacy contract then adds, under a threat model other than the eavesdropper, the curve
+:data:`IDEAL_LINEAR`: the matrix-factorization accountant
+(:func:`jaxdp.privacy.factorization_epsilon`; Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani,
+ICLR 2026, arXiv:2510.17480) applied to the declared form at every reported step. The form is
+checked against the program in the tests: the stacked algorithm, fed the same noise, emits
+exactly ``A c + B z``.
+
+**The form** (:class:`GossipForm`): broadcast gossip of noisy contributions with ``R`` rounds per
+step, ``p^k = W^R p^{k−1} + a_i s_k (c_i^k + σ_i ξ_i^k)`` (``p^{−1} = 0``, ``s_k = (k+1)^{−γ}``),
+agent ``i`` sending ``(W^r p^k)_i`` to its out-neighbours for ``r < R``. DGD on noisy clipped
+gradients (``R = 1``, ``p^k = x^{k+1}``, ``a_i = −α_i``) and Muffliato-GD (``p^k = y^{k,0}``) are
+of this form. The rows are the messages and, for DGD, the final model ``x^K`` (the sound report
+also charges the ``K``-th gradient): dropping rows only lowers ε, so the curve covers the
+``"messages"`` release too.
+
+**What the curve is not**: the ε of the continuous Gaussian mechanism with contributions fixed in
+advance. The library's noise is a lattice (a discrete Gaussian mixed by real weights is not
+Gaussian) and each gradient depends on the messages received before, so it is never the guarantee.
+"""
+from __future__ import annotations
+
+import dataclasses
+
+import jax
+import jax.numpy as jnp
+import numpy as np
+
+from jaxdp._precision import einsum
+from jaxdp.privacy._factorization import (MAX_CONTRIBUTIONS, MAX_ROWS, LinearRelease,
+                                          factorization_epsilon, gossip_release)
+from jaxdp.privacy._pairwise import gaussian_epsilon
+from jaxdp.privacy._threat import Coalition, Eavesdropper, as_threat
+
+IDEAL_LINEAR = "ideal linear gossip (Gaussian, non-adaptive)"
+"""A report's curve: the matrix-factorization ε of the algorithm's declared linear form."""
+
+IDEAL_LINEAR_NOTE = (
+    "The matrix-factorization accountant on this algorithm's declared linear form (its messages "
+    "as A c + B z, checked against the program in the tests), against {observer}, user level "
+    "(every step's contribution may change by its clip bound): the ε of the continuous Gaussian "
+    "mechanism with contributions fixed in advance. It covers neither the lattice floats on the "
+    "wire nor gradients that depend on received messages: never the guarantee.")
+
+
+@dataclasses.dataclass(frozen=True)
+class GossipForm:
+    """Broadcast gossip of noisy contributions, ``R`` rounds per step (module docstring).
+
+    Attributes:
+      W: ``(N, N)`` mixing matrix (``x_i ← Σ_j W_ij x_j``; ``j`` sends to ``i`` where
+        ``W_ij ≠ 0``).
+      rounds: ``R ≥ 1``.
+      scale: ``(N,)`` ``a_i``, the contribution's coefficient (``−α_i`` for a gradient step).
+      noise: ``(N,)`` ``σ_i``, the std of the Gaussian added to a contribution.
+      sensitivity: ``(N,)`` how far one contribution may move (``2C_i`` replacing an agent).
+      decay: ``γ``: the step ``k`` carries ``s_k = (k+1)^{−γ}``.
+    """
+
+    W: np.ndarray
+    rounds: int
+    scale: np.ndarray
+    noise: np.ndarray
+    sensitivity: np.ndarray
+    decay: float = 0.0
+
+    def fits(self, steps: int) -> str:
+        """``""`` when the dense accountant takes ``steps`` steps, else why not."""
+        n = self.W.shape[0]
+        if n * steps > MAX_CONTRIBUTIONS or n * steps * self.rounds > MAX_ROWS:
+            return (f"N·K = {n}·{steps} contributions and {n * steps * self.rounds} rows exceed "
+                    f"the dense accountant's {MAX_CONTRIBUTIONS} and {MAX_ROWS}")
+        return ""
+
+    def release(self, steps: int) -> LinearRelease:
+        """The :class:`~jaxdp.privacy.LinearRelease` of the first ``steps`` steps; rows ordered
+        ``(k, r, i)``, seeds ``ξ_i^k`` ordered ``(k, i)`` first (then the unused columns of
+        :func:`~jaxdp.privacy.gossip_release`)."""
+        W, n = jnp.asarray(self.W, jnp.float64), self.W.shape[0]
+        receivers, senders = np.nonzero(self.W * (1 - np.eye(n)))
+        s = np.arange(1, steps + 1, dtype=np.float64) ** -self.decay
+        base = gossip_release(jnp.linalg.matrix_power(W, self.rounds), (senders, receivers),
+                              steps, sigma_local=jnp.asarray(self.scale * self.noise),
+                              decoder=jnp.diag(jnp.asarray(s)), broadcast=True)
+        A = base.A * jnp.asarray(self.scale[None, :, None] * s[None, None, :])
+        powers = jnp.stack([jnp.linalg.matrix_power(W, r) for r in range(self.rounds)])
+        A = einsum("rij,kjut->kriut", powers, A.reshape(steps, n, n, steps))
+        B = einsum("rij,kjz->kriz", powers, base.B.reshape(steps, n, -1))
+        per_row = steps * self.rounds
+        return LinearRelease(A.reshape(per_row * n, n, steps), B.reshape(per_row * n, -1),
+                             np.tile(base.audience[:n], (per_row, 1)), np.tile(np.arange(n), per_row),
+                             base.knowers)
+
+    def truncate(self, release: LinearRelease, steps: int) -> LinearRelease:
+        """The host (numpy) release of the first ``steps`` steps of ``release`` (built for more):
+        its first rows and contribution columns, equal to :meth:`release` ``(steps)`` (a step's
+        messages depend on the past only)."""
+        rows = steps * self.rounds * self.W.shape[0]
+        return LinearRelease(np.asarray(release.A)[:rows, :, :steps],
+                             np.asarray(release.B)[:rows], release.audience[:rows],
+                             release.senders[:rows], release.knowers)
+
+
+def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.ndarray, str]:
+    """``((N, K') ε, note)``: :data:`IDEAL_LINEAR` of ``form`` at each step count of ``at_steps``
+    — each agent against its worst observer of ``threat`` (not the eavesdropper: its report is the
+    reference) — or ``(None, why not)`` when the dense accountant does not take the run."""
+    threat = as_threat(threat)
+    if isinstance(threat, Eavesdropper):
+        raise ValueError("the ideal linear curve is for the pairwise and secret threat models")
+    why = form.fits(int(np.max(at_steps)))
+    if why:
+        return None, why
+    steps = np.asarray(at_steps, np.int64)
+    with jax.enable_x64(True):  # the accountant's float64, whatever the caller's setting
+        full = form.release(int(steps.max()))
+    columns = []
+    for k in steps:  # the first k steps' rows and contributions: the same release, truncated
+        result = factorization_epsilon(form.truncate(full, int(k)), delta, threat)
+        mu = np.asarray(result.mu) * form.sensitivity[:, None]
+        if isinstance(threat, Coalition):
+            columns.append(mu[:, 0])
+        else:  # a row's own column is its agent (inf): the worst other observer
+            own = np.eye(*mu.shape, dtype=bool) if mu.shape[1] > 1 else np.zeros(mu.shape, bool)
+            columns.append(np.max(np.where(own, 0.0, mu), axis=1))
+    observer = {"neighbours": "each agent's worst single observer v ≠ u (max_v ε_{u→v})",
+                "secret_pairs": "the outsider and every single curious agent"}.get(
+        threat.name, "the coalition (its members are not protected)")
+    return gaussian_epsilon(np.stack(columns, axis=1), delta), \
+        IDEAL_LINEAR_NOTE.format(observer=observer)
+
+
+def with_ideal_linear(report, form: GossipForm, threat, delta: float):
+    """``report`` with :data:`IDEAL_LINEAR` at its steps, or its threat note saying why not."""
+    epsilon, note = ideal_curve(form, threat, report.steps, delta)
+    if epsilon is None:
+        return dataclasses.replace(report, threat_note=f"{report.threat_note} The ideal linear "
+                                   f"curve is not computed: {note}.")
+    return report.with_curve(IDEAL_LINEAR, epsilon, note)
