@@ -16,8 +16,11 @@ between the neighbouring data sets of ``u``): its view of ``u`` is ``A_O c_u + B
 Gaussian mechanism with covariance ``Σ = B_{O,∖K} B_{O,∖K}ᵀ``. With ``Q = A_{O,u}ᵀ Σ⁻¹ A_{O,u}``
 (``T × T``) and contributions that may change by ``‖δ_s‖₂ ≤ Δ`` at the steps ``P`` of one
 participation class, the squared sensitivity (in noise units) is
-``sup_δ Σ_{s,t∈P} Q_{st} δ_sᵀ δ_t ≤ Δ² Σ_{s,t∈P} |Q_{st}|`` (attained when ``Q_P ≥ 0``: the same
-vector at every step), ``μ² = max_P`` of it; ``ε(δ)`` is the exact Gaussian mechanism's (Balle &
+``sup_δ Σ_{s,t∈P} Q_{st} δ_sᵀ δ_t ≤ Δ² min(Σ_{s,t∈P} |Q_{st}|, |P| λ_max(Q_P))`` (the first
+attained when ``Q_P ≥ 0``: the same vector at every step; the second because the Gram matrix
+``G_{st} = δ_sᵀδ_t ⪰ 0`` has trace ``≤ |P|Δ²``, so ``tr(Q_P G) ≤ λ_max(Q_P) |P| Δ²`` — the
+tighter one where ``Q`` has negative entries, e.g. an observer that differences messages),
+``μ² = max_P`` of it; ``ε(δ)`` is the exact Gaussian mechanism's (Balle &
 Wang, ICML 2018, Thm 8). This is MFDL's Theorem-style sensitivity ``‖C_O e‖`` generalised to any
 ``B`` (MFDL's ``A = B C`` with ``B_O`` not square: here ``Σ⁻¹`` replaces ``B_O^+``), and exactly
 :func:`jaxdp.privacy.linear_gossip_epsilon`'s quantity when the noise is independent.
@@ -193,7 +196,8 @@ def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     white = white.reshape(-1, n, t)
     Q = es("mus,mut->ust", white, white)
     classes = xp.asarray(classes)
-    per_class = es("ps,ust,pt->up", classes, xp.abs(Q), classes)
+    per_class = xp.minimum(es("ps,ust,pt->up", classes, xp.abs(Q), classes),
+                           _spectral_bound(Q, classes, xp))
     signed = es("ps,ust,pt->up", classes, Q, classes)
     leaks = es("us,ps->up", outside.reshape(n, t).astype(per_class.dtype), classes) > 0
     per_class = xp.where(leaks, xp.inf, per_class)
@@ -201,6 +205,12 @@ def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     exact = xp.take_along_axis(signed - per_class, best[:, None], axis=1)[:, 0] >= \
         -1e-10 * xp.max(per_class, axis=1)
     return xp.max(per_class, axis=1), exact | xp.any(leaks, axis=1)
+
+
+def _spectral_bound(Q, classes, xp):
+    """``(N, P)``: ``|P| λ_max(Q_P)`` per agent and participation class (module docstring)."""
+    masked = classes[None, :, :, None] * Q[:, None] * classes[None, :, None, :]
+    return xp.sum(classes, axis=1)[None, :] * xp.linalg.eigvalsh(masked)[..., -1]
 
 
 def _whiten(sigma, A, xp):

@@ -30,8 +30,9 @@ Two Gaussians of covariance ``Σ`` whose means differ by ``A δ`` are a Gaussian
 sensitivity ``‖Σ^{-1/2} A δ‖`` (pseudo-inverse on the range of ``Σ``; ``ε = inf`` when ``Aδ``
 leaves it). With ``d`` coordinates and a per-step bound ``‖δ^s‖₂ ≤ Δ``, the squared sensitivity
 is ``sup tr(Q G)`` over Gram matrices ``G`` with diagonal ``≤ Δ²``, ``Q = AᵀΣ⁺A``, and
-``≤ Δ² Σ_{k,s} |Q_{ks}|`` (as ``|G_{ks}| ≤ Δ²``): the bound used, attained (``exact``) when
-``Q ≥ 0`` entrywise (``δ^s`` the same vector at every step). ``ε(δ)`` is the exact Gaussian
+``≤ Δ² Σ_{k,s} |Q_{ks}|`` (as ``|G_{ks}| ≤ Δ²``), attained (``exact``) when ``Q ≥ 0``
+entrywise (``δ^s`` the same vector at every step), and ``≤ Δ² T_c λ_max(Q)`` (``tr G ≤ T_c Δ²``,
+``G ⪰ 0``), the tighter one where ``Q`` has negative entries: the smaller is used. ``ε(δ)`` is the exact Gaussian
 mechanism's (Balle & Wang, ICML 2018, Thm 8: :func:`gaussian_epsilon`).
 
 **Assumptions.** The contributions are fixed before the run (non-adaptive: a function of each
@@ -267,7 +268,7 @@ def _whitened(sigma: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]
 def observer_mu(form: LinearGossip, view: ObserverView, F: np.ndarray | None = None):
     """``(μ, exact)``: ``(N,)`` the Gaussian-mechanism sensitivity (in noise units) of each
     agent's contributions in ``view`` (``inf`` for a member, or a shift outside the range of
-    ``Σ``), and whether the bound ``Δ²Σ|Q|`` is attained (``Q ≥ 0``)."""
+    ``Σ``), and whether the bound ``Δ² min(Σ|Q|, T_c λ_max(Q))`` is attained (``Q ≥ 0``)."""
     F = form.powers() if F is None else F
     if len(view.edges) == 0:
         return (np.where(np.isin(np.arange(form.n_agents), view.members), np.inf, 0.0),
@@ -275,7 +276,8 @@ def observer_mu(form: LinearGossip, view: ObserverView, F: np.ndarray | None = N
     white, inside = _whitened(_covariance(form, F, view), _shifts(form, F, view))
     per_agent = np.ascontiguousarray(white.transpose(1, 0, 2))  # (N, T|O|, T_c)
     Q = np.matmul(per_agent.transpose(0, 2, 1), per_agent)  # (N, T_c, T_c): AᵀΣ⁺A
-    mu = form.sensitivity * np.sqrt(np.abs(Q).sum(axis=(1, 2)))
+    spectral = Q.shape[-1] * np.linalg.eigvalsh(Q)[:, -1]  # T_c λ_max(Q): module docstring
+    mu = form.sensitivity * np.sqrt(np.minimum(np.abs(Q).sum(axis=(1, 2)), spectral))
     exact = (Q >= -1e-12 * np.abs(Q).max(axis=(1, 2), keepdims=True)).all(axis=(1, 2))
     out = ~inside | np.isin(np.arange(form.n_agents), view.members)
     return np.where(out, np.inf, mu), exact
