@@ -123,6 +123,25 @@ def test_muffliato_rounds_are_post_processing_for_the_eavesdropper(W):
     assert threat_mus("Muffliato-GD", W, T)["neighbours"] <= 2 * np.sqrt(T) * (1 + 1e-12)
 
 
+def test_a_noiseless_contribution_is_infinite_not_dropped():
+    """Positive control of :func:`view_mu2`'s range test: a row that carries agent 1's
+    contribution with no noise (Σ singular) gives μ = inf for agent 1, a finite μ for agent 0."""
+    A = np.zeros((3, 2, 1))
+    A[0, 0, 0] = A[1, 1, 0] = A[2, 0, 0] = 1.0
+    B = np.array([[1.0], [0.0], [2.0]])  # row 1 = c_1 exactly; rows 0 and 2 share one draw
+    release = LinearRelease(jnp.asarray(A), jnp.asarray(B), np.ones((3, 2), bool),
+                            np.array([0, 1, 0]), np.zeros((1, 2), bool))
+    obs = observers(release, "eavesdropper")[0]
+    mu2 = view_mu2(release, obs, participation_classes("every_step", 1))
+    assert np.isinf(mu2[1])
+    assert np.isinf(mu2[0])  # rows 0 and 2 (c_0 + z, c_0 + 2z) reveal c_0 = 2 y_0 − y_2
+    B2 = np.array([[1.0, 0.0], [0.0, 0.0], [0.0, 2.0]])
+    release = LinearRelease(jnp.asarray(A), jnp.asarray(B2), np.ones((3, 2), bool),
+                            np.array([0, 1, 0]), np.zeros((2, 2), bool))
+    mu2 = view_mu2(release, obs, participation_classes("every_step", 1))
+    assert np.isinf(mu2[1]) and mu2[0] == pytest.approx(1.0 + 0.25)
+
+
 @pytest.mark.parametrize("method", METHODS)
 def test_ldp_cap_is_the_view_of_all_rows_and_every_other_seed(W, method):
     """The cap of :func:`threat_mus`: an observer seeing every row and knowing every seed but the

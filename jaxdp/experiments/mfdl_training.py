@@ -187,7 +187,7 @@ def view_mu2(release, obs, classes) -> np.ndarray:
     flat = A.reshape(len(obs.rows), -1)
     coef = U.T @ flat
     leak = np.linalg.norm((flat - U @ coef).reshape(len(flat), n, -1), axis=(0, 2)) > \
-        1e-8 * np.maximum(np.linalg.norm(flat.reshape(len(flat), n, -1), axis=(0, 2)), 1e-300)
+        1e-10 * np.maximum(np.linalg.norm(flat.reshape(len(flat), n, -1), axis=(0, 2)), 1e-300)
     mu2, _ = release_mu2((coef / s[:, None]).reshape(len(s), n, -1), np.eye(len(s)), classes, np)
     return np.where(member, np.inf, np.where(leak, np.inf, np.asarray(mu2)))
 
