@@ -42,8 +42,8 @@ the report prints, for the same runs, the SOUND headline ε of ``alg.privacy(...
 (mostly the eavesdropper fallback), which is the only promise.
 
 Full setting: ``jaxdp reproduce mfdl-training`` (the figure committed as docs/mfdl_training.png):
-27.2 s by the command's own timer (29.7 s wall with start-up, ``time``), measured once on the
-project's shared, loaded 2-core CPU with ``OMP_NUM_THREADS=1``.
+27–30 s by the command's own timer (30–33 s wall with start-up, ``time``), measured twice on
+the project's shared, loaded 2-core CPU with ``OMP_NUM_THREADS=1``.
 """
 from __future__ import annotations
 
@@ -455,8 +455,8 @@ def _notes(rows) -> list:
             "sound ε / ideal ε of the same runs, per method and trust model: " + table,
             ("PNDP's headline is the worst ordered pair: on the Florentine graph an agent of "
              "degree 1 whose only neighbour sees all its messages, which is LDP's value for the "
-             "gossip methods (DP-DGD, Muffliato, MAFALDA); the mean pair would show "
-             "amplification."),
+             "gossip methods (DP-DGD, Muffliato, MAFALDA). Not computed here: the mean "
+             "pair, which ``jaxdp reproduce muffliato`` shows well below LDP on this graph."),
             ("Zip-DL is left out (its accountant is being added separately). MFDL's W = (A + I) "
              "row-normalised is not symmetric; jaxdp needs a symmetric W, so every method and "
              "every accountant uses the Metropolis–Hastings W of the same graph."),
