@@ -12,6 +12,7 @@ from jaxdp.experiments.dpp2 import dpp2_fig1, dpp2_fig2, dpp2_fig3
 from jaxdp.experiments.ldp import ldp_fig1, ldp_fig2, ldp_figC, ldp_figD
 from jaxdp.experiments.ltadmm import ltadmm_fig1, ltadmm_table1
 from jaxdp.experiments.mfdl import mfdl
+from jaxdp.experiments.mfdl_training import mfdl_training
 from jaxdp.experiments.muffliato import muffliato
 from jaxdp.experiments.recal import (recal_attack, recal_complexity, recal_eps, recal_table4,
                                      recal_table5)
@@ -33,6 +34,7 @@ REPRODUCTIONS = {
     "ltadmm-fig1": ltadmm_fig1,
     "ltadmm-table1": ltadmm_table1,
     "mfdl": mfdl,
+    "mfdl-training": mfdl_training,
     "muffliato": muffliato,
     "recal-table4": recal_table4,
     "recal-table5": recal_table5,
@@ -47,6 +49,6 @@ REPRODUCTIONS = {
 __all__ = ["Claim", "REPRODUCTIONS", "Report", "audit_table", "baselines_convergence", "demo",
            "dpadmm_accuracy", "dpadmm_loss", "dpadmm_table3",
            "dpp2_fig1", "dpp2_fig2", "dpp2_fig3", "ldp_fig1", "ldp_fig2", "ldp_figC",
-           "ldp_figD", "ltadmm_fig1", "ltadmm_table1", "mfdl", "muffliato",
+           "ldp_figD", "ltadmm_fig1", "ltadmm_table1", "mfdl", "mfdl_training", "muffliato",
            "recal_attack", "recal_complexity", "recal_eps", "recal_table4", "recal_table5",
            "tune_dpadmm", "tune_dpp2", "tune_ltadmm"]
