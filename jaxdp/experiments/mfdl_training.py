@@ -27,8 +27,10 @@ MAFALDA-SGD (``mafalda_sgd`` with MFDL's optimal encoder for this ``W``, ``T`` a
 participation, :func:`jaxdp.privacy.mafalda_encoder`), and DECOR as jaxdp builds it
 (``dgd`` through ``chain(clip(C_m), pairwise_cancelling(σ, ρσ))``, as
 ``benchmarks/threat_models.py``: the MODEL message is clipped to :data:`MODEL_CLIP` and
-perturbed per directed message, integer ``ρ`` = :data:`RHO`). Zip-DL is left out: its accountant
-is being added separately.
+perturbed per directed message, integer ``ρ`` = :data:`RHO`). Zip-DL is not trained: jaxdp's
+``zero_sum`` channel (no local noise) has ideal μ = ∞ under LDP and SecLDP, and under PNDP for
+the neighbours of a degree-1 sender, which Florentine has (``jaxdp reproduce mfdl``), so no σ
+reaches a finite target ε.
 
 **Calibration (IDEAL).** For each method and threat model (LDP = ``"eavesdropper"`` with the
 pairwise secrets known, PNDP = ``"neighbours"``, SecLDP = ``"secret_pairs"``; the headline is the
@@ -56,9 +58,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._plotting import finish, save, setting_title
-from jaxdp._precision import einsum, matmul
+from jaxdp._precision import matmul
 from jaxdp.experiments._report import Report, progress_bar
 from jaxdp.experiments.mfdl import broadcast_edges
+from jaxdp.privacy import factorization_epsilon
 
 DELTA = 1e-5
 EPSILONS = (5.0, 10.0, 20.0, 40.0, 80.0)
@@ -109,32 +112,16 @@ def test_metrics(problem, models):
 
 # --- the ideal releases ----------------------------------------------------------------------
 
-def rounds_release(W, edges, steps: int, rounds: int = 1, decoder=None):
+def gossip_form(W, rounds: int = 1, decoder=None):
     """The broadcast transcript of gossip with local noise and ``rounds`` gossip rounds per step,
-    at unit noise (σ C = 1 on the contribution ``−α c``, whose sensitivity is then ``2/σ``).
-
-    ``rounds = 1``: :func:`jaxdp.privacy.gossip_release` (``broadcast=True``): rows ``p^k = x^k +
-    c^k + n^k``, ``x^{k+1} = W p^k``. That is MAFALDA-SGD's message ``y^k = x^k − α ĝ^k``
-    (``decoder = C^{-1}``) and, shifted by one step, DP-DGD's ``x^{k+1} = W x^k − α g̃^k`` (its
-    rows ``x^1..x^T``, ``x^0 = 0`` public: the same recursion). ``rounds = R`` (Muffliato-GD,
-    Cyffers et al., NeurIPS 2022, Alg. 2): ``y^{k,0} = p^k`` of the release with ``W^R`` and the
-    messages ``y^{k,r} = W^r y^{k,0}``, ``r < R``, each sent to the neighbours in ``W``.
-    """
-    from jaxdp.privacy import LinearRelease, gossip_release
-    W = jnp.asarray(W)
-    base = gossip_release(jnp.linalg.matrix_power(W, rounds), edges, steps, 1.0,
-                          decoder=decoder, broadcast=True)
-    if rounds == 1:
-        return base
-    n = W.shape[0]
-    powers = jnp.stack([jnp.linalg.matrix_power(W, r) for r in range(rounds)])
-    used = np.flatnonzero(np.any(np.asarray(base.B) != 0, axis=0))  # local noise seeds only
-    A = einsum("rij,kjus->krius", powers, jnp.asarray(base.A).reshape(steps, n, n, steps))
-    B = einsum("rij,kjm->krim", powers,
-               jnp.asarray(base.B)[:, used].reshape(steps, n, len(used)))
-    return LinearRelease(A.reshape(-1, n, steps), B.reshape(steps * rounds * n, len(used)),
-                         np.tile(base.audience[:n], (steps * rounds, 1)),
-                         np.tile(np.arange(n), steps * rounds), base.knowers[used])
+    at unit noise (σ C = 1 on the contribution, whose sensitivity is then ``2/σ``): the form
+    DP-DGD (``R = 1``) and Muffliato-GD (``R`` rounds) declare
+    (:meth:`jaxdp.algorithms.DPDGD.linear_form`), and MAFALDA-SGD's message
+    ``y^k = x^k − α ĝ^k`` with the noise decoder ``C^{-1}``."""
+    from jaxdp.privacy import GossipForm
+    ones = np.ones(len(W))
+    return GossipForm(W=np.asarray(W, np.float64), rounds=rounds, scale=ones, noise=ones,
+                      sensitivity=2 * ones, decoder=None if decoder is None else np.asarray(decoder))
 
 
 def decor_release(edges, n_agents: int, rho: float, secrets: bool = True):
@@ -163,48 +150,16 @@ def decor_release(edges, n_agents: int, rho: float, secrets: bool = True):
                          senders, knowers)
 
 
-def view_mu2(release, obs, classes) -> np.ndarray:
-    """``(N,)`` ``μ²/Δ²`` of one observer's view (host float64), as
-    :func:`jaxdp.privacy.observer_mu2` but for a view covariance ``Σ`` that may be singular
-    (Muffliato's later gossip rounds are linear functions of earlier rows).
-
-    Proof. With ``B_O = U S Vᵀ`` (thin SVD, ``S > 0``), ``U_⊥ᵀ y = U_⊥ᵀ A c`` carries no noise: if
-    ``U_⊥ᵀ A_u = 0`` it does not depend on ``c_u`` and the view is equivalent to
-    ``S⁻¹Uᵀy = S⁻¹UᵀA c + Vᵀz`` (identity covariance), which :func:`~jaxdp.privacy.release_mu2`
-    accounts; otherwise ``c_u`` is seen without noise (``inf``). Numerically small singular
-    values are dropped (a dropped direction then counts as noiseless: ``inf``, conservative)."""
-    from jaxdp.privacy import release_mu2
-    n = release.n_agents
-    member = np.isin(np.arange(n), obs.members)
-    if len(obs.rows) == 0:
-        return np.where(member, np.inf, 0.0)
-    unknown = np.setdiff1d(np.arange(np.shape(release.B)[1]), obs.known)
-    A = np.asarray(release.A)[obs.rows]
-    B = np.asarray(release.B)[obs.rows][:, unknown]
-    U, s, _ = np.linalg.svd(B, full_matrices=False)
-    keep = s > 1e-9 * s.max(initial=0.0)
-    U, s = U[:, keep], s[keep]
-    flat = A.reshape(len(obs.rows), -1)
-    coef = U.T @ flat
-    leak = np.linalg.norm((flat - U @ coef).reshape(len(flat), n, -1), axis=(0, 2)) > \
-        1e-10 * np.maximum(np.linalg.norm(flat.reshape(len(flat), n, -1), axis=(0, 2)), 1e-300)
-    mu2, _ = release_mu2((coef / s[:, None]).reshape(len(s), n, -1), np.eye(len(s)), classes, np)
-    return np.where(member, np.inf, np.where(leak, np.inf, np.asarray(mu2)))
-
-
 def worst_mu(release, threat: str, scale_steps: int = 1) -> float:
     """The worst ideal ``μ/Δ`` under ``threat`` (every agent; every ordered pair under
     ``"neighbours"``; the outsider and each curious agent under ``"secret_pairs"``), user level
     (every step one participation class), with ``scale_steps`` independent copies of the
-    release (μ² adds)."""
-    from jaxdp.privacy import observers, participation_classes
-    classes = participation_classes("every_step", release.steps)
-    worst = 0.0
-    for obs in observers(release, threat):
-        mu2 = view_mu2(release, obs, classes)
-        outside = ~np.isin(np.arange(release.n_agents), obs.members)
-        worst = max(worst, float(np.max(mu2[outside])))
-    return float(np.sqrt(scale_steps * worst))
+    release (μ² adds). Singular views (Muffliato's later rounds are functions of earlier rows)
+    are the accountant's: ``inf`` for a contribution seen without noise, else ``Σ⁺``."""
+    mu = np.asarray(factorization_epsilon(release, DELTA, threat, participation="every_step").mu)
+    if mu.shape[1] > 1:  # an agent observing itself is not a pair
+        mu = np.where(np.eye(len(mu), dtype=bool), 0.0, mu)
+    return float(np.sqrt(scale_steps) * np.max(mu))
 
 
 def method_release(method: str, W, steps: int, *, encoder=None, threat: str = "eavesdropper"):
@@ -212,17 +167,17 @@ def method_release(method: str, W, steps: int, *, encoder=None, threat: str = "e
     contribution's sensitivity in noise units at ``σ = 1`` and the number of independent copies
     (module docstring; DP-DGD / Muffliato / MAFALDA: ``Δ = 2C/(σC) = 2``; DECOR: ``2C_m/σ``)."""
     W = np.asarray(W)
-    edges = broadcast_edges(W > 0)
     if method == "DP-DGD":
-        return rounds_release(W, edges, steps), 2.0, 1
+        return gossip_form(W).release(steps), 2.0, 1
     if method == "Muffliato-GD":
-        return rounds_release(W, edges, steps, ROUNDS), 2.0, 1
+        return gossip_form(W, ROUNDS).release(steps), 2.0, 1
     if method == "MAFALDA-SGD":
-        decoder = jnp.linalg.inv(jnp.asarray(encoder))
-        return rounds_release(W, edges, steps, decoder=decoder), 2.0, 1
+        decoder = np.linalg.inv(np.asarray(encoder))
+        return gossip_form(W, decoder=decoder).release(steps), 2.0, 1
     if method == "DECOR":
         secrets = threat != "eavesdropper"  # LDP: the observer knows the pairwise secrets
-        return decor_release(edges, len(W), RHO, secrets), 2.0 * MODEL_CLIP, steps
+        return (decor_release(broadcast_edges(W > 0), len(W), RHO, secrets), 2.0 * MODEL_CLIP,
+                steps)
     raise ValueError(f"mfdl-training: unknown method {method!r}; one of {METHODS}")
 
 
@@ -241,8 +196,9 @@ def threat_mus(method: str, W, steps: int, encoder=None) -> dict:
     the pairwise secrets. Given all of those, what is left random is ``u``'s innovation sequence
     (gossip: ``p_u^k − x_u^k = c_u^k + (L ξ_u)^k``, ``x_u^k`` a function of earlier rows; DECOR:
     ``c_u^k + ξ_e`` on each of ``u``'s messages), whose μ is the LDP observer's (tested): so the
-    LDP value bounds every threat (post-processing), while the threat's own value ``Δ²Σ|Q|``
-    (:func:`jaxdp.privacy.release_mu2`) is only an upper bound where ``Q`` has negative entries.
+    LDP value bounds every threat (post-processing), while the threat's own value
+    (:func:`jaxdp.privacy.release_mu2`, ``Δ² min(Σ|Q|, T λ_max(Q))``) is only an upper bound
+    where ``Q`` has negative entries.
     Both are proven bounds for the ideal mechanism, hence so is their minimum."""
     ldp = unit_mu(method, W, steps, "eavesdropper", encoder)
     return {t: ldp if t == "eavesdropper" else min(ldp, unit_mu(method, W, steps, t, encoder))
@@ -457,7 +413,9 @@ def _notes(rows) -> list:
              "degree 1 whose only neighbour sees all its messages, which is LDP's value for the "
              "gossip methods (DP-DGD, Muffliato, MAFALDA). Not computed here: the mean "
              "pair, which ``jaxdp reproduce muffliato`` shows well below LDP on this graph."),
-            ("Zip-DL is left out (its accountant is being added separately). MFDL's W = (A + I) "
+            ("Zip-DL is not trained: the zero_sum channel's ideal μ is ∞ under LDP and SecLDP "
+             "and, for the neighbours of Florentine's degree-1 agents, under PNDP (reproduce "
+             "mfdl), so no σ reaches a finite ε. MFDL's W = (A + I) "
              "row-normalised is not symmetric; jaxdp needs a symmetric W, so every method and "
              "every accountant uses the Metropolis–Hastings W of the same graph."),
             ("DECOR is jaxdp's channel on DGD: the MODEL message is clipped (C_m) and perturbed, "

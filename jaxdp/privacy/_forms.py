@@ -29,11 +29,16 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp._precision import einsum
-from jaxdp.privacy._factorization import (MAX_CONTRIBUTIONS, MAX_ROWS, LinearRelease,
-                                          factorization_epsilon, gossip_release)
+from jaxdp._precision import einsum, matmul
+from jaxdp.privacy._factorization import (
+    MAX_CONTRIBUTIONS,
+    MAX_ROWS,
+    LinearRelease,
+    factorization_epsilon,
+    gossip_release,
+)
 from jaxdp.privacy._pairwise import gaussian_epsilon
-from jaxdp.privacy._threat import Coalition, Eavesdropper, as_threat
+from jaxdp.privacy._threat import Coalition, as_threat
 
 IDEAL_LINEAR = "ideal linear gossip (Gaussian, non-adaptive)"
 """A report's curve: the matrix-factorization ε of the algorithm's declared linear form."""
@@ -58,6 +63,9 @@ class GossipForm:
       noise: ``(N,)`` ``σ_i``, the std of the Gaussian added to a contribution.
       sensitivity: ``(N,)`` how far one contribution may move (``2C_i`` replacing an agent).
       decay: ``γ``: the step ``k`` carries ``s_k = (k+1)^{−γ}``.
+      decoder: ``None`` (independent draws), or a ``(T, T)`` lower-triangular noise decoder
+        ``L`` for runs of up to ``T`` steps: the noise of step ``k`` is ``σ_i (L ξ_i)^k``
+        (MFDL's ``C⁻¹`` for an encoder ``C``: MAFALDA-SGD's correlated noise).
     """
 
     W: np.ndarray
@@ -66,10 +74,13 @@ class GossipForm:
     noise: np.ndarray
     sensitivity: np.ndarray
     decay: float = 0.0
+    decoder: np.ndarray | None = None
 
     def fits(self, steps: int) -> str:
         """``""`` when the dense accountant takes ``steps`` steps, else why not."""
         n = self.W.shape[0]
+        if self.decoder is not None and steps > len(self.decoder):
+            return f"the noise decoder covers {len(self.decoder)} steps, not {steps}"
         if n * steps > MAX_CONTRIBUTIONS or n * steps * self.rounds > MAX_ROWS:
             return (f"N·K = {n}·{steps} contributions and {n * steps * self.rounds} rows exceed "
                     f"the dense accountant's {MAX_CONTRIBUTIONS} and {MAX_ROWS}")
@@ -82,9 +93,12 @@ class GossipForm:
         W, n = jnp.asarray(self.W, jnp.float64), self.W.shape[0]
         receivers, senders = np.nonzero(self.W * (1 - np.eye(n)))
         s = np.arange(1, steps + 1, dtype=np.float64) ** -self.decay
+        decoder = jnp.diag(jnp.asarray(s))
+        if self.decoder is not None:
+            decoder = matmul(decoder, jnp.asarray(self.decoder)[:steps, :steps])
         base = gossip_release(jnp.linalg.matrix_power(W, self.rounds), (senders, receivers),
                               steps, sigma_local=jnp.asarray(self.scale * self.noise),
-                              decoder=jnp.diag(jnp.asarray(s)), broadcast=True)
+                              decoder=decoder, broadcast=True)
         A = base.A * jnp.asarray(self.scale[None, :, None] * s[None, None, :])
         powers = jnp.stack([jnp.linalg.matrix_power(W, r) for r in range(self.rounds)])
         A = einsum("rij,kjut->kriut", powers, A.reshape(steps, n, n, steps))
@@ -109,7 +123,7 @@ def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.nd
     — each agent against its worst observer of ``threat`` (not the eavesdropper: its report is the
     reference) — or ``(None, why not)`` when the dense accountant does not take the run."""
     threat = as_threat(threat)
-    if isinstance(threat, Eavesdropper):
+    if threat.name == "eavesdropper":
         raise ValueError("the ideal linear curve is for the pairwise and secret threat models")
     why = form.fits(int(np.max(at_steps)))
     if why:
