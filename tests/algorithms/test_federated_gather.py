@@ -101,7 +101,7 @@ class PositionalLDP(algorithms.LDPFedAvg):
     rows 0..K−1 by their position in the gathered stack instead of their own rows."""
 
     def step(self, state, noise, problem, network, params, k):
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         noisy = add_noise(self.clipped_updates(state, problem, params, rows),
                           params.z * params.clip, noise["xi"][:K], sampler=self.sampler)
         avg, _ = self.average(network, rows.put(noisy),

@@ -292,9 +292,11 @@ class Federated(Algorithm):
         return (self.gather and self.selection != "poisson" and self.clients is not None
                 and self.clients < n)
 
-    def rows(self, mask: Array) -> Rows:
-        """The clients the round computes (:class:`Rows`): the ``clients`` selected ones in
-        increasing order where :meth:`gathers`, else every client, masked by ``mask``."""
+    def rows(self, noise, state, problem) -> Rows:
+        """The round's selection (:meth:`select_clients`) and the clients it computes
+        (:class:`Rows`): the ``clients`` selected ones in increasing order where :meth:`gathers`,
+        else every client, the unselected masked out."""
+        mask = self.select_clients(noise, state, problem)
         if not self.gathers(mask.shape[0]):
             return Rows(mask)
         return Rows(mask, jnp.flatnonzero(mask, size=self.clients))

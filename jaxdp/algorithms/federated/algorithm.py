@@ -144,14 +144,14 @@ class FedAvg(Federated):
 
     def correction(self, state, params, rows):
         """The drift added to each local gradient, a function of φ on the computed ``rows``
-        (:class:`~jaxdp.algorithms.federated._rounds.Rows`; FedAvg: none)."""
+        (:class:`~jaxdp.algorithms.federated.Rows`; FedAvg: none)."""
         del state, params, rows
         return jnp.zeros_like
 
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps,
                           self.correction(state, params, rows), rows)
         upload = rows.put(y - rows.take(x))  # Δ_k = w_k − x^t, selected clients only
@@ -196,7 +196,7 @@ class Scaffold(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         drift, x_k = rows.take(state.c - state.ci), rows.take(x)
         y = local_descent(x, problem, params.alpha, self.local_steps, lambda phi: drift, rows)
         ci_plus = -drift + (x_k - y) / rows.take(step_counts(self.local_steps, x)
@@ -226,7 +226,7 @@ class FedNova(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like, rows)
         taus = jnp.broadcast_to(step_counts(self.local_steps, x), (n, 1))
         upload = rows.put((rows.take(x) - y) / rows.take(taus))  # d_i, normalized
@@ -264,7 +264,7 @@ class FedDyn(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x, a = state.x.shape[0], state.x, params.penalty
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         mask, x_k, g_k = rows.mask, rows.take(x), rows.take(state.g)
         y = local_descent(x, problem, params.alpha, self.local_steps,
                           lambda phi: -g_k + a * (phi - x_k), rows)
@@ -346,7 +346,7 @@ class FedLT(Federated):
         n = state.x.shape[0]
         state_z = state.z  # the z_i the server stored (uploaded in earlier rounds): the message
         y = broadcast(server_sum(network, state_z, "z") / n, n)
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         v = rows.take(2 * y - state.z)
         w = local_descent(state.xi, problem, params.alpha, self.local_steps,
                           lambda phi: (phi - v) / params.rho, rows)

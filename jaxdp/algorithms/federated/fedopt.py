@@ -142,7 +142,7 @@ class FedOpt(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like, rows)
         upload = rows.put(y - rows.take(x))
         delta, sent = self.average(network, upload, self.weights(problem, rows.mask, x.dtype),

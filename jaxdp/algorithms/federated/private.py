@@ -125,7 +125,7 @@ class DPFedAvg(_Private):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        rows = self.rows(self.select_clients(noise, state, problem))  # Poisson: every client
+        rows = self.rows(noise, state, problem)  # Poisson: every client
         uploads = rows.put(self.clipped_updates(state, problem, params, rows))
         total = server_sum(network, uploads, "update")  # the trusted server's sum
         r = add_noise(total, params.z * params.clip, noise["xi"], sampler=self.sampler)
@@ -186,7 +186,7 @@ class LDPFedAvg(_Private):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        rows = self.rows(self.select_clients(noise, state, problem))
+        rows = self.rows(noise, state, problem)
         noisy = add_noise(self.clipped_updates(state, problem, params, rows),
                           params.z * params.clip, rows.take(noise["xi"]), sampler=self.sampler)
         uploads = rows.put(noisy)  # only the selected clients upload
