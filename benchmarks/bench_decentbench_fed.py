@@ -20,9 +20,11 @@ decent-bench runs its own entry point ``decent_bench.benchmark.benchmark`` on a 
 configured in ``_decentbench_side.py`` (no progress steps, no metrics, no history: see
 ``bench_decentbench.py``), numpy float64, ``max_processes=1``. jaxdp runs ``jaxdp.run`` with the
 seeds vmapped, float32, ``selection="uniform", clients=K, weighting="uniform"``, on K_N (its
-server is the average of the complete graph). jaxdp computes the local steps of all N clients
-each round and masks the unselected ones out (one stacked program), 5× the selected clients' work
-here; the rate counts selected client-rounds on both sides (trials × rounds × K per second).
+server is the average of the complete graph). With a fixed K < N jaxdp's round gathers the K
+selected clients and computes only theirs (``gather=True``, the default); the table in
+``benchmarks/README.md`` was measured before that, with the masked round (all N clients computed,
+5× the selected clients' work here; ``gather=False`` today). The rate counts selected
+client-rounds on both sides (trials × rounds × K per second).
 
 Agreement: the mean over trials of the final server model and the objective f(x) = Σ_i f_i(x)
 there, on both sides: equal in law, so they agree to the Monte-Carlo error of the selection

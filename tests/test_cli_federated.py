@@ -57,7 +57,9 @@ def test_a_federated_run_refuses_a_graph_without_its_server(tmp_path, capsys):
 
 @pytest.mark.parametrize("argv, message", [
     (["run", "fedavg", "--option", "epochs=3"],
-     "--option epochs: not a static setting of fedavg; theirs: clients, local_steps"),
+     "--option epochs: not a static setting of fedavg; theirs: clients, gather, local_steps"),
+    (["run", "fedavg", "--option", "gather=sometimes"],
+     "fedavg: gather must be True or False; got 'sometimes'"),
     (["run", "fedavg", "--option", "local_steps=0"], "local_steps must be an int >= 1; got 0"),
     (["run", "dp_fedavg", "--option", "selection=high_loss"], "a function of their data"),
     (["run", "ldp_fedavg", "--option", "selection=high_loss", "--option", "clients=2"],
@@ -102,3 +104,11 @@ def test_options_come_from_a_toml_table_and_the_server_is_the_default_network(tm
     assert tuple(meta["algorithm"]["local_steps"]) == (1, 2, 3, 1, 2)
     assert meta["algorithm"]["selection"] == "high_loss" and meta["algorithm"]["clients"] == 2
     assert meta["network"]["n_edges"] == 5 * 4 // 2  # K_5
+
+
+def test_gather_is_an_option_and_false_keeps_the_masked_round(tmp_path, capsys):
+    """``--option gather=false`` parses as the bool (the masked round, recorded in the trace)."""
+    out = tmp_path / "out"
+    assert main(["run", "fedavg", *SMALL, "--option", "clients=2", "--option", "gather=false",
+                 "--out", str(out)]) == 0
+    assert Trace.load(out / "trace_fedavg.npz").meta["algorithm"]["gather"] is False

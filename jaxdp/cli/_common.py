@@ -308,8 +308,10 @@ def static_fields(cls) -> list[str]:
 
 def _literal(text: str):
     """An ``--option`` value: int, float, a tuple of ints (``1,2,3``, or a TOML list ``[1, 2, 3]``),
-    ``None`` or the text."""
+    ``None``, ``true``/``false`` (a bool) or the text."""
     text = text.strip()
+    if text.lower() in ("true", "false"):
+        return text.lower() == "true"
     if text.startswith("[") and text.endswith("]"):
         text = text[1:-1] + ("," if "," not in text else "")
     if text.lower() == "none":

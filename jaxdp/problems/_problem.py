@@ -117,6 +117,25 @@ class Problem:
         """
         return self._map_agents(self.loss.grad, X, 0, batch_idx)
 
+    def take_agents(self, idx: Array):
+        """The same problem restricted to the agents ``idx`` (jittable).
+
+        Their shards ``features``, ``labels`` and ``mask`` are gathered to a leading axis of
+        ``len(idx)``; the loss, the regularizer and the reference solution are kept. Row ``j`` of
+        ``take_agents(idx).local_grads(X[idx])`` is agent ``idx[j]``'s ∇f_i, the per-agent
+        computation of ``local_grads(X)`` on that agent's shard, so an algorithm that works on a
+        subset of agents (a federated round on its selected clients) computes theirs only. The
+        global metrics (``objective``, ``metrics``) of the result cover those agents only.
+
+        Args:
+          idx: (K,) int agent indices.
+
+        Returns:
+          A problem of the same class with K agents.
+        """
+        return dataclasses.replace(self, features=self.features[idx], labels=self.labels[idx],
+                                   mask=self.mask[idx])
+
     def prox(self, X: AgentArray, step) -> AgentArray:
         """Each agent's prox of ``step · (ℓ1 term)`` at its row of X (identity without ℓ1).
 

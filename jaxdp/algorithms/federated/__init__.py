@@ -5,7 +5,7 @@ FedAdam, FedYogi and FedAdagrad with optax server optimizers
 (:mod:`~jaxdp.algorithms.federated.fedopt`); user-level DP-FedAvg with central and local noise
 (:mod:`~jaxdp.algorithms.federated.private`)."""
 from jaxdp.algorithms.federated._rounds import (
-    SELECTIONS, WEIGHTINGS, FedLossState, FedParams, FedState, Federated,
+    SELECTIONS, WEIGHTINGS, FedLossState, FedParams, FedState, Federated, Rows,
 )
 from jaxdp.algorithms.federated.algorithm import (
     FedAvg, FedDyn, FedDynParams, FedLT, FedLTParams, FedNova, FedPD, FedPDParams, FedProx,
@@ -20,4 +20,4 @@ CLASSES = (FedAvg, FedProx, Scaffold, FedNova, FedDyn, FedPD, FedLT, FedAdam, Fe
 __all__ = ["CLASSES", "DPFedAvg", "DPFedAvgParams", "FedAdagrad", "FedAdam", "FedAvg", "FedDyn",
            "FedDynParams", "FedLT", "FedLTParams", "FedLossState", "FedNova", "FedOptParams",
            "FedPD", "FedPDParams", "FedParams", "FedProx", "FedProxParams", "FedState", "FedYogi",
-           "Federated", "LDPFedAvg", "SELECTIONS", "Scaffold", "WEIGHTINGS"]
+           "Federated", "LDPFedAvg", "Rows", "SELECTIONS", "Scaffold", "WEIGHTINGS"]

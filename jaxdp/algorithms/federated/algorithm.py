@@ -142,21 +142,23 @@ class FedAvg(Federated):
     provenance = "standard"
     tracks_loss = True
 
-    def correction(self, state, params):
-        """The drift added to each local gradient, a function of φ (FedAvg: none)."""
-        del state, params
+    def correction(self, state, params, rows):
+        """The drift added to each local gradient, a function of φ on the computed ``rows``
+        (:class:`~jaxdp.algorithms.federated.Rows`; FedAvg: none)."""
+        del state, params, rows
         return jnp.zeros_like
 
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.select_clients(noise, state, problem)
+        rows = self.rows(noise, state, problem)
         y = local_descent(x, problem, params.alpha, self.local_steps,
-                          self.correction(state, params))
-        upload = jnp.where(mask[:, None], y - x, 0)  # Δ_k = w_k − x^t, selected clients only
-        avg, sent = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
+                          self.correction(state, params, rows), rows)
+        upload = rows.put(y - rows.take(x))  # Δ_k = w_k − x^t, selected clients only
+        avg, sent = self.average(network, upload, self.weights(problem, rows.mask, x.dtype),
+                                 "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return self.advance(state, mask, y, problem, x=x_new), {"update": sent, "x": x_new}
+        return self.advance(state, rows, y, problem, x=x_new), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -167,8 +169,9 @@ class FedProx(FedAvg):
     cites = ("Li, Sahu, Zaheer, Sanjabi, Talwalkar & Smith, MLSys 2020, Algorithm 2, eq. (2)",)
     params_type = FedProxParams
 
-    def correction(self, state, params):
-        mu, x = per_agent(params.mu, state.x), state.x
+    def correction(self, state, params, rows):
+        x = rows.take(state.x)
+        mu = per_agent(rows.take(params.mu), x)
         return lambda phi: mu * (phi - x)
 
 
@@ -193,18 +196,19 @@ class Scaffold(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.select_clients(noise, state, problem)
-        drift = state.c - state.ci
-        y = local_descent(x, problem, params.alpha, self.local_steps, lambda phi: drift)
-        ci_plus = -drift + (x - y) / (step_counts(self.local_steps, x)
-                                      * per_agent(params.alpha, x))  # option II
-        d_y = jnp.where(mask[:, None], y - x, 0)
-        d_c = jnp.where(mask[:, None], ci_plus - state.ci, 0)
-        avg, sent = self.average(network, d_y, self.weights(problem, mask, x.dtype), "update")
+        rows = self.rows(noise, state, problem)
+        drift, x_k = rows.take(state.c - state.ci), rows.take(x)
+        y = local_descent(x, problem, params.alpha, self.local_steps, lambda phi: drift, rows)
+        ci_plus = -drift + (x_k - y) / rows.take(step_counts(self.local_steps, x)
+                                                 * per_agent(params.alpha, x))  # option II
+        d_y = rows.put(y - x_k)
+        d_c = rows.put(ci_plus - rows.take(state.ci))
+        avg, sent = self.average(network, d_y, self.weights(problem, rows.mask, x.dtype),
+                                 "update")
         c_sum = server_sum(network, d_c, "control") / n  # (1/N) Σ_{i∈S} Δc_i
         x_new = broadcast(x[0] + params.server_lr * avg, n)
         c_new = broadcast(state.c[0] + c_sum, n)
-        state = self.advance(state, mask, y, problem, x=x_new, c=c_new, ci=state.ci + d_c)
+        state = self.advance(state, rows, y, problem, x=x_new, c=c_new, ci=state.ci + d_c)
         return state, {"update": sent, "control": d_c, "x": x_new, "c": c_new}
 
 
@@ -222,15 +226,15 @@ class FedNova(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.select_clients(noise, state, problem)
-        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
+        rows = self.rows(noise, state, problem)
+        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like, rows)
         taus = jnp.broadcast_to(step_counts(self.local_steps, x), (n, 1))
-        upload = jnp.where(mask[:, None], (x - y) / taus, 0)  # d_i, normalized
-        p = self.weights(problem, mask, x.dtype)
+        upload = rows.put((rows.take(x) - y) / rows.take(taus))  # d_i, normalized
+        p = self.weights(problem, rows.mask, x.dtype)
         d, sent = self.average(network, upload, p, "update")  # Σ p_i d_i
         tau_eff = jnp.sum(p * taus[:, 0]) / jnp.where(jnp.sum(p) > 0, jnp.sum(p), 1)
         x_new = broadcast(x[0] - params.server_lr * tau_eff * d, n)
-        return self.advance(state, mask, y, problem, x=x_new), {"update": sent, "x": x_new}
+        return self.advance(state, rows, y, problem, x=x_new), {"update": sent, "x": x_new}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -260,16 +264,17 @@ class FedDyn(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x, a = state.x.shape[0], state.x, params.penalty
-        mask = self.select_clients(noise, state, problem)
+        rows = self.rows(noise, state, problem)
+        mask, x_k, g_k = rows.mask, rows.take(x), rows.take(state.g)
         y = local_descent(x, problem, params.alpha, self.local_steps,
-                          lambda phi: -state.g + a * (phi - x))
-        upload = jnp.where(mask[:, None], y - x, 0)
+                          lambda phi: -g_k + a * (phi - x_k), rows)
+        upload = rows.put(y - x_k)
         avg, sent = self.average(network, upload, self.weights(problem, mask, x.dtype), "update")
         some = jnp.any(mask)
         h = state.h[0] - a / n * jnp.sum(mask) * avg  # Σ_{i∈S}(θ_i − θ^t) = |S|·avg
         x_new = broadcast(jnp.where(some, x[0] + avg - h / a, x[0]), n)
-        g = jnp.where(mask[:, None], state.g - a * (y - x), state.g)
-        state = self.advance(state, mask, y, problem, x=x_new, h=broadcast(h, n), g=g)
+        g = rows.put(g_k - a * (y - x_k), state.g)
+        state = self.advance(state, rows, y, problem, x=x_new, h=broadcast(h, n), g=g)
         return state, {"update": sent, "x": x_new}
 
 
@@ -341,14 +346,13 @@ class FedLT(Federated):
         n = state.x.shape[0]
         state_z = state.z  # the z_i the server stored (uploaded in earlier rounds): the message
         y = broadcast(server_sum(network, state_z, "z") / n, n)
-        mask = self.select_clients(noise, state, problem)
-        v = 2 * y - state.z
+        rows = self.rows(noise, state, problem)
+        v = rows.take(2 * y - state.z)
         w = local_descent(state.xi, problem, params.alpha, self.local_steps,
-                          lambda phi: (phi - v) / params.rho)
-        z = jnp.where(mask[:, None], state.z + 2 * (w - y), state.z)
+                          lambda phi: (phi - v) / params.rho, rows)
+        z = rows.put(rows.take(state.z) + 2 * (w - rows.take(y)), state.z)
         x_new = y
-        state = self.advance(state, mask, w, problem, x=x_new,
-                             xi=jnp.where(mask[:, None], w, state.xi), z=z)
+        state = self.advance(state, rows, w, problem, x=x_new, xi=rows.put(w, state.xi), z=z)
         return state, {"z": state_z, "x": x_new}
 
 

@@ -39,9 +39,10 @@ class UnclippedDPFedAvg(DPFedAvg):
     """A wrong DP-FedAvg: the client updates are uploaded unclipped, while the report (inherited)
     still assumes ‖clip(Δ_k, C)‖ ≤ C. A positive control of the audit, never registered."""
 
-    def clipped_updates(self, state, problem, params):
+    def clipped_updates(self, state, problem, params, rows):
         x = state.x
-        return local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like) - x
+        return (local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like, rows)
+                - rows.take(x))
 
 
 def audit_controls() -> list[Case]:

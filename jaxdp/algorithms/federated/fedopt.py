@@ -142,14 +142,14 @@ class FedOpt(Federated):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.select_clients(noise, state, problem)
-        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
-        upload = jnp.where(mask[:, None], y - x, 0)
-        delta, sent = self.average(network, upload, self.weights(problem, mask, x.dtype),
+        rows = self.rows(noise, state, problem)
+        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like, rows)
+        upload = rows.put(y - rows.take(x))
+        delta, sent = self.average(network, upload, self.weights(problem, rows.mask, x.dtype),
                                    "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
         x_new = broadcast(x[0] + update, n)
-        state = self.advance(state, mask, y, problem, x=x_new, opt=opt)
+        state = self.advance(state, rows, y, problem, x=x_new, opt=opt)
         return state, {"update": sent, "x": x_new}
 
 

@@ -89,11 +89,12 @@ class _Private(Federated):
                              "'poisson' (data-independent)")
         super().__post_init__()
 
-    def clipped_updates(self, state, problem, params):
-        """``(N, d)`` ``clip(Δ_k, C)`` of every client (E local steps from the server model)."""
+    def clipped_updates(self, state, problem, params, rows):
+        """``clip(Δ_k, C)`` of the clients ``rows`` computes (E local steps from the server
+        model; ``(N, d)``, or ``(K, d)`` gathered, :class:`~jaxdp.algorithms.federated.Rows`)."""
         x = state.x
-        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like)
-        return clip_by_norm(y - x, params.clip)
+        y = local_descent(x, problem, params.alpha, self.local_steps, jnp.zeros_like, rows)
+        return clip_by_norm(y - rows.take(x), params.clip)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -124,12 +125,12 @@ class DPFedAvg(_Private):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.select_clients(noise, state, problem)
-        uploads = jnp.where(mask[:, None], self.clipped_updates(state, problem, params), 0)
+        rows = self.rows(noise, state, problem)  # Poisson: every client
+        uploads = rows.put(self.clipped_updates(state, problem, params, rows))
         total = server_sum(network, uploads, "update")  # the trusted server's sum
         r = add_noise(total, params.z * params.clip, noise["xi"], sampler=self.sampler)
         x_new = broadcast(x[0] + params.server_lr * r / (self.rate * n), n)
-        return FedState(x=x_new, counts=state.counts + mask), {"x": x_new}
+        return FedState(x=x_new, counts=state.counts + rows.mask), {"x": x_new}
 
     def account(self, problem, network, params, steps, *, delta):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
@@ -185,13 +186,15 @@ class LDPFedAvg(_Private):
     def step(self, state, noise, problem, network, params, k):
         del k
         n, x = state.x.shape[0], state.x
-        mask = self.select_clients(noise, state, problem)
-        noisy = add_noise(self.clipped_updates(state, problem, params),
-                          params.z * params.clip, noise["xi"], sampler=self.sampler)
-        uploads = jnp.where(mask[:, None], noisy, 0)  # only the selected clients upload
-        avg, _ = self.average(network, uploads, self.weights(problem, mask, x.dtype), "update")
+        rows = self.rows(noise, state, problem)
+        noisy = add_noise(self.clipped_updates(state, problem, params, rows),
+                          params.z * params.clip, rows.take(noise["xi"]), sampler=self.sampler)
+        uploads = rows.put(noisy)  # only the selected clients upload
+        avg, _ = self.average(network, uploads, self.weights(problem, rows.mask, x.dtype),
+                              "update")
         x_new = broadcast(x[0] + params.server_lr * avg, n)
-        return FedState(x=x_new, counts=state.counts + mask), {"update": uploads, "x": x_new}
+        return FedState(x=x_new, counts=state.counts + rows.mask), {"update": uploads,
+                                                                      "x": x_new}
 
     def account(self, problem, network, params, steps, *, delta):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
