@@ -1,5 +1,7 @@
 """Declared linear forms (``Algorithm.linear_form``): the form is the program, and the ideal
 curve it adds to pairwise reports is the matrix-factorization accountant's on that form."""
+import json
+
 import jax
 import jax.numpy as jnp
 import numpy as np
@@ -68,11 +70,11 @@ def test_declared_form_is_the_program(setup, alg):
     np.testing.assert_array_equal(release.audience[:N], (W.T != 0) & ~np.eye(N, dtype=bool))
 
 
-def _report(alg, setup, threat, steps=8, **kw):
+def _report(alg, setup, threat, steps=8, ideal=True, **kw):
     prob, net = setup
     with jax.enable_x64(True):
         return alg.privacy(prob, net, algorithms.DPDGDParams(**PARAMS), steps, delta=1e-5,
-                           threat=threat, **kw)
+                           threat=threat, ideal=ideal, **kw)
 
 
 @pytest.mark.parametrize("threat", ["neighbours", "secret_pairs", Coalition([1, 4])])
@@ -107,10 +109,12 @@ def test_ideal_neighbours_curve_stays_below_the_eavesdroppers_composition(setup)
 
 
 def test_no_curve_where_no_form_applies(setup):
-    """The eavesdropper's report is the reference; a channel changes the messages (no form is
-    declared for the wrapped algorithm); final models released to everyone are not rows of the
-    form; a run too large for the dense accountant says why."""
+    """Not asked for (the default: calibration calls privacy in a loop); the eavesdropper's
+    report is the reference; a channel changes the messages (no form is declared for the wrapped
+    algorithm); final models released to everyone are not rows of the form; a run too large for
+    the dense accountant, or too costly for a report, says why."""
     dgd = algorithms.get("dp_dgd")
+    assert IDEAL_LINEAR not in _report(dgd, setup, "neighbours", ideal=False).curves
     assert IDEAL_LINEAR not in _report(dgd, setup, "eavesdropper").curves
     assert IDEAL_LINEAR not in _report(dgd, setup, "neighbours",
                                        release="messages+models").curves
@@ -119,10 +123,12 @@ def test_no_curve_where_no_form_applies(setup):
     prob, net = setup
     with jax.enable_x64(True):
         report = wrapped.privacy(prob, net, wrapped.default_params(), 4, delta=1e-5,
-                                 threat="neighbours")
+                                 threat="neighbours", ideal=True)
     assert IDEAL_LINEAR not in report.curves
     big = _report(dgd, setup, "neighbours", steps=600)
     assert IDEAL_LINEAR not in big.curves and "exceed the dense accountant" in big.threat_note
+    costly = _report(dgd, setup, "secret_pairs", steps=400)  # the outsider sees all N·K rows
+    assert IDEAL_LINEAR not in costly.curves and "multiply-adds" in costly.threat_note
 
 
 def test_form_rejects_nothing_silently():
@@ -134,3 +140,14 @@ def test_form_rejects_nothing_silently():
     assert "3000" in form.fits(1001) and "4000" in form.fits(1001)
     epsilon, why = ideal_curve(form, "neighbours", [2000], 1e-5)
     assert epsilon is None and "exceed" in why
+
+
+def test_cli_run_ideal_prints_and_saves_the_curve_beside_the_guarantee(tmp_path, capsys):
+    from jaxdp.cli import main
+    args = ["run", "muffliato", "--problem", "least_squares", "--network", "ring", "--agents", "6",
+            "--seeds", "2", "--steps", "4", "--no-progress", "--threat", "neighbours", "--ideal",
+            "--out", str(tmp_path)]
+    assert main(args) == 0
+    saved = json.loads((tmp_path / "privacy.json").read_text())
+    assert IDEAL_LINEAR in saved["methods"] and IDEAL_LINEAR not in saved["sound"]
+    assert "Beside it, not a guarantee: " + IDEAL_LINEAR in capsys.readouterr().out

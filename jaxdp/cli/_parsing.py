@@ -95,6 +95,10 @@ def _parser() -> argparse.ArgumentParser:
                         "(each agent sees what it receives: pairwise ε), secret_pairs, or "
                         "coalition:I,J,... (colluding agents); without a tighter analysis the "
                         "eavesdropper bound is reported, and privacy.json says so")
+    s.add_argument("--ideal", action="store_true",
+                   help="with a --threat other than eavesdropper, also compute the ideal "
+                        "Gaussian-mechanism curve of algorithms that declare a linear form "
+                        "(DP-DGD, Muffliato): printed and in privacy.json, never the guarantee")
     _param_argument(s)
     _option_argument(s)
     s.add_argument("--metric", default="grad_norm_sq", help="metric to plot")

@@ -34,10 +34,19 @@ def _cmd_run(args) -> int:
     print(trace.summary_table())
     if report is not None:
         print(report.summary())
+        _print_ideal(report)
         _warn_meaningless(report.epsilon_max, alg.name, alg.noise_field)
     print(json.dumps({**files, "compile_seconds": round(trace.meta["compile_seconds"], 3),
                       "run_seconds": round(trace.meta["run_seconds"], 3)}))
     return _divergence_status(trace, alg.name)
+
+
+def _print_ideal(report) -> None:
+    """The ideal curve of ``--ideal`` (worst agent, last step), below the guarantee."""
+    from jaxdp.privacy import IDEAL_LINEAR
+    if IDEAL_LINEAR in report.curves:
+        print(f"Beside it, not a guarantee: {IDEAL_LINEAR}: ε = "
+              f"{float(report.curves[IDEAL_LINEAR][:, -1].max()):.4g} (max over agents)")
 
 
 def _built(name: str, args):

@@ -142,7 +142,7 @@ class Algorithm:
         return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
 
     def privacy(self, problem, network, params: Params, steps: int, *, delta: float = 1e-5,
-                release: str = "messages", threat="eavesdropper"):
+                release: str = "messages", threat="eavesdropper", ideal: bool = False):
         """The privacy guarantee of ``steps`` steps: a :class:`jaxdp.privacy.PrivacyReport`.
 
         ``report.epsilon`` (per agent) and ``report.epsilon_max`` are the guarantee: a sound
@@ -162,6 +162,11 @@ class Algorithm:
             ``Coalition([0, 3])``. Without a tighter analysis for this algorithm, the
             eavesdropper bound is returned (sound for every observer) and the report says so
             (``report.threat_fallback``).
+          ideal: also add :data:`~jaxdp.privacy.IDEAL_LINEAR` under a threat model other than
+            the eavesdropper's, where the algorithm declares a linear form
+            (:meth:`linear_form`): the ideal Gaussian mechanism's curve, never the guarantee
+            (dense: seconds to minutes; skipped, with the reason in ``report.threat_note``,
+            beyond :data:`~jaxdp.privacy.MAX_IDEAL_WORK` or the accountant's sizes).
 
         Returns:
           The report, or ``None`` for a non-private algorithm.
@@ -192,7 +197,8 @@ class Algorithm:
             report = report.covering_models(self.models_covered, self.models_note)
         if not tight:
             report = report.under_threat(threat, self.name, why)
-        report = self._with_declared_form(report, threat, network, params, release, delta)
+        if ideal:
+            report = self._with_declared_form(report, threat, network, params, release, delta)
         for assumption in report.failed_assumptions():
             warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
                           f"which fails on this problem ({assumption.how})", stacklevel=2)

@@ -34,7 +34,8 @@
   :func:`muffliato_printed_sum` (wrong: it under-reports; kept as the printed curve):
   ideal-mechanism curves, never a report's headline. An algorithm that declares its messages as
   a :class:`GossipForm` (``Algorithm.linear_form``) gets the curve :data:`IDEAL_LINEAR` in its
-  reports under those threat models (:func:`ideal_curve`, :func:`with_ideal_linear`).
+  reports under those threat models on request (``privacy(..., ideal=True)``; :func:`ideal_curve`,
+  :func:`with_ideal_linear`, :data:`MAX_IDEAL_WORK`).
 * Calibration: :func:`calibrate_gaussian_sigma`, :func:`calibrate_laplace_scale`,
   :func:`gaussian_sigma_for_zcdp` (differentiable); :func:`calibrate_params` (a run's Params
   at a target ε, through the algorithm's privacy report).
@@ -131,7 +132,13 @@ from jaxdp.privacy._factorization import (
     workload_gram,
     worst_pair_mu2,
 )
-from jaxdp.privacy._forms import IDEAL_LINEAR, GossipForm, ideal_curve, with_ideal_linear
+from jaxdp.privacy._forms import (
+    IDEAL_LINEAR,
+    MAX_IDEAL_WORK,
+    GossipForm,
+    ideal_curve,
+    with_ideal_linear,
+)
 from jaxdp.privacy._muffliato_bound import (
     gaussian_rdp_of_mu,
     muffliato_corrected_rdp,
@@ -151,6 +158,7 @@ __all__ = [
     "Eavesdropper",
     "GossipForm",
     "IDEAL_LINEAR",
+    "MAX_IDEAL_WORK",
     "Neighbours",
     "SecretPairs",
     "Threat",

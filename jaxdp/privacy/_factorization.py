@@ -194,7 +194,8 @@ def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     m, n, t = A_view.shape
     white, outside = _whiten(mm(B_view, B_view.T), A_view.reshape(m, n * t), xp)
     white = white.reshape(-1, n, t)
-    Q = es("mus,mut->ust", white, white)
+    per_agent = white.transpose(1, 2, 0)  # (N, T, M)
+    Q = mm(per_agent, per_agent.transpose(0, 2, 1))  # (N, T, T): A_uᵀ Σ⁺ A_u
     classes = xp.asarray(classes)
     per_class = xp.minimum(es("ps,ust,pt->up", classes, xp.abs(Q), classes),
                            _spectral_bound(Q, classes, xp))

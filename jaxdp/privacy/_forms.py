@@ -24,6 +24,7 @@ Gaussian) and each gradient depends on the messages received before, so it is ne
 from __future__ import annotations
 
 import dataclasses
+import functools
 
 import jax
 import jax.numpy as jnp
@@ -42,6 +43,9 @@ from jaxdp.privacy._threat import Coalition, as_threat
 
 IDEAL_LINEAR = "ideal linear gossip (Gaussian, non-adaptive)"
 """A report's curve: the matrix-factorization ε of the algorithm's declared linear form."""
+
+MAX_IDEAL_WORK = 2e10
+"""The most multiply-adds a report spends on :data:`IDEAL_LINEAR` (about 10 s on one core)."""
 
 IDEAL_LINEAR_NOTE = (
     "The matrix-factorization accountant on this algorithm's declared linear form (its messages "
@@ -86,27 +90,29 @@ class GossipForm:
                     f"the dense accountant's {MAX_CONTRIBUTIONS} and {MAX_ROWS}")
         return ""
 
+    def work(self, threat, at_steps) -> float:
+        """About the multiply-adds of :func:`ideal_curve` (per observer and reported step: the
+        view's covariance ``M²·Nk`` and its eigendecomposition ``M³``, ``M`` its rows)."""
+        n, k = self.W.shape[0], np.asarray(at_steps, np.float64)
+        in_degree = int(np.max(np.sum((self.W != 0) & ~np.eye(n, dtype=bool), axis=1)))
+        rows = {"neighbours": in_degree, "secret_pairs": n}.get(threat.name, n) * self.rounds * k
+        observers = {"neighbours": n, "secret_pairs": n + 1}.get(threat.name, 1)
+        return float(observers * np.sum(rows ** 2 * n * k + rows ** 3))
+
     def release(self, steps: int) -> LinearRelease:
         """The :class:`~jaxdp.privacy.LinearRelease` of the first ``steps`` steps; rows ordered
-        ``(k, r, i)``, seeds ``ξ_i^k`` ordered ``(k, i)`` first (then the unused columns of
-        :func:`~jaxdp.privacy.gossip_release`)."""
-        W, n = jnp.asarray(self.W, jnp.float64), self.W.shape[0]
+        ``(k, r, i)``, seeds ``ξ_i^k`` ordered ``(k, i)`` (one compiled program per shape)."""
+        n = self.W.shape[0]
         receivers, senders = np.nonzero(self.W * (1 - np.eye(n)))
-        s = np.arange(1, steps + 1, dtype=np.float64) ** -self.decay
-        decoder = jnp.diag(jnp.asarray(s))
-        if self.decoder is not None:
-            decoder = matmul(decoder, jnp.asarray(self.decoder)[:steps, :steps])
-        base = gossip_release(jnp.linalg.matrix_power(W, self.rounds), (senders, receivers),
-                              steps, sigma_local=jnp.asarray(self.scale * self.noise),
-                              decoder=decoder, broadcast=True)
-        A = base.A * jnp.asarray(self.scale[None, :, None] * s[None, None, :])
-        powers = jnp.stack([jnp.linalg.matrix_power(W, r) for r in range(self.rounds)])
-        A = einsum("rij,kjut->kriut", powers, A.reshape(steps, n, n, steps))
-        B = einsum("rij,kjz->kriz", powers, base.B.reshape(steps, n, -1))
+        decoder = None if self.decoder is None else np.asarray(self.decoder)[:steps, :steps]
+        A, B = _gossip_rows(jnp.asarray(self.W, jnp.float64), jnp.asarray(self.scale),
+                            jnp.asarray(self.noise), self.decay, decoder,
+                            (tuple(senders), tuple(receivers)), steps, self.rounds)
+        audience = np.zeros((n, n), bool)
+        audience[senders, receivers] = True
         per_row = steps * self.rounds
-        return LinearRelease(A.reshape(per_row * n, n, steps), B.reshape(per_row * n, -1),
-                             np.tile(base.audience[:n], (per_row, 1)), np.tile(np.arange(n), per_row),
-                             base.knowers)
+        return LinearRelease(A, B, np.tile(audience, (per_row, 1)), np.tile(np.arange(n), per_row),
+                             np.repeat(np.eye(n, dtype=bool)[None], steps, axis=0).reshape(-1, n))
 
     def truncate(self, release: LinearRelease, steps: int) -> LinearRelease:
         """The host (numpy) release of the first ``steps`` steps of ``release`` (built for more):
@@ -118,6 +124,22 @@ class GossipForm:
                              release.senders[:rows], release.knowers)
 
 
+@functools.partial(jax.jit, static_argnums=(5, 6, 7))
+def _gossip_rows(W, scale, noise, decay, decoder, edges, steps: int, rounds: int):
+    """``(A, B)`` of :meth:`GossipForm.release`: :func:`~jaxdp.privacy.gossip_release` with
+    ``W^R`` (its local seeds only: the others are zero here), then the rows ``W^r p^k``."""
+    n = W.shape[0]
+    s = jnp.arange(1, steps + 1, dtype=W.dtype) ** -decay
+    L = jnp.diag(s) if decoder is None else matmul(jnp.diag(s), decoder)
+    base = gossip_release(jnp.linalg.matrix_power(W, rounds), tuple(map(np.asarray, edges)),
+                          steps, sigma_local=scale * noise, decoder=L, broadcast=True)
+    A = base.A * (scale[None, :, None] * s[None, None, :])
+    powers = jnp.stack([jnp.linalg.matrix_power(W, r) for r in range(rounds)])
+    A = einsum("rij,kjut->kriut", powers, A.reshape(steps, n, n, steps))
+    B = einsum("rij,kjz->kriz", powers, base.B[:, :steps * n].reshape(steps, n, -1))
+    return A.reshape(-1, n, steps), B.reshape(steps * rounds * n, -1)
+
+
 def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.ndarray, str]:
     """``((N, K') ε, note)``: :data:`IDEAL_LINEAR` of ``form`` at each step count of ``at_steps``
     — each agent against its worst observer of ``threat`` (not the eavesdropper: its report is the
@@ -126,6 +148,10 @@ def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.nd
     if threat.name == "eavesdropper":
         raise ValueError("the ideal linear curve is for the pairwise and secret threat models")
     why = form.fits(int(np.max(at_steps)))
+    if not why and form.work(threat, at_steps) > MAX_IDEAL_WORK:
+        why = (f"about {form.work(threat, at_steps):.1e} multiply-adds, above the "
+               f"{MAX_IDEAL_WORK:.0e} a report spends on it (call jaxdp.privacy.ideal_curve with "
+               "fewer steps)")
     if why:
         return None, why
     steps = np.asarray(at_steps, np.int64)
