@@ -338,8 +338,8 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
         ``0 < s − k ≤ band``) or ``"auto"``: dense within its limits, else structured.
       etas: every step, structured: the split ratios of the per-agent certificate
         (:mod:`jaxdp.privacy._pairwise_scan`, Proposition 2: a diagonal ``D ⪰ Q``), e.g.
-        ``(0.5, 2, 8, 32)``; the smallest bound is used. Empty: not computed (it costs about
-        ``2N/9`` times the rest per ``η``).
+        ``(0.5, 4, 32)``; the smallest bound is used. Empty: not computed (it costs ``N``
+        times the rest).
 
     Returns:
       A :class:`PairwiseResult`.

@@ -108,8 +108,10 @@ least). The bound holds for every ``G``, hence also bounds the dense accountant'
 be below the dense ``min(Σ|Q|, T λ_max(Q))`` (it is a feasible point of the semidefinite
 programme ``min{tr D : D ⪰ Q diagonal}``, whose value is ``sup tr(QG)`` itself). Cost: one
 ``N × N`` recursion per agent, observer and ``η``: ``O(T N³ (d + |O|))`` per observer and
-``η``, about ``2N/9`` times the rest of the every-step pass per ``η``, and working memory
-``len(etas) N³`` floats per observer of a batch.
+``η``, ``N`` times the rest of the every-step pass, and working memory ``len(etas) N³`` floats
+per observer of a batch. Measured (three ``η``, every agent observing, CPU seconds on a shared
+2-core CPU): a 32-ring at T = 100 13 s against 6.5 s without, at T = 1000 52 s against 7 s; a
+100-ring at T = 100 647 s against 5 s.
 """
 from __future__ import annotations
 
