@@ -103,8 +103,8 @@ turns ``x_0ᵀX_0x_0`` into ``D_{00} c_0²``: ``cᵀQc ≤ cᵀDc`` for every ``
 
 Any ``η_k`` is sound; the accountant takes, per agent and observer, the smallest ``tr D`` over
 constant ``η ∈ etas`` (a recursion whose ``(X_k)_{uu}`` passes :data:`CERTIFICATE_LIMIT` gives
-``∞``: below a pair's critical ``η`` the recursion diverges, and just above it ``tr D`` is
-least). The bound holds for every ``G``, hence also bounds the dense accountant's target; it can
+``∞``: in the cases measured, below a pair's critical ``η`` the recursion diverges and just
+above it ``tr D`` is least, so the grid spans near (0.5) and far (32) pairs' critical values). The bound holds for every ``G``, hence also bounds the dense accountant's target; it can
 be below the dense ``min(Σ|Q|, T λ_max(Q))`` (it is a feasible point of the semidefinite
 programme ``min{tr D : D ⪰ Q diagonal}``, whose value is ``sup tr(QG)`` itself). Cost: one
 ``N × N`` recursion per agent, observer and ``η``: ``O(T N³ (d + |O|))`` per observer and
