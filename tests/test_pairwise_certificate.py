@@ -8,7 +8,6 @@ supremum, each attained by some per-step changes: ``1ᵀQ1`` (the same change ev
 on the unit sphere, ``V ← rows(QV)`` normalized: monotone for ``Q ⪰ 0``) — the adversarial
 worst case. The positive control removes the certificate's rank-one term (a wrong claim) and
 must fail the same check."""
-import jax.numpy as jnp
 import numpy as np
 import pytest
 
@@ -97,9 +96,8 @@ def test_the_certificate_is_never_below_an_attained_sensitivity(name):
 def test_a_wrong_certificate_fails_the_same_check(monkeypatch):
     """Positive control: without the rank-one term (``D_kk = (1 + η)(Λ_k)_{uu}``, a claim with no
     proof) the ring's neighbours get μ² below the attained ascent value."""
-    def wrong(at, weight, X, dead, etas):
-        X_k = weight[None, None] + jnp.swapaxes(at(jnp.swapaxes(at(X), -1, -2)), -1, -2)
-        return X_k, dead
+    def wrong(congruence, weight, X, dead, etas):
+        return weight[None, None] + congruence(X), dead
     monkeypatch.setattr(scan, "_certificate_step", wrong)
     bad, _ = _violations(_form("ring 20, T 60"), "neighbours", ETAS)
     assert len(bad) >= 20  # both neighbours of every agent

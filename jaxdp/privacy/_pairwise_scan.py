@@ -245,10 +245,12 @@ def _backward(W, apply_wt, gains, hs, mask, band: int, etas=()):
         K, F_inv = xs
         at = _transposed_step(apply_wt, K * mask[None, :], sel)
         near_k = at(jnp.concatenate([lam[None], near[:-1]]))  # Φ(k+1+j, k)ᵀ Λ_{k+1+j}
-        energy_k = jnp.swapaxes(at(jnp.swapaxes(at(energy), -1, -2)), -1, -2)  # A_kᵀ M A_k
+        def congruence(X):  # A_kᵀ X A_k
+            return jnp.swapaxes(at(jnp.swapaxes(at(X), -1, -2)), -1, -2)
+        energy_k = congruence(energy)
         weight = einsum("en,ef,fm->nm", sel, F_inv, sel)  # M_k = Hᵀ F_k⁻¹ H
         lam_k = weight + energy_k[0]
-        cert_k, dead_k = _certificate_step(at, weight, cert, dead, etas)
+        cert_k, dead_k = _certificate_step(congruence, weight, cert, dead, etas)
         # t_k = |A_k|ᵀ (t_{k+1} + |Φ(k+band, k+1)ᵀ Λ_{k+band}|); |A_k| = |W| off the columns hs
         x = tail + jnp.abs(near[-1])
         out = apply_wt.abs(x)
@@ -277,11 +279,12 @@ CERTIFICATE_LIMIT = 1e100
 before it can overflow (an ``inf`` or ``nan`` would also poison the gradients of the others)."""
 
 
-def _certificate_step(at, weight, X, dead, etas):
+def _certificate_step(congruence, weight, X, dead, etas):
     """One backward step of the per-agent certificate (module docstring) for every ``η`` of
     ``etas`` and every agent ``u`` (``X``: ``(len(etas), N, N, N)``, ``X[:, u]`` agent ``u``'s
     ``X_{k+1}``): ``X_k = M_k + A_kᵀ (X_{k+1} + w wᵀ / (η (X_{k+1})_{uu})) A_k``, ``w = X_{k+1}
-    e_u``; a pair is zeroed and marked ``dead`` once past :data:`CERTIFICATE_LIMIT`."""
+    e_u`` (``congruence``: ``X ↦ A_kᵀ X A_k``); a pair is zeroed and marked ``dead`` once past
+    :data:`CERTIFICATE_LIMIT`."""
     if not etas:
         return X, dead
     agents = jnp.arange(X.shape[-1])
@@ -290,7 +293,7 @@ def _certificate_step(at, weight, X, dead, etas):
     eta = jnp.asarray(etas)[:, None]
     scale = jnp.where(diag > 0, 1.0 / (eta * jnp.where(diag > 0, diag, 1.0)), 0.0)
     Y = X + scale[..., None, None] * w[..., :, None] * w[..., None, :]
-    X_k = weight[None, None] + jnp.swapaxes(at(jnp.swapaxes(at(Y), -1, -2)), -1, -2)
+    X_k = weight[None, None] + congruence(Y)
     dead_k = dead | (jnp.max(jnp.diagonal(X_k, axis1=-2, axis2=-1), axis=-1) > CERTIFICATE_LIMIT)
     return jnp.where(dead_k[..., None, None], 0.0, X_k), dead_k
 
