@@ -17,10 +17,17 @@ For every-step cells of the structured method, ``attained_headline_epsilon`` is 
 signed ``1ᵀQ1`` (a second, untimed pass): the ideal mechanism's ε for the change ``δ^s`` the same
 at every step, a *lower* end for its true ε (the reported bound is the upper end).
 
+**Certificate** (``--certificate``): the structured accountant with and without the per-agent
+certificate (``etas`` = :data:`CERTIFICATE_ETAS`, Proposition 2 of
+``jaxdp.privacy._pairwise_scan``), every step, on rings and connected Erdős–Rényi graphs
+(``p = 2 ln N / N`` below N = 100) of :data:`CERTIFICATE_CELLS`' sizes; written to
+``results/pairwise_certificate_cpu.json``, the two methods of a size run one after the other.
+
 Usage:
     python benchmarks/bench_pairwise.py            # every cell; writes results/pairwise_cpu.json
     python benchmarks/bench_pairwise.py --cell ring 1000 first_step structured   # one cell, printed
     python benchmarks/bench_pairwise.py --only ring 1000 every_step structured   # rerun, merge
+    python benchmarks/bench_pairwise.py --certificate   # writes results/pairwise_certificate_cpu.json
 """
 from __future__ import annotations
 
@@ -40,29 +47,40 @@ CELLS = [("ring", 1000, "first_step", "structured"), ("erdos_renyi", 1000, "firs
          ("ring", 100, "every_step", "dense"), ("ring", 100, "every_step", "structured"),
          ("ring", 300, "first_step", "dense"), ("ring", 300, "first_step", "structured")]
 
+CERTIFICATE_ETAS = (0.5, 4.0, 32.0)
+"""The ``η`` grid of the ``certificate`` method (three: the memory limit at N = 100 on a ring)."""
+CERTIFICATE_CELLS = [(graph, steps, "every_step", method, n)
+                     for n, steps in ((32, 100), (100, 100), (32, 1000))
+                     for graph in ("ring", "erdos_renyi") for method in ("structured", "certificate")
+                     if (n, graph) != (100, "erdos_renyi")]
 
-def one_cell(graph: str, steps: int, contributions: str, method: str) -> dict:
-    """Run one accounting in this process; return its timings and headline."""
+
+def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 100) -> dict:
+    """Run one accounting in this process; return its timings and headline (``method``
+    ``"certificate"``: structured with ``etas = CERTIFICATE_ETAS``)."""
     import numpy as np
 
     from jaxdp.network import make_network
     from jaxdp.privacy import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
     from jaxdp.privacy._pairwise import views
     from jaxdp.privacy._pairwise_scan import structured_mu
-    kw = {"p": 0.05} if graph == "erdos_renyi" else {}
-    form = LinearGossip.from_network(make_network(graph, 100, seed=0, **kw), steps, 2.0,
+    kw = {"p": 0.05 if n == 100 else 2 * np.log(n) / n} if graph == "erdos_renyi" else {}
+    form = LinearGossip.from_network(make_network(graph, n, seed=0, **kw), steps, 2.0,
                                      sigma_local=0.5, sigma_message=1.0,
                                      contributions=contributions)
+    certificate = method == "certificate"
     wall, cpu = time.perf_counter(), time.process_time()
-    result = linear_gossip_epsilon(form, 1e-5, "neighbours", method=method)
+    result = linear_gossip_epsilon(form, 1e-5, "neighbours",
+                                   method="structured" if certificate else method,
+                                   etas=CERTIFICATE_ETAS if certificate else ())
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     attained = None
-    if method == "structured" and contributions == "every_step":  # a second, untimed pass
+    if method != "dense" and contributions == "every_step":  # a second, untimed pass
         _, _, signed = structured_mu(form, views(form, "neighbours"))
         eps = gaussian_epsilon(np.sqrt(np.maximum(signed, 0.0)), 1e-5)
         np.fill_diagonal(eps, -np.inf)
         attained = eps.max(axis=1).tolist()
-    return {"graph": graph, "n": 100, "steps": steps, "contributions": contributions,
+    return {"graph": graph, "n": n, "steps": steps, "contributions": contributions,
             "method": method, "wall_s": wall, "cpu_s": cpu,
             "max_degree": int((form.W != 0).sum(axis=1).max() - 1),
             "headline_epsilon": result.per_agent.tolist(),
@@ -90,25 +108,31 @@ def run_cell(cell) -> dict:
 
 def main():
     parser = argparse.ArgumentParser()
-    parser.add_argument("--cell", nargs=4)
+    parser.add_argument("--cell", nargs="+", help="graph steps contributions method [n]")
+    parser.add_argument("--certificate", action="store_true",
+                        help="the certificate cells (CERTIFICATE_CELLS)")
     parser.add_argument("--only", nargs=4, action="append",
                         help="rerun these cells and replace them in the existing JSON")
     args = parser.parse_args()
     if args.cell:
         import jax
         jax.config.update("jax_enable_x64", True)  # this script's own process
-        graph, steps, contributions, method = args.cell
-        print(json.dumps(one_cell(graph, int(steps), contributions, method)))
+        graph, steps, contributions, method, *n = args.cell
+        print(json.dumps(one_cell(graph, int(steps), contributions, method, *map(int, n))))
         return
     import jax
-    path = HERE / "results" / "pairwise_cpu.json"
-    todo = [tuple(c) for c in args.only] if args.only else CELLS
+    name = "pairwise_certificate_cpu.json" if args.certificate else "pairwise_cpu.json"
+    path = HERE / "results" / name
+    todo = ([tuple(c) for c in args.only] if args.only
+            else CERTIFICATE_CELLS if args.certificate else CELLS)
     rows = json.loads(path.read_text())["cells"] if args.only else []
+
+    def key(r):
+        return (r["graph"], str(r["steps"]), r["contributions"], r["method"], str(r["n"]))
     for cell in todo:
         row = run_cell(cell)
-        key = (row["graph"], str(row["steps"]), row["contributions"], row["method"])
-        rows = [r for r in rows if (r["graph"], str(r["steps"]), r["contributions"],
-                                    r["method"]) != key] + [row]
+        rows = [r for r in rows if key(r) != key(row)] + [row]
+        path.write_text(json.dumps({"cells": rows}, indent=1) + "\n")  # partial results kept
         print({k: v for k, v in row.items() if "headline" not in k}, flush=True)
     payload = {"machine": {"cpus": os.cpu_count(), "platform": platform.platform(),
                            "python": platform.python_version(), "jax": jax.__version__,

@@ -110,13 +110,14 @@ def test_method_auto_uses_the_structured_path_beyond_the_dense_limits():
         linear_gossip_epsilon(form, 1e-5, method="fast")
 
 
-def _loss(every_step):
+def _loss(every_step, etas=(), steps=4):
     """A scalar of the structured accountant as a function of (edge weights, σ_ℓ, σ_m) on a
-    5-ring, T = 4, every agent observing: the sum of the bounds and of the signed sums."""
+    5-ring, every agent observing: the sum of the bounds and of the signed sums (the per-agent
+    certificate's ``η`` grid ``etas``)."""
     net = make_network("ring", 5)
-    form = LinearGossip.from_network(net, 4, 1.0, sigma_local=0.6, sigma_message=0.8,
+    form = LinearGossip.from_network(net, steps, 1.0, sigma_local=0.6, sigma_message=0.8,
                                      contributions="every_step" if every_step else "first_step")
-    structure = structure_of(form, views(form, "neighbours"), band=1)
+    structure = structure_of(form, views(form, "neighbours"), band=1, etas=etas)
     edges = np.array([(i, j) for i, j in zip(form.senders, form.receivers, strict=True) if i < j]).T
 
     @jax.jit
@@ -128,13 +129,16 @@ def _loss(every_step):
     return loss, edges.shape[1]
 
 
-@pytest.mark.parametrize("every_step", [False, True])
-def test_gradients_match_finite_differences(every_step):
+@pytest.mark.parametrize("every_step, etas", [(False, ()), (True, ()), (True, (0.5, 8.0))])
+def test_gradients_match_finite_differences(every_step, etas):
     """``jax.grad`` in the edge weights of W, each agent's σ_ℓ and σ_m equals central finite
-    differences (float64, h = 1e-6)."""
-    loss, n_edges = _loss(every_step)
+    differences (float64, h = 1e-6), with and without the per-agent certificate (T = 16: there
+    it is the smallest bound for some pairs, checked)."""
+    loss, n_edges = _loss(every_step, etas, steps=16 if etas else 4)
     rng = np.random.default_rng(0)
     args = [0.2 + 0.1 * rng.random(n_edges), 0.5 + 0.3 * rng.random(5), np.float64(0.8)]
+    if etas:
+        assert float(loss(*args)) < float(_loss(every_step, (), steps=16)[0](*args))
     grads = jax.grad(loss, argnums=(0, 1, 2))(*args)
     h = 1e-6
     for a, grad in enumerate(grads):

@@ -327,7 +327,7 @@ METHODS = ("auto", "dense", "structured")
 
 
 def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
-                          method: str = "auto", band: int = 1):
+                          method: str = "auto", band: int = 1, etas=()):
     """ε of ``form`` against ``threat``'s observer(s) (module docstring: the model, the formula,
     its assumptions and limits).
 
@@ -336,6 +336,10 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
         (:mod:`jaxdp.privacy._pairwise_scan`: a Kalman recursion, the same value for one
         contribution, a proven upper bound on it for every step, exact entries ``Q_{ks}`` for
         ``0 < s − k ≤ band``) or ``"auto"``: dense within its limits, else structured.
+      etas: every step, structured: the split ratios of the per-agent certificate
+        (:mod:`jaxdp.privacy._pairwise_scan`, Proposition 2: a diagonal ``D ⪰ Q``), e.g.
+        ``(0.5, 4, 32)``; the smallest bound is used. Empty: not computed (it costs ``N``
+        times the rest).
 
     Returns:
       A :class:`PairwiseResult`.
@@ -356,7 +360,7 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
         except ValueError:
             method = "structured"
     if method == "structured":
-        mu, exact, _ = structured_mu(form, obs, band)
+        mu, exact, _ = structured_mu(form, obs, band, etas)
     else:
         _check_work(form, obs)
         F = form.powers()
