@@ -56,13 +56,13 @@ def test_one_release_per_step_counted_from_the_program(name):
 @pytest.mark.parametrize("sampling, relation", [("poisson", "add_remove_record"),
                                                 ("fixed", "replace_record")])
 def test_report_is_the_shared_event_builders_finite_epsilon(name, sampling, relation):
-    """At N = 6, m = 8, b = 4, C = 1, σ = 1 (noise multiplier 4), K = 50, δ = 1e-5: a finite
+    """At N = 6, m = 8, b = 4, C = 1, σ = 1 (noise multiplier 4), K = 20, δ = 1e-5: a finite
     ε under the sampling's relation, equal to the report built from
     :func:`jaxdp.algorithms.ltadmm.privacy.privacy_events` (PORTER's builder); the float sampler's
     report is inf (idealized curves only)."""
     prob, net = small_problem("logistic"), small_network()
     alg = algorithms.get(name, batch_size=4, sampling=sampling)
-    params, steps, delta = algorithms.DPSGDParams(sigma=1.0), 50, 1e-5
+    params, steps, delta = algorithms.DPSGDParams(sigma=1.0), 20, 1e-5
     report = alg.privacy(prob, net, params, steps, delta=delta)
     assert report.relation == relation
     eps = np.asarray(report.epsilon)
