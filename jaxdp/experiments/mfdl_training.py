@@ -156,10 +156,8 @@ def worst_mu(release, threat: str, scale_steps: int = 1) -> float:
     (every step one participation class), with ``scale_steps`` independent copies of the
     release (μ² adds). Singular views (Muffliato's later rounds are functions of earlier rows)
     are the accountant's: ``inf`` for a contribution seen without noise, else ``Σ⁺``."""
-    mu = np.asarray(factorization_epsilon(release, DELTA, threat, participation="every_step").mu)
-    if mu.shape[1] > 1:  # an agent observing itself is not a pair
-        mu = np.where(np.eye(len(mu), dtype=bool), 0.0, mu)
-    return float(np.sqrt(scale_steps) * np.max(mu))
+    result = factorization_epsilon(release, DELTA, threat, participation="every_step")
+    return float(np.sqrt(scale_steps) * np.max(result.worst_mu))
 
 
 def method_release(method: str, W, steps: int, *, encoder=None, threat: str = "eavesdropper"):

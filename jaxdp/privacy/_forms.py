@@ -39,7 +39,7 @@ from jaxdp.privacy._factorization import (
     gossip_release,
 )
 from jaxdp.privacy._pairwise import gaussian_epsilon
-from jaxdp.privacy._threat import Coalition, as_threat
+from jaxdp.privacy._threat import as_threat
 
 IDEAL_LINEAR = "ideal linear gossip (Gaussian, non-adaptive)"
 """A report's curve: the matrix-factorization ε of the algorithm's declared linear form."""
@@ -160,12 +160,7 @@ def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.nd
     columns = []
     for k in steps:  # the first k steps' rows and contributions: the same release, truncated
         result = factorization_epsilon(form.truncate(full, int(k)), delta, threat)
-        mu = np.asarray(result.mu) * form.sensitivity[:, None]
-        if isinstance(threat, Coalition):
-            columns.append(mu[:, 0])
-        else:  # a row's own column is its agent (inf): the worst other observer
-            own = np.eye(*mu.shape, dtype=bool) if mu.shape[1] > 1 else np.zeros(mu.shape, bool)
-            columns.append(np.max(np.where(own, 0.0, mu), axis=1))
+        columns.append(result.worst_mu * form.sensitivity)
     observer = {"neighbours": "each agent's worst single observer v ≠ u (max_v ε_{u→v})",
                 "secret_pairs": "the outsider and every single curious agent"}.get(
         threat.name, "the coalition (its members are not protected)")

@@ -317,10 +317,21 @@ class PairwiseResult:
     @property
     def per_agent(self) -> np.ndarray:
         """``(N,)`` the headline: each agent's worst observer (``max_v ε_{u→v}``, ``v ≠ u``)."""
-        eps = self.epsilon.copy()
-        if eps.shape[1] > 1:
-            np.fill_diagonal(eps, -np.inf)
-        return eps.max(axis=1)
+        return _worst_other(self.epsilon)
+
+    @property
+    def worst_mu(self) -> np.ndarray:
+        """``(N,)`` each agent's largest ``μ`` over its observers other than itself."""
+        return _worst_other(self.mu)
+
+
+def _worst_other(values: np.ndarray) -> np.ndarray:
+    """Row maxima of ``(N, N)`` values without the diagonal (an agent observing itself is not a
+    pair), or the one column of ``(N, 1)`` values."""
+    values = np.array(values, np.float64)
+    if values.shape[1] > 1:
+        np.fill_diagonal(values, -np.inf)
+    return values.max(axis=1)
 
 
 METHODS = ("auto", "dense", "structured")
