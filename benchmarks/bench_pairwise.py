@@ -28,6 +28,15 @@ Usage:
     python benchmarks/bench_pairwise.py --cell ring 1000 first_step structured   # one cell, printed
     python benchmarks/bench_pairwise.py --only ring 1000 every_step structured   # rerun, merge
     python benchmarks/bench_pairwise.py --certificate   # writes results/pairwise_certificate_cpu.json
+    python benchmarks/bench_pairwise.py --device --out DIR --budget 240 --max-bytes 4e10
+        # on a GPU machine: GPU_CELLS, each in a fresh process, to DIR/pairwise_<device>.json
+
+**On a GPU** (``--device``): :data:`GPU_CELLS` — the issue's N = 100, T = 1000 cells, every step
+with and without the certificate — each in its own process, in the order given, until
+``--budget`` seconds are spent (a cell that would start later, or outruns what is left, is
+recorded as not run). ``--max-bytes`` raises the accountant's planning limit
+(``_pairwise_scan.MAX_BYTES``, sized for this 2 GB CPU target) for the run; the row records it,
+the peak device memory (``memory_stats``) and the device.
 """
 from __future__ import annotations
 
@@ -54,10 +63,23 @@ CERTIFICATE_CELLS = [(graph, steps, "every_step", method, n)
                      for graph in ("ring", "erdos_renyi") for method in ("structured", "certificate")
                      if (n, graph) != (100, "erdos_renyi")]
 
+GPU_CELLS = [("ring", 1000, "first_step", "structured", 100),
+             ("ring", 1000, "every_step", "structured", 100),
+             ("ring", 1000, "every_step", "certificate", 100),
+             ("erdos_renyi", 1000, "every_step", "structured", 100),
+             ("erdos_renyi", 1000, "every_step", "certificate", 100),
+             ("ring", 100, "every_step", "certificate", 100),
+             ("erdos_renyi", 1000, "first_step", "structured", 100),
+             ("erdos_renyi", 100, "every_step", "certificate", 100)]
+"""The GPU run's cells in priority order (the every-step certificate at the issue's size first)."""
+REHEARSAL_CELLS = [("ring", 20, "every_step", "structured", 12),
+                   ("erdos_renyi", 20, "every_step", "certificate", 12)]
 
-def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 100) -> dict:
+
+def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 100,
+             etas=CERTIFICATE_ETAS) -> dict:
     """Run one accounting in this process; return its timings and headline (``method``
-    ``"certificate"``: structured with ``etas = CERTIFICATE_ETAS``)."""
+    ``"certificate"``: structured with ``etas``)."""
     import numpy as np
 
     from jaxdp.network import make_network
@@ -72,7 +94,7 @@ def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 1
     wall, cpu = time.perf_counter(), time.process_time()
     result = linear_gossip_epsilon(form, 1e-5, "neighbours",
                                    method="structured" if certificate else method,
-                                   etas=CERTIFICATE_ETAS if certificate else ())
+                                   etas=tuple(etas) if certificate else ())
     wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
     attained = None
     if method != "dense" and contributions == "every_step":  # a second, untimed pass
@@ -81,29 +103,76 @@ def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 1
         np.fill_diagonal(eps, -np.inf)
         attained = eps.max(axis=1).tolist()
     return {"graph": graph, "n": n, "steps": steps, "contributions": contributions,
-            "method": method, "wall_s": wall, "cpu_s": cpu,
+            "method": method, "etas": list(etas) if certificate else None, "wall_s": wall, "cpu_s": cpu,
             "max_degree": int((form.W != 0).sum(axis=1).max() - 1),
             "headline_epsilon": result.per_agent.tolist(),
             "attained_headline_epsilon": attained,
-            "exact_fraction": float(result.exact[np.isfinite(result.mu)].mean())}
+            "exact_fraction": float(result.exact[np.isfinite(result.mu)].mean()),
+            **device_memory()}
 
 
-def measured(script, *args) -> dict:
+def device_memory() -> dict:
+    """The default device's kind and, where it reports one (GPUs), its peak memory in MiB."""
+    import jax
+    device = jax.devices()[0]
+    peak = (device.memory_stats() or {}).get("peak_bytes_in_use")
+    return {"device": device.device_kind,
+            "peak_device_mib": None if peak is None else peak / 2 ** 20}
+
+
+def measured(script, *args, timeout=None) -> dict:
     """Run ``python script *args`` in a fresh subprocess under ``/usr/bin/time -v`` (one thread);
     return the JSON row it prints last, with ``peak_rss_mb`` (the whole process's maximum
     resident set: Python, numpy and XLA buffers included)."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1")
-    cmd = ["/usr/bin/time", "-v", sys.executable, str(script), *map(str, args)]
-    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=True)
+    timed = Path("/usr/bin/time").exists()  # GNU time; absent on some GPU images
+    cmd = [*(["/usr/bin/time", "-v"] if timed else []), sys.executable, str(script),
+           *map(str, args)]
+    out = subprocess.run(cmd, capture_output=True, text=True, env=env, check=False,
+                         timeout=timeout)
+    if out.returncode:
+        raise RuntimeError(f"{args}: exit {out.returncode}\n{out.stderr[-3000:]}")
     row = json.loads(out.stdout.strip().splitlines()[-1])
-    row["peak_rss_mb"] = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)",
-                                       out.stderr).group(1)) / 1024
+    peak = re.search(r"Maximum resident set size \(kbytes\): (\d+)", out.stderr) if timed else None
+    row["peak_rss_mb"] = int(peak.group(1)) / 1024 if peak else None
     return row
 
 
-def run_cell(cell) -> dict:
+def run_cell(cell, max_bytes=None, timeout=None, etas=None) -> dict:
     """``one_cell`` in a subprocess under ``/usr/bin/time -v``."""
-    return measured(__file__, "--cell", *cell)
+    extra = (*(("--max-bytes", max_bytes) if max_bytes else ()),
+             *(("--etas", *etas) if etas else ()))
+    return measured(__file__, "--cell", *cell, *extra, timeout=timeout)
+
+
+def device_run(out: Path, budget: float, max_bytes: float | None, rehearse: bool,
+               cell_s: float, select=None, etas=None) -> None:
+    """:data:`GPU_CELLS` (or the tiny :data:`REHEARSAL_CELLS`) in order, each in a fresh
+    process of at most ``cell_s`` seconds, until ``budget`` seconds are spent; every row written
+    the moment it is measured; ``select``: indices into the cells, ``etas``: the certificate's
+    grid instead of :data:`CERTIFICATE_ETAS`."""
+    import jax
+    end = time.time() + budget
+    cells = REHEARSAL_CELLS if rehearse else GPU_CELLS
+    path = out / f"pairwise_{re.sub(r'[^a-z0-9]+', '_', jax.devices()[0].device_kind.lower())}.json"
+    rows = []
+    for cell in [cells[i] for i in select] if select else cells:
+        graph, steps, contributions, method, n = cell
+        left = min(end - time.time(), cell_s)
+        row = {"graph": graph, "n": n, "steps": steps, "contributions": contributions,
+               "method": method, "max_bytes": max_bytes}
+        try:
+            row |= (run_cell(cell, max_bytes, left, etas) if left > 5
+                    else {"not_run": "budget"})
+        except subprocess.TimeoutExpired:
+            row["not_run"] = f"timed out after {left:.0f} s"
+        except RuntimeError as err:
+            row["not_run"] = str(err)[-1500:]
+        rows.append(row)
+        path.write_text(json.dumps({"machine": {"platform": platform.platform(),
+                                                "jax": jax.__version__}, "cells": rows},
+                                   indent=1) + "\n")
+        print({k: v for k, v in row.items() if "headline" not in k}, flush=True)
 
 
 def main():
@@ -113,12 +182,29 @@ def main():
                         help="the certificate cells (CERTIFICATE_CELLS)")
     parser.add_argument("--only", nargs=4, action="append",
                         help="rerun these cells and replace them in the existing JSON")
+    parser.add_argument("--device", action="store_true", help="GPU_CELLS, to --out")
+    parser.add_argument("--out", type=Path, default=HERE / "results")
+    parser.add_argument("--budget", type=float, default=240.0, help="seconds (--device)")
+    parser.add_argument("--max-bytes", type=float, help="the accountant's planning limit")
+    parser.add_argument("--rehearse", action="store_true", help="--device with tiny cells")
+    parser.add_argument("--cell-s", type=float, default=150.0, help="seconds per cell (--device)")
+    parser.add_argument("--select", type=int, nargs="+", help="indices into GPU_CELLS (--device)")
+    parser.add_argument("--etas", type=float, nargs="+", help="the certificate's grid")
     args = parser.parse_args()
+    if args.device:
+        args.out.mkdir(parents=True, exist_ok=True)
+        device_run(args.out, args.budget, args.max_bytes, args.rehearse, args.cell_s,
+                   args.select, args.etas)
+        return
     if args.cell:
         import jax
         jax.config.update("jax_enable_x64", True)  # this script's own process
+        if args.max_bytes:
+            from jaxdp.privacy import _pairwise_scan
+            _pairwise_scan.MAX_BYTES = args.max_bytes
         graph, steps, contributions, method, *n = args.cell
-        print(json.dumps(one_cell(graph, int(steps), contributions, method, *map(int, n))))
+        print(json.dumps(one_cell(graph, int(steps), contributions, method, *map(int, n),
+                                  **({"etas": args.etas} if args.etas else {}))))
         return
     import jax
     name = "pairwise_certificate_cpu.json" if args.certificate else "pairwise_cpu.json"

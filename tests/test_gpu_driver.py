@@ -75,3 +75,21 @@ def test_gpu_driver_model_stage_alone_on_cpu(tmp_path):
     assert (result["dim"], result["n_diverged"]) == (1370, 0), result
     assert result["agent_steps_per_second"] > 0 and result["max_rss_mib"] > 0, result
     assert result["compile_s"] > 0 and result["run_s"] > 0, result
+
+
+def test_pairwise_gpu_cells_rehearsal_writes_a_row_per_cell(tmp_path):
+    # benchmarks/bench_pairwise.py --device (issue 24's GPU cells) with tiny cells on CPU
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
+    env.update(JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "bench_pairwise.py"),
+                           "--device", "--rehearse", "--select", "1", "--etas", "0.5", "8",
+                           "--out", str(tmp_path), "--budget", "150", "--max-bytes", "2e9"],
+                          capture_output=True, text=True, timeout=200, cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (row,) = json.loads((tmp_path / "pairwise_cpu.json").read_text())["cells"]
+    assert row["method"] == "certificate" and row["etas"] == [0.5, 8.0], row
+    assert row["max_bytes"] == 2e9 and "not_run" not in row, row
+    assert len(row["headline_epsilon"]) == row["n"]
+    for bound, attained in zip(row["headline_epsilon"], row["attained_headline_epsilon"],
+                               strict=True):  # the bound never below its attained lower end
+        assert bound >= attained * (1 - 1e-9), (bound, attained)

@@ -126,3 +126,30 @@ def test_bad_etas_are_refused_by_name(etas):
     form = _form("ring 7, message noise")
     with pytest.raises(ValueError, match="etas must be finite and > 0"):
         linear_gossip_epsilon(form, 1e-5, method="structured", etas=etas)
+
+
+class _Device:
+    def __init__(self, stats):
+        self.stats = stats
+
+    def memory_stats(self):
+        return self.stats
+
+
+@pytest.mark.parametrize(("stats", "limit"), [(None, scan.MAX_BYTES), ({}, scan.MAX_BYTES),
+                                              ({"bytes_limit": 1e9}, scan.MAX_BYTES),
+                                              ({"bytes_limit": 1.4e11}, 7e10)])
+def test_the_planning_limit_is_half_a_reporting_devices_memory(monkeypatch, stats, limit):
+    monkeypatch.setattr(scan.jax, "devices", lambda: [_Device(stats)])
+    assert scan.planning_limit() == limit
+
+
+def test_a_certificate_beyond_the_planning_limit_is_refused_with_its_sizes(monkeypatch):
+    form = _form("ring 7, message noise")
+    monkeypatch.setattr(scan, "planning_limit", lambda: 1e4)  # above the gains' 6e3 bytes
+    with pytest.raises(ValueError, match=r"certificate would hold .* \(limit 10000\) for N = 7") as e:
+        linear_gossip_epsilon(form, 1e-5, method="structured", etas=ETAS)
+    need = float(str(e.value).split("would hold ")[1].split(" bytes")[0])
+    assert need > 8 * len(ETAS) * 7 ** 3  # at least the N³ floats per η
+    monkeypatch.setattr(scan, "planning_limit", lambda: 1.06 * need)  # the message rounds to 2 digits
+    linear_gossip_epsilon(form, 1e-5, method="structured", etas=ETAS)
