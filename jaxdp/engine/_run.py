@@ -79,6 +79,9 @@ def run(
         by the local devices). When a chunk's compiled program (its carry in and out, records,
         observed messages and XLA's temporaries) needs more, the run is split: more chunks
         first when ``observe`` holds the steps' messages, then sequential batches of seeds.
+        The plan covers the run; XLA:GPU's autotuner may take about as much again while
+        compiling (measured on an H200: a CNN's 24.5 GB plan, 49 GB peak before the first
+        step); ``XLA_FLAGS=--xla_gpu_autotune_level=0`` avoids that peak.
         The numbers do not depend on the split (up to float rounding: other batch shapes
         vectorize reductions differently).
 
