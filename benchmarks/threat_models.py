@@ -8,17 +8,23 @@ the model + a Gaussian broadcast (one lattice release per agent and step: "DGD +
 gossip rounds), (c) DGD through clip(C) + ``pairwise_cancelling`` (DECOR, an independent draw
 per directed message, ρ = σ_cor/σ_ind = 4) and (d) the same with ``independent="per_sender"``
 (DECOR's Eq. (3) as printed). (a), (c), (d) clip the model (Δ = 2C per message), (b) the
-gradient (Δ = 2C on g̃, which enters the model times α).
+gradient (Δ = 2C on g̃, which enters the model times α). (e) ``dp_dgd`` (DGD + local noise in
+Muffliato's sense: clipped gradient + σ_m C noise, one gossip round) at (b)'s σ_m.
 
 **Equal utility** means here: the same standard deviation τ per coordinate and step of the
 noise the network average receives (symmetric W, the pairwise parts cancel in it). (a), (d):
 one draw per sender, τ = σ √(Σ_j (1 − W_jj)²)/N, σ = ``--sigma`` (16); (c): τ = σ_ind
-√(Σ_{i≠j} W_ij²)/N; (b): ``x̄⁺ = x̄ − α(ḡ + σ_m C ξ̄)``, τ = ασ_m C/√N. The final objective
+√(Σ_{i≠j} W_ij²)/N; (b), (e): ``x̄⁺ = x̄ − α(ḡ + σ_m C ξ̄)``, τ = ασ_m C/√N. The final objective
 and consensus error (mean over ``--seeds`` runs) show what equal τ does to each.
 
 ε per threat model: ``eavesdropper``, ``neighbours``, ``secret_pairs`` (``alg.privacy(...,
 threat=...)``, max over agents); ``tighter analysis`` says whether the report used an analysis
-for that observer or fell back on the eavesdropper bound (and why).
+for that observer or fell back on the eavesdropper bound (and why). Where the algorithm declares
+a linear form ((b), (e): ``Algorithm.linear_form``), ``ideal_neighbours`` and
+``ideal_secret_pairs`` are the curve ``IDEAL_LINEAR`` at K (``privacy(..., ideal=True)``: the
+ideal continuous Gaussian mechanism with non-adaptive contributions, max over agents of each
+agent's worst observer) — a comparison, never a guarantee; channel-wrapped algorithms ((a), (c),
+(d)) declare none.
 For (d) ``outsider_only_phi`` is the factor an outsider with no curious agent would get
 (``printed_outsider_factor``, max over agents): a separately named number no report claims.
 
@@ -77,6 +83,7 @@ def methods(net, sigma: float) -> dict:
     return {
         "(a) DGD+clip+gaussian broadcast": (*on_models(channels.gaussian(sigma), True), sigma),
         "(b) muffliato R=4": (algorithms.REGISTRY["muffliato"](rounds=4), local, sigma_m),
+        "(e) DP-DGD (local noise, R=1)": (algorithms.REGISTRY["dp_dgd"](), local, sigma_m),
         "(c) DECOR per message": (*on_models(channels.pairwise_cancelling(
             sigma_c, RHO * sigma_c)), sigma_c),
         "(d) DECOR printed": (*on_models(channels.pairwise_cancelling(
@@ -86,9 +93,15 @@ def methods(net, sigma: float) -> dict:
 def row(alg, params, prob, net, seeds: int) -> dict:
     import jaxdp
     out = {}
+    from jaxdp.privacy import IDEAL_LINEAR
     for threat in THREATS:
-        rep = alg.privacy(prob, net, params, STEPS, delta=DELTA, threat=threat)
+        ideal = threat != "eavesdropper" and alg.linear_form(net, params) is not None
+        rep = alg.privacy(prob, net, params, STEPS, delta=DELTA, threat=threat, ideal=ideal)
         out[threat] = float(rep.epsilon_max)
+        if IDEAL_LINEAR in rep.curves:
+            out[f"ideal_{threat}"] = float(np.max(rep.curves[IDEAL_LINEAR][:, -1]))
+        elif ideal:
+            out[f"ideal_{threat}_absent"] = rep.threat_note.split("The ideal linear curve ")[-1]
         out[f"{threat}_tighter_analysis"] = not rep.threat_fallback
         if rep.threat_fallback and threat != "eavesdropper":
             out[f"{threat}_note"] = rep.threat_note[:300]
