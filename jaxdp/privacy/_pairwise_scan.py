@@ -198,8 +198,8 @@ class _Sparse:
 
 @dataclasses.dataclass(frozen=True)
 class _Dense:
-    """The same products as :class:`_Sparse` through the dense ``M`` restricted to the neighbour
-    lists' support (so a gradient in ``M`` stays on the graph's edges): one matrix product."""
+    """The same products as :class:`_Sparse` as one matrix product with ``M`` restricted to the
+    neighbour lists' support (zero elsewhere, so its gradient in ``M`` is the lists' too)."""
 
     M: jax.Array
 
