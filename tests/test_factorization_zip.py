@@ -19,8 +19,8 @@ PATH_EDGES = (np.array([0, 1, 1, 2]), np.array([1, 0, 2, 1]))
 def _zip_noise(W, s, r, i, draws_edge, draw_self):
     """Sender ``i``'s noises ``{copy: N_{i→v}}`` (copy: an edge index, or ``"self"``) from its
     draws ``Ñ``, by Alg. 1's formula ``N_v = Ñ_v − (d ω_v)^{-1} Σ_j ω_j Ñ_j`` over the closed
-    neighbourhood, ``ω_v = W_{vi}``."""
-    copies = {e: (W[r[e], i], draws_edge[e]) for e in range(len(s)) if s[e] == i}
+    neighbourhood, ``ω_v = W_{iv}`` (the sender's own row, as printed)."""
+    copies = {e: (W[i, r[e]], draws_edge[e]) for e in range(len(s)) if s[e] == i}
     copies["self"] = (W[i, i], draw_self)
     total = sum(w * d for w, d in copies.values())
     return {key: d - total / (len(copies) * w) for key, (w, d) in copies.items()}
@@ -67,6 +67,17 @@ def _impulses(W, s, r, T):
             np.array(knowers))
 
 
+def _row_normalised():
+    """:func:`_graph`'s edges with MFDL's ``(A + I)`` row-normalised weights: row-stochastic,
+    not symmetric (the receiver's weight differs from the sender's)."""
+    W, s, r = _graph()
+    adj = (W > 0).astype(float)
+    return adj / adj.sum(1, keepdims=True), s, r
+
+
+GRAPHS = {"metropolis": _graph, "row-normalised": _row_normalised}
+
+
 def _closed(W, edges, T, sigma_local=SIG["local"], sigma_message=SIG["msg"], **kw):
     return gossip_release(jnp.asarray(W), edges, T, sigma_local, sigma_message,
                           sigma_zero_sum=SIG["zip"], **kw)
@@ -79,11 +90,13 @@ def _mu2_by_hand(A, B, rows, known, u, T):
     return np.abs(Au.T @ np.linalg.pinv(Bv @ Bv.T) @ Au).sum()
 
 
-def test_equals_a_per_node_construction():
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_equals_a_per_node_construction(graph):
     """``A``, the message covariance ``B Bᵀ``, the models' covariance and their cross covariance
     with the messages at 1e-10; the eavesdropper's and PNDP's μ² from the per-node matrices
-    (each observer's unknown seeds) at 1e-8."""
-    W, s, r = _graph()
+    (each observer's unknown seeds) at 1e-8. A symmetric and a non-symmetric ``W``."""
+    W, s, r = GRAPHS[graph]()
+    assert np.allclose(W, W.T) == (graph == "metropolis")
     T, n, E = 3, 5, len(s)
     A_ref, B_ref, M_ref, know_ref = _impulses(W, s, r, T)
     with jax.enable_x64(True):
@@ -106,18 +119,18 @@ def test_equals_a_per_node_construction():
 
 
 def test_weighted_zero_sum_identity():
-    """``Σ_{v∈N̄(i)} W_{vi} N_{i→v} = 0`` with the kept copy, for random draws: in the per-node
+    """``Σ_{v∈N̄(i)} W_{iv} N_{i→v} = 0`` with the kept copy, for random draws: in the per-node
     formula, and in the release's rows (one step, only sender ``i``'s seeds: its messages' noise
     and its kept copy's, read from ``x_i^1``); without the kept copy the messages do not sum to
-    zero (weighted or not)."""
-    W, s, r = _graph()
+    zero (weighted or not). Non-symmetric ``W``: the sender's own row weights."""
+    W, s, r = _row_normalised()
     rng = np.random.default_rng(0)
     E = len(s)
     for _ in range(20):
         draws_edge, draws_self = rng.normal(size=E), rng.normal(size=5)
         for i in range(5):
             noise = _zip_noise(W, s, r, i, draws_edge, draws_self[i])
-            total = W[i, i] * noise["self"] + sum(W[r[e], i] * noise[e] for e in noise
+            total = W[i, i] * noise["self"] + sum(W[i, r[e]] * noise[e] for e in noise
                                                    if e != "self")
             assert abs(total) < 1e-12
     with jax.enable_x64(True):
@@ -127,7 +140,7 @@ def test_weighted_zero_sum_identity():
     for i in range(5):
         mine = np.where(rel.knowers[:, i], 1.0, 0.0)[:, None] * z  # only i's seeds drawn
         out = np.flatnonzero(s == i)
-        messages = (W[r[out], i] @ B[out]) @ mine
+        messages = (W[i, r[out]] @ B[out]) @ mine
         np.testing.assert_allclose(messages + M[i] @ mine, 0.0, rtol=0, atol=1e-12)
         assert np.min(np.abs(messages)) > 1e-6 and np.min(np.abs(B[out].sum(0) @ mine)) > 1e-6
 
@@ -150,6 +163,29 @@ def test_zip_noise_never_reaches_the_network_average():
     assert np.max(np.abs(average @ np.asarray(ring.models))) > 1e-3
     np.testing.assert_allclose(np.sum((average @ np.asarray(mixed.models)) ** 2),
                                np.sum((average @ np.asarray(local.models)) ** 2), rtol=1e-12)
+
+
+@pytest.mark.parametrize("graph", GRAPHS)
+def test_eavesdropper_by_the_chain_rule(graph):
+    """No local noise, row-stochastic ``W``, one participation (``gossip_release``'s docstring):
+    the eavesdropper's ``μ_i² = T · 1ᵀΣ_i⁻¹1 / σ_z²`` (a change at step 0 shifts ``p_i^k`` by 1
+    at every step), ``Σ_i`` the covariance of sender ``i``'s message noises from the per-node
+    formula; with equal row weights (row-normalised) ``1ᵀΣ_i⁻¹1 = d_i(d_i − 1)``."""
+    W, s, r = GRAPHS[graph]()
+    T = 3
+    with jax.enable_x64(True):
+        rel = _closed(W, (s, r), T, sigma_local=0.0, sigma_message=0.0, zero_sum="closed")
+        got = factorization_epsilon(rel, 1e-5, "eavesdropper", participation=T).mu[:, 0] ** 2
+    for i in range(5):
+        out = np.flatnonzero(s == i)
+        unit = np.eye(len(s) + 1)  # Ñ on each edge copy of i, then on its kept copy (last)
+        impulses = [_zip_noise(W, s, r, i, unit[j, :-1], unit[j, -1]) for j in [*out, len(s)]]
+        G = np.array([[noise[e] for noise in impulses] for e in out])  # (edges, copies)
+        ones = np.ones(len(out))
+        per_step = ones @ np.linalg.solve(G @ G.T, ones)
+        np.testing.assert_allclose(got[i], T * per_step / SIG["zip"] ** 2, rtol=1e-8)
+        if graph == "row-normalised":
+            np.testing.assert_allclose(per_step, (len(out) + 1) * len(out), rtol=1e-10)
 
 
 @pytest.mark.parametrize("sigma_local", [0.0, 0.7])
@@ -196,8 +232,8 @@ def test_ring_is_infinite_where_closed_is_finite():
 
 def test_empirical_lower_bound_stays_below_the_headline():
     """Adversarial check of the eavesdropper's value for agent 1 on the 3-path over 2 steps
-    (``SIG``'s local, message and zip noise; every-step participation): transcripts sampled from the per-node
-    construction (40 000 per neighbouring data set, independent of ``gossip_release``) under the
+    (``SIG``'s local, message and zip noise; every-step participation): transcripts sampled from
+    the per-node construction (40 000 per neighbouring data set, independent of ``gossip_release``) under the
     worst-case pairs ``δ = (1, ±1)``; the attacker's linear test (weights fitted on one half,
     evaluated on the other) gives ``μ̂²`` that must stay below the headline (up to 4 standard
     errors) and come within 10 % of it. Positive control: the per-message claim

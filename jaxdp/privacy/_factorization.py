@@ -40,8 +40,8 @@ pairwise-cancelling secrets ``σ_p`` (DECOR: Allouah et al., ICML 2024: agent ``
 closed neighbourhood: :func:`gossip_release`).
 
 **Singular views.** ``Σ`` need not be invertible (duplicated rows, or Zip-DL's zero-sum noise in
-jaxdp's ring construction: the sum of a sender's messages carries none). On the host path (``xp=np``, what
-:func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical range
+jaxdp's ring construction: the sum of a sender's messages carries none). On the host path
+(``xp=np``, what :func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical range
 (``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
 step ``s`` in some participation class has a component in the kernel (relative norm above
 :data:`RANGE_TOL`), a shift of ``c_{u,s}`` moves the view's mean along a direction with no noise,
@@ -317,16 +317,26 @@ def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, dec
     **Zip-DL's own construction, ``zero_sum="closed"``** (Biswas et al., PoPETs 2025, Alg. 1 and
     Lemma 3.1): sender ``i`` draws ``Ñ_{i→v}`` iid ``N(0, 1)`` (times ``σ_z``, the paper's
     ``γσ_i``) for every ``v`` of its **closed** neighbourhood ``N̄(i) = N(i) ∪ {i}`` and sets
-    ``N_{i→v} = Ñ_{i→v} − (d_i ω_v)^{-1} Σ_{j∈N̄(i)} ω_j Ñ_{i→j}``, ``d_i = |N̄(i)|`` (out-degree
-    plus one) and ``ω_v = W_{vi}`` the weight with which copy ``v`` enters ``x_v^{k+1}``
-    (``ω_i = W_ii``; the paper's ``W_{iv}`` for its symmetric ``W``). This normalisation makes
-    ``Σ_{v∈N̄(i)} ω_v N_{i→v} = Σ_v ω_v Ñ_{i→v} − (|N̄(i)|/d_i) Σ_j ω_j Ñ_{i→j} = 0`` exactly:
-    the noise ``i`` injects leaves the column sum ``Σ_v x_v^{k+1}`` unchanged, so with a doubly
-    stochastic ``W`` it never reaches the network average. The seeds are known to ``i`` only; the
-    message ``i→v`` carries ``N_{i→v}``, and ``N_{i→i}`` enters ``x_i^{k+1}`` (and every later
-    step) through ``W_ii``: the messages ``i`` sends do not sum to zero, so an eavesdropper is
-    not given ``ε = ∞`` structurally. Needs ``W_ii > 0`` and ``W_{vi} > 0`` on every edge (a
-    concrete ``W`` is checked). The authors' public implementation centres ``d`` draws on their
+    ``N_{i→v} = Ñ_{i→v} − (d_i W_{iv})^{-1} Σ_{j∈N̄(i)} W_{ij} Ñ_{i→j}`` with
+    ``d_i = |N̄(i)|`` (out-degree plus one) and ``W_{iv}`` the sender's own row, as printed. This
+    normalisation makes ``Σ_{v∈N̄(i)} W_{iv} N_{i→v} = Σ_v W_{iv} Ñ_{i→v} − (|N̄(i)|/d_i)
+    Σ_j W_{ij} Ñ_{i→j} = 0`` exactly. The seeds are known to ``i`` only; the message ``i→v``
+    carries ``N_{i→v}``, and ``N_{i→i}`` enters ``x_i^{k+1}`` (and every later step) through
+    ``W_ii``: the messages ``i`` sends do not sum to zero, so an eavesdropper is not given
+    ``ε = ∞`` structurally. For a symmetric ``W`` (the paper's) ``W_{iv} = W_{vi}`` is the weight
+    with which copy ``v`` enters ``x_v^{k+1}``, so the noise never changes ``Σ_v x_v``: with a
+    doubly stochastic ``W`` it never reaches the network average. For any row-stochastic ``W``
+    the identity gives ``x_i^{k+1} = p_i^k + (a linear function of the messages)``, so an
+    eavesdropper (no local noise) sees each agent's stream through a gain of 1: given the past
+    messages, sender ``i``'s messages at step ``k`` are ``p_i^k 1 + N_E`` with ``p_i^k`` shifted
+    by ``Σ_{s≤k} δ_s`` and ``N_E`` its edges' noise (covariance ``σ_z² Σ_i``, full rank), the
+    other senders' conditional laws free of ``c_i``, so by the chain rule ``μ_i² = Σ_k
+    (Σ_{s≤k} δ_s)² 1ᵀΣ_i⁻¹1/σ_z²`` (tested; ``1ᵀΣ_i⁻¹1 = d_i(d_i − 1)`` with equal row weights:
+    the mean of a sender's messages carries only ``−N_{i→i}/(d_i − 1)``). Weighting by the
+    receivers' ``W_{vi}`` instead would put the column sum ``Σ_v W_{vi}`` in that gain, which
+    exceeds 1 for some agent of a non-doubly-stochastic ``W`` and amplifies its contribution
+    geometrically over the steps. Needs ``W_ii > 0`` and ``W_{iv} > 0`` on every edge (a concrete
+    ``W`` is checked). The authors' public implementation centres ``d`` draws on their
     unweighted mean over the open neighbourhood (the self copy only as an option); that variant
     is not built. MFDL's public code (Bellet et al., ICLR 2026) models no Zip-DL. Both options
     are the IDEAL continuous-Gaussian mechanism's release (module docstring), not a bound for
@@ -395,16 +405,16 @@ def _zero_sum_noise(W, senders, receivers, kind: str):
     ``"ring"``: :func:`jaxdp.channels.zero_sum`'s ``K_e − K_{next(e)}`` (:func:`out_edge_ring`),
     ``S = E``, no noise on the kept copy. ``"closed"``: Zip-DL's Alg. 1 (Biswas et al., PoPETs
     2025): one seed ``Ñ_{i→v}`` per copy ``v ∈ N̄(i) = N(i) ∪ {i}`` of sender ``i`` (the ``E``
-    edges, then the ``N`` kept copies: ``S = E + N``) and ``N_{i→v} = Ñ_{i→v} − (d_i ω_v)^{-1}
-    Σ_{j ∈ N̄(i)} ω_j Ñ_{i→j}`` with ``d_i = |N̄(i)|`` and ``ω_v = W_{vi}`` the weight with
-    which copy ``v`` enters ``x_v`` (``ω_i = W_ii``), so ``Σ_{v ∈ N̄(i)} ω_v N_{i→v} = 0``."""
+    edges, then the ``N`` kept copies: ``S = E + N``) and ``N_{i→v} = Ñ_{i→v} − (d_i W_{iv})^{-1}
+    Σ_{j ∈ N̄(i)} W_{ij} Ñ_{i→j}`` with ``d_i = |N̄(i)|``, so ``Σ_{v ∈ N̄(i)} W_{iv} N_{i→v} =
+    0``."""
     E, n = len(senders), W.shape[0]
     if kind == "ring":
         with jax.ensure_compile_time_eval():  # concrete indices, also under jit
             ring = np.asarray(out_edge_ring(senders, n))
         return jnp.asarray(np.eye(E) - np.eye(E)[ring]), jnp.zeros((n, E)), senders
     owners = np.concatenate([senders, np.arange(n)])
-    weights = jnp.concatenate([W[receivers, senders], jnp.diag(W)])  # ω of each copy
+    weights = jnp.concatenate([W[senders, receivers], jnp.diag(W)])  # ω_v = W_{iv}: i's row
     same = jnp.asarray(owners[:, None] == owners[None, :], W.dtype)
     size = np.bincount(owners, minlength=n)[owners]  # d_i of each copy's sender
     G = jnp.eye(E + n) - same * weights[None, :] / (size * weights)[:, None]
@@ -420,14 +430,15 @@ def _check_zero_sum(W, senders, receivers, kind):
     if kind == "ring":
         return
     if np.any(senders == receivers):
-        raise ValueError(f"gossip_release(zero_sum='closed'): edge {int(np.argmax(senders == receivers))} "
-                         "is a self-edge; the kept copy is the closed neighbourhood's own member")
+        bad = int(np.argmax(senders == receivers))
+        raise ValueError(f"gossip_release(zero_sum='closed'): edge {bad} is a self-edge; the "
+                         "kept copy is the closed neighbourhood's own member")
     if isinstance(W, jax.core.Tracer):
         return
-    weights = np.concatenate([np.asarray(W)[receivers, senders], np.diag(np.asarray(W))])
+    weights = np.concatenate([np.asarray(W)[senders, receivers], np.diag(np.asarray(W))])
     if np.any(weights <= 0):
         bad = int(np.argmax(weights <= 0))
-        where = f"edge {bad} (W[{receivers[bad]}, {senders[bad]}])" if bad < len(senders) else \
+        where = f"edge {bad} (W[{senders[bad]}, {receivers[bad]}])" if bad < len(senders) else \
             f"the kept copy of agent {bad - len(senders)} (W_ii)"
         raise ValueError(f"gossip_release(zero_sum='closed') divides by each copy's weight: "
                          f"{where} is {float(weights[bad])!r}, must be > 0")
