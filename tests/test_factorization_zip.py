@@ -233,8 +233,8 @@ def test_ring_is_infinite_where_closed_is_finite():
 def test_empirical_lower_bound_stays_below_the_headline():
     """Adversarial check of the eavesdropper's value for agent 1 on the 3-path over 2 steps
     (``SIG``'s local, message and zip noise; every-step participation): transcripts sampled from
-    the per-node construction (40 000 per neighbouring data set, independent of ``gossip_release``) under the
-    worst-case pairs ``δ = (1, ±1)``; the attacker's linear test (weights fitted on one half,
+    the per-node construction (40 000 per neighbouring data set, independent of
+    ``gossip_release``) under the worst-case pairs ``δ = (1, ±1)``; the attacker's linear test (weights fitted on one half,
     evaluated on the other) gives ``μ̂²`` that must stay below the headline (up to 4 standard
     errors) and come within 10 % of it. Positive control: the per-message claim
     ``1/Var(one message)`` (ignoring that the attacker sees both) falls below the lower bound."""

@@ -290,8 +290,9 @@ def _zip_closed_claim(report: Report, W, adj, steps: int, table) -> None:
     tol = 1 + 1e-9
     report.claim("zip-dl-closed-threats", "Zip-DL's own construction (Alg. 1: the kept copy "
                  "inside the weighted zero sum over the closed neighbourhood) is finite for every "
-                 "observer: LDP (= the outsider: no secrets; the chain rule's value), SecLDP (no lower than the outsider: "
-                 "a curious agent sees as much and knows its own seeds) and every PNDP pair, "
+                 "observer: LDP (= the outsider: no secrets; the chain rule's value), SecLDP "
+                 "(no lower than the outsider: a curious agent sees as much and knows its own "
+                 "seeds) and every PNDP pair, "
                  f"degree-1 senders' neighbours included (Florentine, T = {steps}, unit σ_z, no "
                  "local noise; ideal Gaussian mechanism)",
                  paper="Zip-DL §3.2, Alg. 1 (PoPETs 2025): the closed neighbourhood keeps the "
@@ -305,7 +306,7 @@ def _zip_closed_claim(report: Report, W, adj, steps: int, table) -> None:
                  reproduced=bool(all(np.isfinite(v) and v > 0 for v in worst.values())
                                  and np.all(np.isfinite(pndp[off]))
                                  and np.isclose(worst["LDP"], worst["outsider"], rtol=1e-9)
-                 and np.isclose(worst["LDP"], chain, rtol=1e-8)
+                                 and np.isclose(worst["LDP"], chain, rtol=1e-8)
                                  and worst["SecLDP"] * tol >= worst["outsider"]))
 
 

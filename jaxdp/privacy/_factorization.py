@@ -41,8 +41,8 @@ closed neighbourhood: :func:`gossip_release`).
 
 **Singular views.** ``Σ`` need not be invertible (duplicated rows, or Zip-DL's zero-sum noise in
 jaxdp's ring construction: the sum of a sender's messages carries none). On the host path
-(``xp=np``, what :func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical range
-(``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
+(``xp=np``, what :func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical
+range (``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
 step ``s`` in some participation class has a component in the kernel (relative norm above
 :data:`RANGE_TOL`), a shift of ``c_{u,s}`` moves the view's mean along a direction with no noise,
 the two Gaussians are mutually singular and ``μ = ∞`` (exact); otherwise every shift lies in
@@ -423,7 +423,7 @@ def _zero_sum_noise(W, senders, receivers, kind: str):
 
 def _check_zero_sum(W, senders, receivers, kind):
     """The closed construction divides by each copy's weight: no self-edge (the kept copy is not
-    a message) and, for a concrete ``W``, ``W_ii > 0`` and ``W_{r(e)s(e)} > 0`` on every edge."""
+    a message) and, for a concrete ``W``, ``W_ii > 0`` and ``W_{s(e)r(e)} > 0`` on every edge."""
     if kind not in ("ring", "closed"):
         raise ValueError(f"gossip_release: zero_sum must be 'ring' (jaxdp's zero_sum channel) or "
                          f"'closed' (Zip-DL's Alg. 1); got {kind!r}")
