@@ -5,7 +5,14 @@ import numpy as np
 
 from jaxdp._plotting import figure_problems, recording
 from jaxdp.experiments import REPRODUCTIONS
-from jaxdp.experiments.mfdl import ATTACKER, MFDL_FIG2_RDP, fig2_mf_rdp, florentine
+from jaxdp.experiments.mfdl import (
+    ATTACKER,
+    MFDL_FIG2_RDP,
+    THREATS,
+    ZIP_CLOSED,
+    fig2_mf_rdp,
+    florentine,
+)
 
 
 def test_fig2_accounting_equals_the_authors_values():
@@ -30,9 +37,22 @@ def test_reproduction_runs_at_tiny_settings_with_a_standard_figure(tmp_path):
         report = REPRODUCTIONS["mfdl"](tmp_path, fig2_steps=3, surrogate_steps=4, iterations=30)
     ids = {c.id: c for c in report.claims}
     assert set(ids) == {"fig2-tighter", "mafalda-surrogate", "threat-order",
-                        "mafalda-vs-baselines", "zip-dl-threats"}  # fig2: T = 10 only
+                        "mafalda-vs-baselines", "zip-dl-threats",
+                        "zip-dl-closed-threats"}  # fig2: T = 10 only
     assert ids["mafalda-surrogate"].reproduced and ids["threat-order"].reproduced
     assert ids["zip-dl-threats"].reproduced, ids["zip-dl-threats"].ours
+    assert ids["zip-dl-closed-threats"].reproduced, ids["zip-dl-closed-threats"].ours
+    saved = np.load(tmp_path / "mfdl.npz")
+    table = dict(zip(saved["table_rows"], saved["table_mu2"]))
+    ring = [table[f"Zip-DL {t}"] for t in THREATS]
+    closed = [table[f"{ZIP_CLOSED} {t}"] for t in THREATS]
+    assert np.all(np.isinf(ring[:3])) and np.all(np.isfinite(closed)), (ring, closed)
+    # the paper's construction against the eavesdropper: T · max_i d_i(d_i − 1), d_i the closed
+    # neighbourhood's size (gossip_release's chain rule; equal row weights on Florentine)
+    _, adj = florentine()
+    size = adj.sum(1)  # the self-loop is in adj
+    np.testing.assert_allclose(closed[0], 4 * np.max(size * (size - 1)), rtol=1e-8)
+    assert closed[1] == closed[0] and closed[2] >= closed[0] * (1 - 1e-9)
     (fig,) = figures
     assert figure_problems(fig) == [], fig.get_suptitle()
     assert (tmp_path / "report.md").exists()

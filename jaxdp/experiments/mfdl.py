@@ -23,12 +23,23 @@ report is :class:`jaxdp.algorithms.Mafalda`'s.
    ``μ_max² · Σ_k E‖noise of x^{k+1}‖²`` at unit scales; MFDL's utility surrogate).
 4. Zip-DL (Biswas et al., PoPETs 2025) as :func:`jaxdp.channels.zero_sum` runs it (zero-sum noise
    over a sender's outgoing messages, its kept copy excluded; per-message rows of
-   :func:`jaxdp.privacy.gossip_release` with ``sigma_zero_sum``, no local noise) in the same
+   :func:`jaxdp.privacy.gossip_release` with ``sigma_zero_sum``, ``zero_sum="ring"``, no local
+   noise; the row "Zip-DL") in the same
    table: ``μ = ∞`` for every observer of all of a sender's messages (LDP, outsider, SecLDP's
    outsider), and under PNDP for the neighbours of a sender of degree 1 (its one message
    carries no noise); finite for every other pair. Zip-DL's paper puts the kept copy in the
    zero sum (its closed neighbourhood) precisely so that the messages' noise does not cancel for
    an observer of all of them (§3.2); neither it nor MFDL gives a number for this setting.
+5. Zip-DL's own construction ("Zip-DL (paper, closed)": Alg. 1, the kept copy inside the zero
+   sum weighted by the sender's row of ``W`` over its closed neighbourhood;
+   ``gossip_release(zero_sum="closed")``, no local noise) in the same table: finite for every
+   observer and every PNDP pair. Against the eavesdropper, by the chain rule of
+   :func:`jaxdp.privacy.gossip_release`'s docstring, agent ``i``'s value at one participation
+   is ``T d_i(d_i − 1)/σ_z²`` on this graph (equal row weights, ``d_i`` the closed
+   neighbourhood's size: the mean of a sender's messages carries only ``−N_{i→i}/(d_i − 1)``),
+   so the best-connected agent is the worst. No paper gives a number for this setting: the row
+   is what our code computes, the IDEAL Gaussian mechanism's value like the rest of the table.
+   ``W`` is not symmetric here, so the noise is not removed from the network average.
 
 No dataset is used (MFDL's Fig. 3 trains on Housing; it is not reproduced here).
 """
@@ -95,12 +106,13 @@ def fig2_mf_rdp(W, adjacency, steps: int = FIG2_STEPS, order: float = FIG2_ORDER
 
 
 def _release(W, adjacency, steps: int, decoder=None, sigma_pair: float = 0.0,
-             zero_sum: bool = False):
-    """Unit-scale local noise on broadcast rows, or (``zero_sum``) Zip-DL's zero-sum message
-    noise alone on per-message rows."""
-    if zero_sum:
+             zero_sum: str | None = None):
+    """Unit-scale local noise on broadcast rows, or (``zero_sum``: ``"ring"``, jaxdp's channel,
+    or ``"closed"``, Zip-DL's Alg. 1) Zip-DL's zero-sum message noise alone on per-message
+    rows."""
+    if zero_sum is not None:
         return gossip_release(jnp.asarray(W), broadcast_edges(adjacency), steps, 0.0,
-                              sigma_zero_sum=1.0)
+                              sigma_zero_sum=1.0, zero_sum=zero_sum)
     return gossip_release(jnp.asarray(W), broadcast_edges(adjacency), steps, 1.0,
                           decoder=decoder, sigma_pair=sigma_pair, broadcast=True)
 
@@ -180,6 +192,7 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
                  "(Fig. 3, Housing)", ours=", ".join(f"{m}: {v:.4g}" for m, v in ldp_rows.items()),
                  reproduced=ldp_rows["MAFALDA"] < min(ldp_rows["DP-SGD"], ldp_rows["DECOR"]))
     _zip_dl_claim(report, W, adj, steps, table)
+    _zip_closed_claim(report, W, adj, steps, table)
     report.files.append(_plot(out, ours, thm11, table))
     np.savez(out / "mfdl.npz", fig2_mf=ours, fig2_thm11=thm11, fig2_code=theirs,
              encoder=np.asarray(C), surrogate=loss, surrogate_ldp=ldp,
@@ -189,9 +202,10 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
     report.files.append(str(out / "mfdl.npz"))
     report.notes += [("Ideal continuous-Gaussian accounting throughout, as in MFDL; the runnable "
                      "MAFALDA-SGD's sound (lattice, adaptive) ε is its privacy report's."),
-                     ("No dataset: MFDL's Housing/FEMNIST training (Fig. 3) is not run. Zip-DL "
-                     "is jaxdp's zero_sum channel (the kept copy outside the zero sum), not the "
-                     "paper's closed-neighbourhood construction."),
+                     ("No dataset: MFDL's Housing/FEMNIST training (Fig. 3) is not run. "
+                     "\"Zip-DL\" is jaxdp's zero_sum channel (the kept copy outside the zero "
+                     "sum); \"Zip-DL (paper, closed)\" the paper's closed-neighbourhood "
+                     "construction, accounted only (no channel runs it)."),
                      ("MFDL's code minimises tr(X⁻¹ SᵀS) with S Sᵀ = J G J (its Cholesky "
                      "surrogate), not tr(G X⁻¹): its encoder is slightly off the paper's "
                      "surrogate optimum (claim mafalda-surrogate).")]
@@ -199,7 +213,10 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
     return report
 
 
-METHODS = ("DP-SGD", "MAFALDA", "DECOR", "Zip-DL")
+METHODS = ("DP-SGD", "MAFALDA", "DECOR", "Zip-DL", "Zip-DL (paper, closed)")
+"""The threat table's rows: "Zip-DL" is jaxdp's ``zero_sum`` channel (the ring), "Zip-DL (paper,
+closed)" the paper's closed-neighbourhood construction (:func:`jaxdp.privacy.gossip_release`)."""
+ZIP_CLOSED = METHODS[-1]
 
 
 def _fig2_claim(report: Report, ours, theirs, composition: float) -> None:
@@ -224,7 +241,7 @@ def _threat_table(W, adj, steps: int, decoder) -> dict:
     has none: LDP is its outsider)."""
     rows = {}
     for method, kw in zip(METHODS, ({}, {"decoder": decoder}, {"sigma_pair": 1.0},
-                                    {"zero_sum": True})):
+                                    {"zero_sum": "ring"}, {"zero_sum": "closed"})):
         release = _release(W, adj, steps, **kw)
         variance = float(model_noise(release))
         local = _release(W, adj, steps, **dict(kw, sigma_pair=0.0))
@@ -237,7 +254,7 @@ def _threat_table(W, adj, steps: int, decoder) -> dict:
 
 def _zip_dl_claim(report: Report, W, adj, steps: int, table) -> None:
     """Claim 4 of the module docstring: where Zip-DL's zero-sum noise (jaxdp's channel) is ∞."""
-    pndp = pair_mu2(_release(W, adj, steps, zero_sum=True), "neighbours")  # (u, v)
+    pndp = pair_mu2(_release(W, adj, steps, zero_sum="ring"), "neighbours")  # (u, v)
     senders, receivers = broadcast_edges(adj)
     degree = np.bincount(senders, minlength=len(W))
     neighbour = np.zeros(pndp.shape, bool)
@@ -262,6 +279,37 @@ def _zip_dl_claim(report: Report, W, adj, steps: int, table) -> None:
                  reproduced=len(observers_inf) == 3 and np.array_equal(np.isinf(pndp), leaked))
 
 
+def _zip_closed_claim(report: Report, W, adj, steps: int, table) -> None:
+    """Claim 5 of the module docstring: Zip-DL's closed-neighbourhood construction, what our
+    accountant computes (no paper number exists for this setting)."""
+    pndp = pair_mu2(_release(W, adj, steps, zero_sum="closed"), "neighbours")
+    off = ~np.eye(len(W), dtype=bool)
+    worst = {t: table[(ZIP_CLOSED, t)][0] for t in THREATS}
+    closed_size = np.sum(adj | np.eye(len(W), dtype=bool), axis=1)  # d_i (equal row weights)
+    chain = steps * np.max(closed_size * (closed_size - 1))  # the LDP value by the chain rule
+    tol = 1 + 1e-9
+    report.claim("zip-dl-closed-threats", "Zip-DL's own construction (Alg. 1: the kept copy "
+                 "inside the weighted zero sum over the closed neighbourhood) is finite for every "
+                 "observer: LDP (= the outsider: no secrets; the chain rule's value), SecLDP "
+                 "(no lower than the outsider: a curious agent sees as much and knows its own "
+                 "seeds) and every PNDP pair, "
+                 f"degree-1 senders' neighbours included (Florentine, T = {steps}, unit σ_z, no "
+                 "local noise; ideal Gaussian mechanism)",
+                 paper="Zip-DL §3.2, Alg. 1 (PoPETs 2025): the closed neighbourhood keeps the "
+                 "noises of the messages a node sends from cancelling out; neither it nor MFDL "
+                 "gives a number for this setting: this row is what our code computes",
+                 ours=", ".join(f"{t}: worst μ² {v:.4g}" for t, v in worst.items())
+                 + f" (LDP by the chain rule: T·max d_i(d_i − 1) = {chain:g}); PNDP finite on "
+                 f"all {int(off.sum())} pairs; model noise "
+                 f"{table[(ZIP_CLOSED, 'PNDP')][1]:.4g} (ring {table[('Zip-DL', 'PNDP')][1]:.4g}, "
+                 f"DP-SGD {table[('DP-SGD', 'PNDP')][1]:.4g})",
+                 reproduced=bool(all(np.isfinite(v) and v > 0 for v in worst.values())
+                                 and np.all(np.isfinite(pndp[off]))
+                                 and np.isclose(worst["LDP"], worst["outsider"], rtol=1e-9)
+                                 and np.isclose(worst["LDP"], chain, rtol=1e-8)
+                                 and worst["SecLDP"] * tol >= worst["outsider"]))
+
+
 def _plot(out: Path, fig2_mf, thm11, table) -> str:
     fig, (ax, ax_t) = figure(2)
     shown = np.isfinite(fig2_mf) & (fig2_mf > 0)  # log axis: an agent the attacker cannot reach
@@ -272,7 +320,9 @@ def _plot(out: Path, fig2_mf, thm11, table) -> str:
            title="Fig. 2: Muffliato on Florentine, T = 10")
     ax.legend()
     values = np.array([[table[(m, t)][0] * table[(m, t)][1] for t in THREATS] for m in METHODS])
-    top = 1.15 * np.max(values[np.isfinite(values)])
+    finite = values[np.isfinite(values) & (values > 0)]
+    top = 2 * np.max(finite)  # log axis: the closed Zip-DL row is 100× the others'
+    ax_t.set_yscale("log")
     for j, threat in enumerate(THREATS):
         x = np.arange(len(METHODS)) + 0.2 * (j - 1.5)
         bars = ax_t.bar(x, np.minimum(values[:, j], top), 0.2, label=threat, color=f"C{j}")
@@ -281,9 +331,9 @@ def _plot(out: Path, fig2_mf, thm11, table) -> str:
                 bar.set_hatch("//")
                 ax_t.text(bar.get_x() + bar.get_width() / 2, top, "∞", ha="center",
                           va="bottom")
-    ax_t.set_ylim(0, 1.2 * top)
-    ax_t.set_xticks(np.arange(len(METHODS)), METHODS)
-    ax_t.set(ylabel="model noise variance at fixed μ",
+    ax_t.set_ylim(0.5 * np.min(finite), 4 * top)
+    ax_t.set_xticks(np.arange(len(METHODS)), [m.replace(" (", "\n(") for m in METHODS])
+    ax_t.set(ylabel="noise variance at fixed μ (log)",
              title="noise on the models at equal μ (hatched: ∞)")
     ax_t.legend()
     finish(fig, [ax, ax_t], "MFDL (ICLR 2026), ideal MF accounting: "

@@ -36,12 +36,13 @@ run is :mod:`jaxdp.algorithms.catalogue.mafalda`'s.
 is DP-DGD / Muffliato, ``L = C^{-1}`` an encoder ``C``), optional per-message noise ``σ_m`` and
 pairwise-cancelling secrets ``σ_p`` (DECOR: Allouah et al., ICML 2024: agent ``i`` adds
 ``σ_p Σ_{j∼i} ±z_{ij}^s``, the sign ``+`` for ``i < j``) and zero-sum message noise ``σ_z``
-(Zip-DL: Biswas et al., PoPETs 2025; :func:`gossip_release` says which construction).
+(Zip-DL: Biswas et al., PoPETs 2025; two constructions, jaxdp's channel's ring and the paper's
+closed neighbourhood: :func:`gossip_release`).
 
-**Singular views.** ``Σ`` need not be invertible (duplicated rows, or Zip-DL's zero-sum noise:
-the sum of a sender's messages carries none). On the host path (``xp=np``, what
-:func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical range
-(``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
+**Singular views.** ``Σ`` need not be invertible (duplicated rows, or Zip-DL's zero-sum noise in
+jaxdp's ring construction: the sum of a sender's messages carries none). On the host path
+(``xp=np``, what :func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical
+range (``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
 step ``s`` in some participation class has a component in the kernel (relative norm above
 :data:`RANGE_TOL`), a shift of ``c_{u,s}`` moves the view's mean along a direction with no noise,
 the two Gaussians are mutually singular and ``μ = ∞`` (exact); otherwise every shift lies in
@@ -253,7 +254,7 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
       ``(N, 1)``: under ``"secret_pairs"`` the worst of the outsider and the curious agents).
 
     A singular view covariance is handled exactly (module docstring, *Singular views*): ``inf``
-    where the protected agent's shift leaves its range (e.g. Zip-DL's zero-sum noise against an
+    where the protected agent's shift leaves its range (e.g. the ring zero-sum noise against an
     observer of all of a sender's messages), the pseudo-inverse value otherwise.
 
     Raises:
@@ -294,31 +295,52 @@ def block_powers(W, steps: int, first_power: int = 0):
 
 def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, decoder=None,
                    sigma_pair=0.0, broadcast: bool = False,
-                   sigma_zero_sum=0.0) -> LinearRelease:
+                   sigma_zero_sum=0.0, zero_sum: str = "ring") -> LinearRelease:
     """Linear gossip with time-correlated local noise, in MF form (module docstring).
 
     The mechanism of :class:`jaxdp.privacy.LinearGossip` (same ``W``, edges, ``x⁰ = 0``), with
     ``p^k = x^k + c^k + n^k``, ``n_i = σ_ℓ L ξ_i + σ_p Σ_{j∼i} ±z_{ij}``,
-    ``m_{e}^k = p_{s(e)}^k + σ_m z_e^k + σ_z (K_e^k − K_{next(e)}^k)``,
-    ``x^{k+1}_i = W_ii p_i^k + Σ_{e: r(e)=i} W_{i s(e)} m_e^k``.
+    ``m_{e}^k = p_{s(e)}^k + σ_m z_e^k + σ_z N_e^k``,
+    ``x^{k+1}_i = W_ii (p_i^k + σ_z N_{i→i}^k) + Σ_{e: r(e)=i} W_{i s(e)} m_e^k``, with the
+    zero-sum noise ``N`` of ``zero_sum`` (one step's map: :func:`_zero_sum_noise`).
 
-    **Zero-sum message noise** (``σ_z``) is exactly :func:`jaxdp.channels.zero_sum`'s
-    construction: one seed ``K_e^k`` per directed edge and step (known to its sender) and
-    ``next(e)`` the sender's next outgoing edge in edge order, cyclically
-    (:func:`out_edge_ring`, which the channel uses too), so a sender's noise sums to zero over
-    the messages it sends in a step; the self-term ``W_ii p_i`` is not a message and gets none;
-    a sender of degree 1 sends its value. Each message has variance ``2σ_z²`` (degree ≥ 2),
-    covariance ``−σ_z²`` with its ring neighbours (``−2σ_z²`` at degree 2). Against an observer of
-    all of a sender's messages their sum is noise-free: ``ε = ∞`` (the range test of the module
-    docstring). *Zip-DL's own construction differs* (Biswas et al., PoPETs 2025, Alg. 1 and
-    Lemma 3.1): node ``i`` draws ``Ñ_{i→v} ~ N(0, γ²σ_i²)`` for every ``v`` of its **closed**
-    neighbourhood (itself included) and sets ``N_{i→v} = Ñ_{i→v} − (d_i W_{iv})^{-1}
-    Σ_j W_{ij} Ñ_{i→j}``, so that ``Σ_v W_{iv} N_{i→v} = 0`` with the copy it keeps included:
-    the messages it sends do not sum to zero, and an eavesdropper is not given ``ε = ∞``
-    structurally. The authors' public implementation centres ``d`` draws on their unweighted
-    mean over the open neighbourhood (the self copy only as an option); MFDL's public code
-    (Bellet et al., ICLR 2026) models no Zip-DL. Neither variant is built here: this option
-    covers what jaxdp's channel releases.
+    **Zero-sum message noise, ``zero_sum="ring"``** (the default) is exactly
+    :func:`jaxdp.channels.zero_sum`'s construction: ``N_e = K_e − K_{next(e)}``, one seed
+    ``K_e^k`` per directed edge and step (known to its sender) and ``next(e)`` the sender's next
+    outgoing edge in edge order, cyclically (:func:`out_edge_ring`, which the channel uses too),
+    so a sender's noise sums to zero over the messages it sends in a step; the kept copy
+    ``W_ii p_i`` is not a message and gets none (``N_{i→i} = 0``); a sender of degree 1 sends its
+    value. Each message has variance ``2σ_z²`` (degree ≥ 2), covariance ``−σ_z²`` with its ring
+    neighbours (``−2σ_z²`` at degree 2). Against an observer of all of a sender's messages their
+    sum is noise-free: ``ε = ∞`` (the range test of the module docstring).
+
+    **Zip-DL's own construction, ``zero_sum="closed"``** (Biswas et al., PoPETs 2025, Alg. 1 and
+    Lemma 3.1): sender ``i`` draws ``Ñ_{i→v}`` iid ``N(0, 1)`` (times ``σ_z``, the paper's
+    ``γσ_i``) for every ``v`` of its **closed** neighbourhood ``N̄(i) = N(i) ∪ {i}`` and sets
+    ``N_{i→v} = Ñ_{i→v} − (d_i W_{iv})^{-1} Σ_{j∈N̄(i)} W_{ij} Ñ_{i→j}`` with
+    ``d_i = |N̄(i)|`` (out-degree plus one) and ``W_{iv}`` the sender's own row, as printed. This
+    normalisation makes ``Σ_{v∈N̄(i)} W_{iv} N_{i→v} = Σ_v W_{iv} Ñ_{i→v} − (|N̄(i)|/d_i)
+    Σ_j W_{ij} Ñ_{i→j} = 0`` exactly. The seeds are known to ``i`` only; the message ``i→v``
+    carries ``N_{i→v}``, and ``N_{i→i}`` enters ``x_i^{k+1}`` (and every later step) through
+    ``W_ii``: the messages ``i`` sends do not sum to zero, so an eavesdropper is not given
+    ``ε = ∞`` structurally. For a symmetric ``W`` (the paper's) ``W_{iv} = W_{vi}`` is the weight
+    with which copy ``v`` enters ``x_v^{k+1}``, so the noise never changes ``Σ_v x_v``: with a
+    doubly stochastic ``W`` it never reaches the network average. For any row-stochastic ``W``
+    the identity gives ``x_i^{k+1} = p_i^k + (a linear function of the messages)``, so an
+    eavesdropper (no local noise) sees each agent's stream through a gain of 1: given the past
+    messages, sender ``i``'s messages at step ``k`` are ``p_i^k 1 + N_E`` with ``p_i^k`` shifted
+    by ``Σ_{s≤k} δ_s`` and ``N_E`` its edges' noise (covariance ``σ_z² Σ_i``, full rank), the
+    other senders' conditional laws free of ``c_i``, so by the chain rule ``μ_i² = Σ_k
+    (Σ_{s≤k} δ_s)² 1ᵀΣ_i⁻¹1/σ_z²`` (tested; ``1ᵀΣ_i⁻¹1 = d_i(d_i − 1)`` with equal row weights:
+    the mean of a sender's messages carries only ``−N_{i→i}/(d_i − 1)``). Weighting by the
+    receivers' ``W_{vi}`` instead would put the column sum ``Σ_v W_{vi}`` in that gain, which
+    exceeds 1 for some agent of a non-doubly-stochastic ``W`` and amplifies its contribution
+    geometrically over the steps. Needs ``W_ii > 0`` and ``W_{iv} > 0`` on every edge (a concrete
+    ``W`` is checked). The authors' public implementation centres ``d`` draws on their
+    unweighted mean over the open neighbourhood (the self copy only as an option); that variant
+    is not built. MFDL's public code (Bellet et al., ICLR 2026) models no Zip-DL. Both options
+    are the IDEAL continuous-Gaussian mechanism's release (module docstring), not a bound for
+    any lattice implementation; jaxdp's runnable channel is the ring.
 
     Args:
       W: ``(N, N)`` mixing matrix (jnp for gradients).
@@ -327,23 +349,30 @@ def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, dec
       broadcast: one row per agent and step (``p_i^k``, seen by every out-neighbour: MFDL's
         model, ``σ_m`` and ``σ_z`` must be 0) instead of one per message.
       sigma_zero_sum: ``σ_z`` (above).
+      zero_sum: ``"ring"`` (jaxdp's channel) or ``"closed"`` (Zip-DL's Alg. 1), above.
+
+    Raises:
+      ValueError: bad sizes, edges, decoder, a per-message scale with ``broadcast``, an unknown
+        ``zero_sum``, or (``"closed"``) a self-edge or a non-positive copy weight.
     """
     senders, receivers = (np.asarray(e, np.int64) for e in edges)
     n, T, E = W.shape[0], steps, len(senders)
     _check_gossip(n, T, senders, receivers, decoder, broadcast, sigma_message, sigma_zero_sum)
+    _check_zero_sum(W, senders, receivers, zero_sum)
     L = jnp.eye(T) if decoder is None else jnp.tril(jnp.asarray(decoder))
     local = jnp.broadcast_to(jnp.asarray(sigma_local, W.dtype), (n,))
     Wt = block_powers(W, T)  # p = Wt (c + n) + Wt_shift (I ⊗ J) z_msg
     noise_local = jnp.kron(L, jnp.eye(n)) * jnp.tile(local, T)[None, :]
     pair_secrets, pair_known = _pair_secrets(senders, receivers, n, T, sigma_pair)
-    with jax.ensure_compile_time_eval():  # concrete indices, also under jit
-        ring = np.asarray(out_edge_ring(senders, n))
-    # per step: message e's noise from its own seeds (σ_m z_e, then the zero-sum seeds K)
-    msg_noise = jnp.concatenate([sigma_message * jnp.eye(E),
-                                 sigma_zero_sum * jnp.asarray(np.eye(E) - np.eye(E)[ring])], 1)
-    # message noise of edge e at step s enters x_{r(e)}^{s+1} with weight W_{r(e)s(e)}
+    zs_msg, zs_self, zs_owners = _zero_sum_noise(W, senders, receivers, zero_sum)
+    # per step: message e's noise from its own seeds (σ_m z_e, then the zero-sum seeds), and the
+    # noise on each agent's kept copy W_ii p_i (zero-sum seeds only; none with the ring)
+    msg_noise = jnp.concatenate([sigma_message * jnp.eye(E), sigma_zero_sum * zs_msg], 1)
+    self_noise = jnp.concatenate([jnp.zeros((n, E)), sigma_zero_sum * zs_self], 1)
+    # message noise of edge e at step s enters x_{r(e)}^{s+1} with weight W_{r(e)s(e)}, the kept
+    # copy's with W_ii
     J = matmul(jnp.zeros((n, E)).at[receivers, np.arange(E)].set(W[receivers, senders]),
-               msg_noise)
+               msg_noise) + jnp.diag(W)[:, None] * self_noise
     shift = jnp.concatenate([jnp.zeros((n, T * n)), Wt[:-n]], axis=0)  # block (k, s) = W^{k-1-s}
     msg_into_models = jnp.kron(jnp.eye(T), J)
     B_state = jnp.concatenate([matmul(Wt, noise_local), matmul(Wt, pair_secrets),
@@ -352,7 +381,7 @@ def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, dec
     models = matmul(jnp.kron(jnp.eye(T), W), B_state) + jnp.concatenate(
         [jnp.zeros((T * n, B_state.shape[1] - n_msg)), msg_into_models], axis=1)
     own = np.repeat(np.eye(n, dtype=bool)[None], T, axis=0).reshape(T * n, n)
-    own_msg = np.tile(np.eye(n, dtype=bool)[np.concatenate([senders, senders])], (T, 1))
+    own_msg = np.tile(np.eye(n, dtype=bool)[np.concatenate([senders, zs_owners])], (T, 1))
     knowers = np.concatenate([own, pair_known, own_msg])
     A_state = Wt.reshape(T * n, T, n).transpose(0, 2, 1)  # (T·N, N, T)
     if broadcast:
@@ -366,6 +395,53 @@ def gossip_release(W, edges, steps: int, sigma_local=1.0, sigma_message=0.0, dec
     audience = np.tile(np.eye(n, dtype=bool)[receivers], (T, 1))
     return LinearRelease(A_state[rows], B_state[rows] + B_msg, audience, np.tile(senders, T),
                          knowers, models)
+
+
+def _zero_sum_noise(W, senders, receivers, kind: str):
+    """One step's zero-sum noise of :func:`gossip_release` at unit scale: ``(msg (E, S), self
+    (N, S), owners (S,))``, the map from the step's ``S`` zero-sum seeds to the noise of each
+    message and of each agent's kept copy, and each seed's sender (its only knower).
+
+    ``"ring"``: :func:`jaxdp.channels.zero_sum`'s ``K_e − K_{next(e)}`` (:func:`out_edge_ring`),
+    ``S = E``, no noise on the kept copy. ``"closed"``: Zip-DL's Alg. 1 (Biswas et al., PoPETs
+    2025): one seed ``Ñ_{i→v}`` per copy ``v ∈ N̄(i) = N(i) ∪ {i}`` of sender ``i`` (the ``E``
+    edges, then the ``N`` kept copies: ``S = E + N``) and ``N_{i→v} = Ñ_{i→v} − (d_i W_{iv})^{-1}
+    Σ_{j ∈ N̄(i)} W_{ij} Ñ_{i→j}`` with ``d_i = |N̄(i)|``, so ``Σ_{v ∈ N̄(i)} W_{iv} N_{i→v} =
+    0``."""
+    E, n = len(senders), W.shape[0]
+    if kind == "ring":
+        with jax.ensure_compile_time_eval():  # concrete indices, also under jit
+            ring = np.asarray(out_edge_ring(senders, n))
+        return jnp.asarray(np.eye(E) - np.eye(E)[ring]), jnp.zeros((n, E)), senders
+    owners = np.concatenate([senders, np.arange(n)])
+    weights = jnp.concatenate([W[senders, receivers], jnp.diag(W)])  # ω_v = W_{iv}: i's row
+    same = jnp.asarray(owners[:, None] == owners[None, :], W.dtype)
+    size = np.bincount(owners, minlength=n)[owners]  # d_i of each copy's sender
+    G = jnp.eye(E + n) - same * weights[None, :] / (size * weights)[:, None]
+    return G[:E], G[E:], owners
+
+
+def _check_zero_sum(W, senders, receivers, kind):
+    """The closed construction divides by each copy's weight: no self-edge (the kept copy is not
+    a message) and, for a concrete ``W``, ``W_ii > 0`` and ``W_{s(e)r(e)} > 0`` on every edge."""
+    if kind not in ("ring", "closed"):
+        raise ValueError(f"gossip_release: zero_sum must be 'ring' (jaxdp's zero_sum channel) or "
+                         f"'closed' (Zip-DL's Alg. 1); got {kind!r}")
+    if kind == "ring":
+        return
+    if np.any(senders == receivers):
+        bad = int(np.argmax(senders == receivers))
+        raise ValueError(f"gossip_release(zero_sum='closed'): edge {bad} is a self-edge; the "
+                         "kept copy is the closed neighbourhood's own member")
+    if isinstance(W, jax.core.Tracer):
+        return
+    weights = np.concatenate([np.asarray(W)[senders, receivers], np.diag(np.asarray(W))])
+    if np.any(weights <= 0):
+        bad = int(np.argmax(weights <= 0))
+        where = f"edge {bad} (W[{senders[bad]}, {receivers[bad]}])" if bad < len(senders) else \
+            f"the kept copy of agent {bad - len(senders)} (W_ii)"
+        raise ValueError(f"gossip_release(zero_sum='closed') divides by each copy's weight: "
+                         f"{where} is {float(weights[bad])!r}, must be > 0")
 
 
 def _check_gossip(n, T, senders, receivers, decoder, broadcast, sigma_message, sigma_zero_sum):
