@@ -49,18 +49,25 @@ def _per_node(W, s, r, T, c, xi, z_msg, K):
     return out, models
 
 
-def _impulses(W, s, r, T):
-    """``(A (rows, N·T), B (rows, seeds), models (T·N, seeds))`` of :func:`_per_node`, column by
-    unit impulse."""
-    n, E = W.shape[0], len(s)
-    shapes = {"c": (n, T), "xi": (n, T), "z_msg": (E, T), "K": (E, T)}
+def impulse_columns(per_node, shapes):
+    """``{input: [outputs]}``: ``per_node(**inputs)`` (a linear map of the named arrays of
+    ``shapes``) at every unit impulse, its outputs flattened — a reference's matrix columns."""
     cols = {}
     for name, shape in shapes.items():
         cols[name] = []
         for idx in np.ndindex(*shape):
             args = {key: np.zeros(v) for key, v in shapes.items()}
             args[name][idx] = 1.0
-            cols[name].append([a.reshape(-1) for a in _per_node(W, s, r, T, **args)])
+            cols[name].append([a.reshape(-1) for a in per_node(**args)])
+    return cols
+
+
+def _impulses(W, s, r, T):
+    """``(A (rows, N·T), B (rows, seeds), models (T·N, seeds))`` of :func:`_per_node`, column by
+    unit impulse."""
+    n, E = W.shape[0], len(s)
+    shapes = {"c": (n, T), "xi": (n, T), "z_msg": (E, T), "K": (E, T)}
+    cols = impulse_columns(lambda **a: _per_node(W, s, r, T, **a), shapes)
     A = np.array([m for m, _ in cols["c"]]).T
     seeds = cols["xi"] + cols["z_msg"] + cols["K"]
     return A, np.array([m for m, _ in seeds]).T, np.array([x for _, x in seeds]).T

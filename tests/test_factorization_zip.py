@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from jaxdp.privacy import factorization_epsilon, gossip_release, model_noise
-from tests.test_factorization_zero_sum import _graph
+from tests.test_factorization_zero_sum import _graph, impulse_columns
 
 SIG = {"local": 0.8, "msg": 0.3, "zip": 1.3}
 PATH_W = np.array([[2 / 3, 1 / 3, 0], [1 / 3, 1 / 3, 1 / 3], [0, 1 / 3, 2 / 3]])
@@ -52,15 +52,9 @@ def _impulses(W, s, r, T):
     shapes = {"c": (n, T), "xi": (n, T), "z_msg": (E, T), "zip_edge": (E, T),
               "zip_self": (n, T)}
     owner = {"xi": np.arange(n), "z_msg": s, "zip_edge": s, "zip_self": np.arange(n)}
-    cols, knowers = {}, []
-    for name, shape in shapes.items():
-        cols[name] = []
-        for idx in np.ndindex(*shape):
-            args = {key: np.zeros(v) for key, v in shapes.items()}
-            args[name][idx] = 1.0
-            cols[name].append([a.reshape(-1) for a in _per_node(W, s, r, T, **args)])
-            if name != "c":
-                knowers.append(np.arange(n) == owner[name][idx[0]])
+    cols = impulse_columns(lambda **a: _per_node(W, s, r, T, **a), shapes)
+    knowers = [np.arange(n) == owner[name][idx[0]] for name, shape in shapes.items()
+               if name != "c" for idx in np.ndindex(*shape)]
     A = np.array([m for m, _ in cols["c"]]).T
     seeds = [col for name in shapes if name != "c" for col in cols[name]]
     return (A, np.array([m for m, _ in seeds]).T, np.array([x for _, x in seeds]).T,
