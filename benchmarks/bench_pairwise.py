@@ -28,15 +28,15 @@ Usage:
     python benchmarks/bench_pairwise.py --cell ring 1000 first_step structured   # one cell, printed
     python benchmarks/bench_pairwise.py --only ring 1000 every_step structured   # rerun, merge
     python benchmarks/bench_pairwise.py --certificate   # writes results/pairwise_certificate_cpu.json
-    python benchmarks/bench_pairwise.py --device --out DIR --budget 240 --max-bytes 4e10
+    python benchmarks/bench_pairwise.py --device --out DIR --budget 240
         # on a GPU machine: GPU_CELLS, each in a fresh process, to DIR/pairwise_<device>.json
 
 **On a GPU** (``--device``): :data:`GPU_CELLS` — the issue's N = 100, T = 1000 cells, every step
 with and without the certificate — each in its own process, in the order given, until
 ``--budget`` seconds are spent (a cell that would start later, or outruns what is left, is
-recorded as not run). ``--max-bytes`` raises the accountant's planning limit
-(``_pairwise_scan.MAX_BYTES``, sized for this 2 GB CPU target) for the run; the row records it,
-the peak device memory (``memory_stats``) and the device.
+recorded as not run). The accountant plans with half a GPU's memory (``planning_limit``);
+``--max-bytes`` sets the floor ``_pairwise_scan.MAX_BYTES`` (1.5 GB, the CPU target) instead;
+the row records it, the peak device memory (``memory_stats``) and the device.
 """
 from __future__ import annotations
 
@@ -103,7 +103,8 @@ def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 1
         np.fill_diagonal(eps, -np.inf)
         attained = eps.max(axis=1).tolist()
     return {"graph": graph, "n": n, "steps": steps, "contributions": contributions,
-            "method": method, "etas": list(etas) if certificate else None, "wall_s": wall, "cpu_s": cpu,
+            "method": method, "etas": list(etas) if certificate else None,
+            "wall_s": wall, "cpu_s": cpu,
             "max_degree": int((form.W != 0).sum(axis=1).max() - 1),
             "headline_epsilon": result.per_agent.tolist(),
             "attained_headline_epsilon": attained,
@@ -152,9 +153,10 @@ def device_run(out: Path, budget: float, max_bytes: float | None, rehearse: bool
     the moment it is measured; ``select``: indices into the cells, ``etas``: the certificate's
     grid instead of :data:`CERTIFICATE_ETAS`."""
     import jax
+    from gpu_driver import _kind  # this script's folder is on sys.path
     end = time.time() + budget
     cells = REHEARSAL_CELLS if rehearse else GPU_CELLS
-    path = out / f"pairwise_{re.sub(r'[^a-z0-9]+', '_', jax.devices()[0].device_kind.lower())}.json"
+    path = out / f"pairwise_{_kind(jax.devices()[0])}.json"
     rows = []
     for cell in [cells[i] for i in select] if select else cells:
         graph, steps, contributions, method, n = cell

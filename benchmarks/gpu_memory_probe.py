@@ -25,14 +25,11 @@ def stats() -> dict:
 
 def probe(workload: str, agents: int, seeds: int, steps: int) -> dict:
     import numpy as np
+    from gpu_driver import model_problem  # this script's folder is on sys.path
 
     import jaxdp
     from jaxdp import algorithms
     from jaxdp.engine import _run
-    sys_path = Path(__file__).resolve().parent
-    import sys
-    sys.path.insert(0, str(sys_path))
-    from gpu_driver import model_problem
 
     row = {"workload": workload, "agents": agents, "seeds": seeds, "steps": steps}
     problem = model_problem(workload, agents)
@@ -46,9 +43,10 @@ def probe(workload: str, agents: int, seeds: int, steps: int) -> dict:
         row["after_compile_mib"] = stats()
         for name, c in out.items():
             m = c.memory_analysis()
-            programs.append({"program": str(name), **{k: round(getattr(m, k) / 2 ** 20, 1) for k in (
-                "argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes",
-                "alias_size_in_bytes", "generated_code_size_in_bytes")}})
+            sizes = ("argument_size_in_bytes", "output_size_in_bytes", "temp_size_in_bytes",
+                     "alias_size_in_bytes", "generated_code_size_in_bytes")
+            programs.append({"program": str(name),
+                             **{k: round(getattr(m, k) / 2 ** 20, 1) for k in sizes}})
         return out
     _run._compile = logged
     batch = int(min(16, np.min(np.sum(np.asarray(problem.mask), axis=1))))
