@@ -49,6 +49,12 @@ def _setting(args, algs=()) -> dict:
             raise ValueError(f"--{flag.replace('_', '-')} must be an integer; got {value!r}")
         if value is not None and value < 1 and not flag.endswith("_seed"):
             raise ValueError(f"--{flag.replace('_', '-')} must be >= 1; got {value}")
+        if value is not None and value < 0:  # a seed: numpy's own error names no flag
+            raise ValueError(f"--{flag.replace('_', '-')} must be a non-negative integer (a "
+                             f"seed); got {value}")
+    if getattr(args, "ideal", False) and getattr(args, "threat", None) in (None, "eavesdropper"):
+        raise ValueError("--ideal adds the ideal curve under a threat model other than the "
+                         "eavesdropper's; give one, e.g. --threat neighbours --ideal")
     if isinstance(args.x, str):  # x = "bits" in a --config file
         args.x = [args.x]
     bad_x = [x for x in (args.x or []) if x not in X_AXES]  # --config values skip argparse

@@ -120,6 +120,12 @@ def check_key(seed_key) -> None:
             and jnp.shape(seed_key) != (2,)):
         raise TypeError(f"seed_key must be a JAX key, e.g. jax.random.key({seed_key!r}) for a "
                         f"seed; got {type(seed_key).__name__} {seed_key!r}")
+    batch = jnp.shape(seed_key)[:-1] if jnp.shape(seed_key)[-1:] == (2,) and not (
+        jnp.issubdtype(seed_key.dtype, jax.dtypes.prng_key)) else jnp.shape(seed_key)
+    if batch:
+        raise ValueError(f"seed_key must be one key (one replicate); got a batch of shape "
+                         f"{tuple(batch)}: jax.vmap over the keys (as jaxdp.run does over seeds), "
+                         "or pass keys[0]")
 
 
 def step_keys(seed_key: PRNGKey, k) -> tuple[PRNGKey, PRNGKey]:

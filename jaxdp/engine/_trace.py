@@ -22,6 +22,14 @@ from pathlib import Path
 import numpy as np
 
 FORMAT_VERSION = 1
+
+
+def _umask_mode() -> int:
+    """``0666`` less the process umask: the mode ``open()`` would give a new file."""
+    mask = os.umask(0)
+    os.umask(mask)
+    return 0o666 & ~mask
+
 BLOWUP_FACTOR = 1e6
 """A seed blew up when ``|f(x_K)| > BLOWUP_FACTOR · max(|f(x_0)|, 1)``. A stable method, noisy or
 not, stays within a few decades of its start; 6 decades of growth is geometric growth (DGD at
@@ -150,14 +158,16 @@ class Trace:
         """
         names = names or sorted(self.metrics)
         labels = self.grid_labels()
-        width = max([20, *(len(n) + len(lab) + 3 for n in names for lab in labels)])
+        row_label = lambda name, g: f"{name} [{labels[g]}]" if labels else name  # noqa: E731
+        points = range(max(1, len(labels)))
+        width = max([20, *(len(row_label(n, g)) for n in names for g in points)])
         rows = [f"{'metric':<{width}} {'mean':>12} {'95% CI ±':>12} "
-                f"{'diverged':>{9 + len(str(self.n_seeds))}}"]
+                f"{'diverged':>{10 + len(str(self.n_seeds))}}"]
         n_div = np.atleast_1d(np.sum(self.diverged, axis=0))
         for name in names:
             mean, lo, hi = (np.atleast_1d(np.asarray(a)[..., -1]) for a in self.band(name))
             for g, (m, l, h) in enumerate(zip(mean, lo, hi)):
-                label = f"{name} [{labels[g]}]" if labels else name
+                label = row_label(name, g)
                 rows.append(f"{label:<{width}} {m:>12.4e} {(h - l) / 2:>12.2e} "
                             f"{int(n_div[g]):>9d}/{self.n_seeds}")
         n_blown = int(np.sum(self.blown_up()))
@@ -332,6 +342,9 @@ class Trace:
     def save(self, path) -> Path:
         """Write the trace atomically to ``path`` (``.npz``); returns the path."""
         path = Path(path)
+        if path.is_dir() or not path.name or path.name in (".", ".."):
+            raise ValueError(f"Trace.save needs a file name, e.g. {str(path / 'trace.npz')!r}; "
+                             f"got the directory {str(path)!r}")
         if path.suffix != ".npz":
             path = path.with_suffix(".npz")
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -348,6 +361,7 @@ class Trace:
         os.close(fd)
         try:
             np.savez_compressed(tmp, **arrays)
+            os.chmod(tmp, _umask_mode())  # mkstemp's 0600 would outlive the rename
             os.replace(tmp, path)
         finally:
             if os.path.exists(tmp):

@@ -56,6 +56,8 @@ class Report:
         """Write ``report.md`` and ``report.json`` into ``out_dir``; returns the markdown path."""
         out = Path(out_dir)
         out.mkdir(parents=True, exist_ok=True)
+        self.files += [name for name in (str(out / "report.md"), str(out / "report.json"))
+                       if name not in self.files]  # the Files: list names every file written
         (out / "report.json").write_text(json.dumps(
             {"name": self.name, "title": self.title, "notes": self.notes, "files": self.files,
              "claims": [dataclasses.asdict(c) | {"verdict": c.verdict} for c in self.claims]},

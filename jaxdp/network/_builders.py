@@ -202,10 +202,16 @@ def _grid_of_size(n: int, rows: int | None = None, cols: int | None = None,
 
 
 def _hypercube_of_size(n: int) -> nx.Graph:
+    """Hypercube Q_k with n = 2**k nodes: i ~ j when their binary labels differ in one bit."""
     dim = n.bit_length() - 1
     if n < 2 or 2**dim != n:
         raise ValueError(f"a hypercube has a power-of-two number of nodes; got n={n}")
     return hypercube(dim)
+
+
+def _torus_of_size(n: int, **kw) -> nx.Graph:
+    """Torus: the grid of n nodes with both axes wrapped, every degree 4 (rows, cols >= 3)."""
+    return _grid_of_size(n, periodic=True, **kw)
 
 
 def _deterministic(builder: Callable[..., nx.Graph]) -> Callable[..., nx.Graph]:
@@ -226,7 +232,7 @@ GRAPHS: dict[str, Callable[..., nx.Graph]] = {
     "star": _deterministic(star),
     "complete": _deterministic(complete),
     "grid": _deterministic(_grid_of_size),
-    "torus": _deterministic(lambda n, **kw: _grid_of_size(n, periodic=True, **kw)),
+    "torus": _deterministic(_torus_of_size),
     "hypercube": _deterministic(_hypercube_of_size),
     "exponential": _deterministic(exponential),
     "erdos_renyi": erdos_renyi,
