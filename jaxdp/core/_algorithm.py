@@ -148,7 +148,10 @@ class Algorithm:
         ``report.epsilon`` (per agent) and ``report.epsilon_max`` are the guarantee: a sound
         upper bound under ``report.relation`` and ``report.assumptions``, or ``inf`` with
         ``report.reason``. The paper's printed and corrected theorems are extra curves, never the
-        guarantee. Assumptions that a check on ``problem`` finds false raise a warning.
+        guarantee. An assumption that a check on ``problem`` finds false makes the guarantee
+        ``inf``, with the assumption, the bound, the largest value found and what to change in
+        ``report.reason`` (:meth:`~jaxdp.privacy.PrivacyReport.with_checks_applied`, for every
+        algorithm).
 
         Args:
           problem, network, params: the run.
@@ -199,10 +202,7 @@ class Algorithm:
             report = report.under_threat(threat, self.name, why)
         if ideal:
             report = self._with_declared_form(report, threat, network, params, release, delta)
-        for assumption in report.failed_assumptions():
-            warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
-                          f"which fails on this problem ({assumption.how})", stacklevel=2)
-        return report
+        return report.with_checks_applied(self.name)  # a failed check: ε = inf, the one place
 
     def account_under(self, threat, problem, network, params: Params, steps: int, *,
                       delta: float):

@@ -56,13 +56,17 @@ class Assumption:
         ``False`` when it is assumed of the data.
       how: how it is enforced, or how (and where) it was checked on the problem's data.
       holds: the outcome of that check: ``True``/``False``, or ``None`` when it cannot be checked
-        (e.g. a bound on a neighbour that is not given).
+        (e.g. a bound on a neighbour that is not given). ``False`` makes the report's guarantee
+        ``inf`` (:meth:`PrivacyReport.with_checks_applied`), with :meth:`failure` as the reason.
+      remedy: what to change so that the check passes (a public bound to declare, a clip to
+        enforce); read by :meth:`failure`.
     """
 
     statement: str
     enforced: bool
     how: str = ""
     holds: bool | None = None
+    remedy: str = ""
 
     @property
     def status(self) -> str:
@@ -74,6 +78,18 @@ class Assumption:
 
     def __str__(self) -> str:
         return f"{self.statement} [{self.status}{': ' + self.how if self.how else ''}]"
+
+    def failure(self) -> str:
+        """Why a failed check leaves no finite ε: the assumption, the check's finding (the bound
+        and the largest value found, in :attr:`how`) and what to change."""
+        remedy = self.remedy or DEFAULT_REMEDY
+        return (f"the guarantee assumes {self.statement}, which FAILS on this problem "
+                f"({self.how or 'checked on the data'}); to get a finite ε: {remedy}")
+
+
+DEFAULT_REMEDY = ("run on data that satisfy the assumption, or declare a larger public bound (not "
+                  "read from the data) in the Params")
+"""What :meth:`Assumption.failure` suggests when the assumption names no remedy."""
 
 
 OWN_NOISE = Assumption(

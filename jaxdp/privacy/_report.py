@@ -308,6 +308,36 @@ class PrivacyReport:
         """The assumptions a check on the problem's data found false."""
         return tuple(a for a in self.assumptions if a.holds is False)
 
+    def with_checks_applied(self, what: str = "this algorithm") -> PrivacyReport:
+        """This report with its failed checks applied: where a check on the problem's data found
+        an assumption false (:meth:`failed_assumptions`), no sound curve holds, so every one is
+        ``inf`` and :attr:`reason` names each failed assumption, the bound, the largest value
+        found and what to change (:meth:`Assumption.failure`). Unchanged when every check
+        passed. :meth:`Algorithm.privacy <jaxdp.algorithms.Algorithm.privacy>` applies it to
+        every report, the one place a failed check is turned into ``ε = inf``."""
+        failed = self.failed_assumptions()
+        if not failed:
+            return self
+        return self.without_guarantee(f"{what}: " + "; and ".join(a.failure() for a in failed))
+
+    def without_guarantee(self, reason: str, agents=None) -> PrivacyReport:
+        """A copy whose sound curves are ``inf`` (every agent, or only ``agents``) with
+        ``reason`` (kept before any reason the report had); other curves (the papers') stay for
+        comparison. Pairwise ε toward every observer of those agents is ``inf`` too."""
+        rows = np.ones(self._n_agents(), bool) if agents is None else np.isin(
+            np.arange(self._n_agents()), list(agents))
+
+        def dropped(curves: dict) -> dict:
+            return {m: np.where(rows[:, None], np.inf, c) if m in self.sound else c
+                    for m, c in curves.items()}
+        pairwise = None if self.pairwise is None else np.where(rows[:, None], np.inf,
+                                                               self.pairwise)
+        if self.reason and self.reason != reason:
+            reason = f"{reason}; also: {self.reason}"
+        return dataclasses.replace(self, curves=dropped(self.curves),
+                                   log10_curves=dropped(self.log10_curves), reason=reason,
+                                   pairwise=pairwise)
+
     def with_contract(self, **fields) -> PrivacyReport:
         """A copy with contract fields replaced (``relation``, ``released``, ``assumptions``...)."""
         return dataclasses.replace(self, **fields)
