@@ -92,12 +92,15 @@ DEFAULT_REMEDY = ("run on data that satisfy the assumption, or declare a larger 
 """What :meth:`Assumption.failure` suggests when the assumption names no remedy."""
 
 
-OWN_NOISE = Assumption(
-    "the eavesdropper accountant charges each agent's releases to its own noise only, composed "
-    "adaptively given the whole transcript, so an observer who also knows other agents' data and "
-    "noise (independent of the protected agent's data) learns nothing the bound does not cover",
-    enforced=False, how="the library's accountants declare PrivacyEvents per agent, each stream "
-    "with that agent's own noise scale; an accountant built otherwise must not fall back",
-    holds=None)
-"""The assumption under which the eavesdropper bound holds for every threat model."""
-
+def noise_assumption(noise_owner: str | None, what: str) -> Assumption:
+    """The assumption under which the eavesdropper bound moves to another threat model: the
+    algorithm's declaration of whose noise protects its releases, which the observer must not
+    know (:func:`~jaxdp.privacy.fallback_refusal`)."""
+    declared = ("nothing (no Algorithm.noise_owner)" if noise_owner is None
+                else f"{noise_owner!r}")
+    return Assumption(
+        f"the eavesdropper accountant charges each agent's releases to noise the observer does "
+        f"not know, composed adaptively given the whole transcript; {what} declares {declared}",
+        enforced=False, how="declared on the algorithm class (Algorithm.noise_owner); the tests "
+        "compare a 'sender' declaration with the noise each agent's release draws in one traced "
+        "step (jaxdp.core.noise_dependence)", holds=None)
