@@ -176,14 +176,16 @@ def test_release_ratios_halve_the_first_release_only():
 
 
 def test_report_flags_data_that_break_the_s1_assumption():
-    """Rows of norm 2 > S1 = 1: the assumption is checked on the data and the report warns."""
+    """Rows of norm 2 > S1 = 1: the assumption is checked on the data and ε is inf, the reason
+    naming the bound, the largest record and what to change."""
     import dataclasses
 
     alg, problem, net = _small_run()
     big = dataclasses.replace(problem, features=2.0 * problem.features)
-    with pytest.warns(UserWarning, match="‖a‖₂ ≤ S1 = 1"):
-        report = alg.privacy(big, net, alg.default_params(), 3)
+    report = alg.privacy(big, net, alg.default_params(), 3)
     assert report.failed_assumptions() and report.relation == "replace_record"
+    assert np.all(np.isinf(report.epsilon)) and "‖a‖₂ ≤ S1 = 1" in report.reason
+    assert "max ‖a‖ =" in report.reason and "S1" in report.reason.split("finite ε")[-1]
     assert alg.privacy(problem, net, alg.default_params(), 3).failed_assumptions() == ()
 
 

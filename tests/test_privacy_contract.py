@@ -85,7 +85,7 @@ def test_the_callers_delta_is_used_and_a_larger_delta_gives_a_smaller_epsilon():
     assert np.all(large.epsilon < small.epsilon)
 
 
-def test_a_failed_assumption_warns_and_is_listed():
+def test_a_failed_assumption_makes_epsilon_inf_and_is_listed():
     prob, net = _setting()
 
     class Leaky(algorithms.DPDGD):
@@ -95,9 +95,9 @@ def test_a_failed_assumption_warns_and_is_listed():
                 Assumption("‖x_ij‖ ≤ 1", enforced=False, how="max row norm 3.2", holds=False),))
 
     alg = Leaky()
-    with pytest.warns(UserWarning, match="‖x_ij‖ ≤ 1"):
-        report = alg.privacy(prob, net, alg.default_params(), 3)
-    assert "FAILS" in report.summary()
+    report = alg.privacy(prob, net, alg.default_params(), 3)
+    assert "FAILS" in report.summary() and report.epsilon_max == np.inf
+    assert "‖x_ij‖ ≤ 1" in report.reason and "max row norm 3.2" in report.reason
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         algorithms.DPDGD().privacy(prob, net, algorithms.DPDGD().default_params(), 3)
@@ -110,12 +110,13 @@ def test_calibration_solves_a_log_scale_noise_field_to_the_target_epsilon():
     from jaxdp.privacy import calibrate_params
 
     with jax.enable_x64(True):
-        prob, net = _setting()
+        # a problem whose gradients satisfy c = 1 (a failed check would make every ε inf)
+        prob, net = problems.logistic(n_agents=4, m=10, d=3, seed=0), _setting()[1]
         alg = algorithms.DPNIDS()
         assert alg.noise_field == "log_sigma1"
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # the logistic problem's gradient bound check
-            params = calibrate_params(alg, prob, net, alg.default_params(), 20, epsilon=2.0,
-                                      delta=1e-5)
-            eps = alg.privacy(prob, net, params, 20).epsilon_max
+        params = calibrate_params(alg, prob, net, alg.default_params(), 20, epsilon=2.0,
+                                  delta=1e-5)
+        report = alg.privacy(prob, net, params, 20)
+        assert report.failed_assumptions() == ()
+        eps = report.epsilon_max
     assert 2.0 * (1 - 1e-5) <= eps <= 2.0

@@ -256,8 +256,8 @@ def test_reports_name_relation_assumption_and_model_coverage():
             np.testing.assert_allclose(models.epsilon, report.epsilon)
         else:
             assert np.all(np.isinf(models.epsilon))
-        with pytest.warns(UserWarning, match="fails on this problem"):
-            alg.privacy(prob, net, alg.default_params().replace(c=1e-3), 4)
+        failed = alg.privacy(prob, net, alg.default_params().replace(c=1e-3), 4)
+        assert np.all(np.isinf(failed.epsilon)) and "FAILS on this problem" in failed.reason
 
 
 def test_realised_plf_gives_the_run_budget():

@@ -116,6 +116,8 @@ class WithChannel(Algorithm):
         other message, the only route of ``with_channel(alg, channel)``).
     """
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     inner: Algorithm
     routes: tuple[tuple[str, Channel], ...]
 

@@ -73,6 +73,14 @@ class Algorithm:
         them, else :func:`check_problem_supports` refuses the run before it starts (a model
         problem gives only gradients). Override :meth:`requirements` when they depend on the
         configuration.
+      noise_owner: whose noise protects the releases the accountant charges, a key of
+        :data:`~jaxdp.privacy.NOISE_OWNERS`: ``"sender"`` (each agent's releases by noise it
+        draws alone), ``"agents"`` (another agent's, e.g. a token holder's), ``"pairs"`` (seeds
+        shared with a neighbour) or ``"server"``. ``None`` (the default): not declared, so under
+        a threat model other than the eavesdropper's the report is ``inf`` unless
+        :meth:`account_under` gives a tighter analysis. A private algorithm declares it; the
+        tests check a ``"sender"`` declaration against one traced step
+        (:func:`~jaxdp.core.noise_dependence`).
       server_average: the algorithm's server (or trainer) is the average of its N uploads,
         computed as a row of ``network.mix`` on the complete graph K_N
         (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
@@ -89,6 +97,7 @@ class Algorithm:
                                   "accounted releases")
     requires: ClassVar[tuple[str, ...]] = ()
     server_average: ClassVar[bool] = False
+    noise_owner: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -102,6 +111,10 @@ class Algorithm:
         if cls.provenance not in (None, *PROVENANCES):
             raise TypeError(f"{cls.__name__}.provenance must be one of {PROVENANCES} or None; got "
                             f"{cls.provenance!r}")
+        from jaxdp.privacy import NOISE_OWNERS
+        if cls.noise_owner not in (None, *NOISE_OWNERS):
+            raise TypeError(f"{cls.__name__}.noise_owner must be one of {sorted(NOISE_OWNERS)} "
+                            f"or None; got {cls.noise_owner!r}")
         if "privacy" in vars(cls):
             raise TypeError(f"{cls.__name__} overrides privacy(): override account(self, problem, "
                             "network, params, steps, *, delta) instead (privacy() checks the "
@@ -148,7 +161,10 @@ class Algorithm:
         ``report.epsilon`` (per agent) and ``report.epsilon_max`` are the guarantee: a sound
         upper bound under ``report.relation`` and ``report.assumptions``, or ``inf`` with
         ``report.reason``. The paper's printed and corrected theorems are extra curves, never the
-        guarantee. Assumptions that a check on ``problem`` finds false raise a warning.
+        guarantee. An assumption that a check on ``problem`` finds false makes the guarantee
+        ``inf``, with the assumption, the bound, the largest value found and what to change in
+        ``report.reason`` (:meth:`~jaxdp.privacy.PrivacyReport.with_checks_applied`, for every
+        algorithm).
 
         Args:
           problem, network, params: the run.
@@ -160,8 +176,9 @@ class Algorithm:
             on every link, the default), ``"neighbours"`` (pairwise: each agent sees what it
             receives), ``"secret_pairs"``, or a :class:`~jaxdp.privacy.Threat` such as
             ``Coalition([0, 3])``. Without a tighter analysis for this algorithm, the
-            eavesdropper bound is returned (sound for every observer) and the report says so
-            (``report.threat_fallback``).
+            eavesdropper bound is returned where the observer does not know the noise that
+            protects the releases (:attr:`noise_owner`), else ``inf`` with the reason; the report
+            says so (``report.threat_fallback``).
           ideal: also add :data:`~jaxdp.privacy.IDEAL_LINEAR` under a threat model other than
             the eavesdropper's, where the algorithm declares a linear form
             (:meth:`linear_form`): the ideal Gaussian mechanism's curve, never the guarantee
@@ -196,13 +213,10 @@ class Algorithm:
         if release == "messages+models":
             report = report.covering_models(self.models_covered, self.models_note)
         if not tight:
-            report = report.under_threat(threat, self.name, why)
+            report = report.under_threat(threat, self.name, why, self.noise_owner)
         if ideal:
             report = self._with_declared_form(report, threat, network, params, release, delta)
-        for assumption in report.failed_assumptions():
-            warnings.warn(f"{self.name}: the privacy guarantee assumes {assumption.statement}, "
-                          f"which fails on this problem ({assumption.how})", stacklevel=2)
-        return report
+        return report.with_checks_applied(self.name)  # a failed check: ε = inf, the one place
 
     def account_under(self, threat, problem, network, params: Params, steps: int, *,
                       delta: float):

@@ -98,6 +98,7 @@ from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, Pri
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
 from jaxdp.privacy._threat import (
+    NOISE_OWNERS,
     THREATS,
     Coalition,
     Eavesdropper,
@@ -105,6 +106,7 @@ from jaxdp.privacy._threat import (
     SecretPairs,
     Threat,
     as_threat,
+    fallback_refusal,
     parse_threat,
 )
 from jaxdp.privacy._pairwise import (
@@ -153,7 +155,9 @@ from jaxdp.privacy._pairwise_scan import (
 )
 
 __all__ = [
+    "NOISE_OWNERS",
     "THREATS",
+    "fallback_refusal",
     "Coalition",
     "Eavesdropper",
     "GossipForm",

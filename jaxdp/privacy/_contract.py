@@ -56,13 +56,17 @@ class Assumption:
         ``False`` when it is assumed of the data.
       how: how it is enforced, or how (and where) it was checked on the problem's data.
       holds: the outcome of that check: ``True``/``False``, or ``None`` when it cannot be checked
-        (e.g. a bound on a neighbour that is not given).
+        (e.g. a bound on a neighbour that is not given). ``False`` makes the report's guarantee
+        ``inf`` (:meth:`PrivacyReport.with_checks_applied`), with :meth:`failure` as the reason.
+      remedy: what to change so that the check passes (a public bound to declare, a clip to
+        enforce); read by :meth:`failure`.
     """
 
     statement: str
     enforced: bool
     how: str = ""
     holds: bool | None = None
+    remedy: str = ""
 
     @property
     def status(self) -> str:
@@ -75,13 +79,28 @@ class Assumption:
     def __str__(self) -> str:
         return f"{self.statement} [{self.status}{': ' + self.how if self.how else ''}]"
 
+    def failure(self) -> str:
+        """Why a failed check leaves no finite ε: the assumption, the check's finding (the bound
+        and the largest value found, in :attr:`how`) and what to change."""
+        remedy = self.remedy or DEFAULT_REMEDY
+        return (f"the guarantee assumes {self.statement}, which FAILS on this problem "
+                f"({self.how or 'checked on the data'}); to get a finite ε: {remedy}")
 
-OWN_NOISE = Assumption(
-    "the eavesdropper accountant charges each agent's releases to its own noise only, composed "
-    "adaptively given the whole transcript, so an observer who also knows other agents' data and "
-    "noise (independent of the protected agent's data) learns nothing the bound does not cover",
-    enforced=False, how="the library's accountants declare PrivacyEvents per agent, each stream "
-    "with that agent's own noise scale; an accountant built otherwise must not fall back",
-    holds=None)
-"""The assumption under which the eavesdropper bound holds for every threat model."""
 
+DEFAULT_REMEDY = ("run on data that satisfy the assumption, or declare a larger public bound (not "
+                  "read from the data) in the Params")
+"""What :meth:`Assumption.failure` suggests when the assumption names no remedy."""
+
+
+def noise_assumption(noise_owner: str | None, what: str) -> Assumption:
+    """The assumption under which the eavesdropper bound moves to another threat model: the
+    algorithm's declaration of whose noise protects its releases, which the observer must not
+    know (:func:`~jaxdp.privacy.fallback_refusal`)."""
+    declared = ("nothing (no Algorithm.noise_owner)" if noise_owner is None
+                else f"{noise_owner!r}")
+    return Assumption(
+        f"the eavesdropper accountant charges each agent's releases to noise the observer does "
+        f"not know, composed adaptively given the whole transcript; {what} declares {declared}",
+        enforced=False, how="declared on the algorithm class (Algorithm.noise_owner); the tests "
+        "compare a 'sender' declaration with the noise each agent's release draws in one traced "
+        "step (jaxdp.core.noise_dependence)", holds=None)

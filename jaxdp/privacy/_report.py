@@ -27,14 +27,15 @@ from collections.abc import Sequence
 import numpy as np
 
 from jaxdp.privacy._closed_form import closed_form_curve
-from jaxdp.privacy._contract import (HUGE_LOG10, OWN_NOISE, RELATIONS, Assumption, check_release,
-                                     default_steps, format_log10)
+from jaxdp.privacy._contract import (HUGE_LOG10, RELATIONS, Assumption, check_release,
+                                     default_steps, format_log10, noise_assumption)
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
 from jaxdp.privacy._events import PrivacyEvents, lattice_methods
 from jaxdp.privacy._sampler_error import (LATTICE_NOTE, SAMPLER_SHARE, run_sampler_tv,
                                           within_sampler_error)
 from jaxdp.privacy._subsampled import lattice_rdp_epsilon
-from jaxdp.privacy._threat import FALLBACK_NOTE, Eavesdropper, Neighbours, as_threat
+from jaxdp.privacy._threat import (FALLBACK_NOTE, Eavesdropper, Neighbours, as_threat,
+                                   fallback_refusal)
 
 NOTES = {
     "pure_dp": "pure ε-DP (δ = 0): Σ Δ/b over every Laplace release, basic composition "
@@ -308,28 +309,65 @@ class PrivacyReport:
         """The assumptions a check on the problem's data found false."""
         return tuple(a for a in self.assumptions if a.holds is False)
 
+    def with_checks_applied(self, what: str = "this algorithm") -> PrivacyReport:
+        """This report with its failed checks applied: where a check on the problem's data found
+        an assumption false (:meth:`failed_assumptions`), no sound curve holds, so every one is
+        ``inf`` and :attr:`reason` names each failed assumption, the bound, the largest value
+        found and what to change (:meth:`Assumption.failure`). Unchanged when every check
+        passed. :meth:`Algorithm.privacy <jaxdp.algorithms.Algorithm.privacy>` applies it to
+        every report, the one place a failed check is turned into ``ε = inf``."""
+        failed = self.failed_assumptions()
+        if not failed:
+            return self
+        return self.without_guarantee(f"{what}: " + "; and ".join(a.failure() for a in failed))
+
+    def without_guarantee(self, reason: str, agents=None) -> PrivacyReport:
+        """A copy whose sound curves are ``inf`` (every agent, or only ``agents``) with
+        ``reason`` (kept before any reason the report had); other curves (the papers') stay for
+        comparison. Pairwise ε toward every observer of those agents is ``inf`` too."""
+        rows = np.ones(self._n_agents(), bool) if agents is None else np.isin(
+            np.arange(self._n_agents()), list(agents))
+
+        def dropped(curves: dict) -> dict:
+            return {m: np.where(rows[:, None], np.inf, c) if m in self.sound else c
+                    for m, c in curves.items()}
+        pairwise = None if self.pairwise is None else np.where(rows[:, None], np.inf,
+                                                               self.pairwise)
+        if self.reason and self.reason != reason:
+            reason = f"{reason}; also: {self.reason}"
+        return dataclasses.replace(self, curves=dropped(self.curves),
+                                   log10_curves=dropped(self.log10_curves), reason=reason,
+                                   pairwise=pairwise)
+
     def with_contract(self, **fields) -> PrivacyReport:
         """A copy with contract fields replaced (``relation``, ``released``, ``assumptions``...)."""
         return dataclasses.replace(self, **fields)
 
-    def under_threat(self, threat, what: str = "this algorithm", why: str = "") -> PrivacyReport:
-        """This (eavesdropper) report under ``threat`` with no tighter analysis: the same bound,
-        which is sound for every observer (:mod:`jaxdp.privacy._threat`), and a report that says
-        so (:attr:`threat_fallback`). A coalition's members get ``inf`` (the observer holds their
-        data); under ``"neighbours"`` :attr:`pairwise` is each agent's bound for every observer.
+    def under_threat(self, threat, what: str = "this algorithm", why: str = "",
+                     noise_owner: str | None = None) -> PrivacyReport:
+        """This (eavesdropper) report under ``threat`` with no tighter analysis: the same bound
+        where the observer does not know the noise it charges (:func:`~jaxdp.privacy.
+        fallback_refusal` on the declared ``noise_owner``; :mod:`jaxdp.privacy._threat`), and a
+        report that says so (:attr:`threat_fallback`); else every agent's ε is ``inf`` with the
+        reason. A coalition's members get ``inf`` (the observer holds their data); under
+        ``"neighbours"`` :attr:`pairwise` is each agent's bound for every observer.
 
         Args:
           threat: a :class:`~jaxdp.privacy.Threat` or its name.
           what: the algorithm's name, for the note.
           why: why no tighter analysis applies (appended to the note).
+          noise_owner: whose noise protects the releases, a key of
+            :data:`~jaxdp.privacy.NOISE_OWNERS` (``None``, the default: not declared, so no
+            observer but the eavesdropper gets a finite bound).
         """
         threat = as_threat(threat).check(self._n_agents())
         if self.threat_fallback or self.threat != "eavesdropper":
             raise ValueError(f"this report is already under the {self.threat} threat model")
         if isinstance(threat, Eavesdropper):
             return dataclasses.replace(self, threat=threat.name, threat_note=threat.describe())
-        note = f"{threat.describe()}. " + FALLBACK_NOTE.format(what=what, threat=threat.name) \
-            + (f" (here: {why})" if why else "")
+        refusal = fallback_refusal(threat, noise_owner, what)
+        note = f"{threat.describe()}. " + (refusal or FALLBACK_NOTE.format(
+            what=what, threat=threat.name)) + (f" (here: {why})" if why else "")
         unprotected = threat.unprotected(self._n_agents())
         out = np.flatnonzero(unprotected)
 
@@ -340,7 +378,9 @@ class PrivacyReport:
         report = dataclasses.replace(
             self, curves=curves, log10_curves=logs, threat=threat.name, threat_note=note,
             threat_fallback=True, unprotected=tuple(int(a) for a in out),
-            assumptions=self.assumptions + (OWN_NOISE,))
+            assumptions=self.assumptions + (noise_assumption(noise_owner, what),))
+        if refusal:
+            report = report.without_guarantee(refusal)
         if isinstance(threat, Neighbours):
             pairwise = np.repeat(report.epsilon[:, None], self._n_agents(), axis=1)
             np.fill_diagonal(pairwise, np.inf)

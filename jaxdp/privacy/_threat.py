@@ -14,11 +14,17 @@ A privacy report is a promise against a named observer. Four observers are decla
   who sees every message but not the pairwise shared seeds; curious agents know their own.
 
 **The fallback.** Every one of these observers sees at most what the eavesdropper sees, plus data
-and randomness of agents other than the protected one ``u``, which are independent of ``u``'s data:
-conditioning on them leaves the eavesdropper's adaptive composition over ``u``'s releases intact
-(each release of ``u`` is a mechanism given the whole past transcript). So the eavesdropper bound
-is sound for every threat model here, for every agent outside a coalition, and is what a report
-returns where no tighter analysis exists, saying so (:attr:`PrivacyReport.threat_fallback`).
+and randomness of agents other than the protected one ``u``. That extra randomness is independent
+of ``u``'s data, so conditioning on it leaves the eavesdropper's adaptive composition over ``u``'s
+releases intact — **provided the noise the eavesdropper bound charges is noise the observer does
+not know.** Each algorithm declares whose noise protects its releases
+(:attr:`Algorithm.noise_owner <jaxdp.algorithms.Algorithm.noise_owner>`, one of
+:data:`NOISE_OWNERS`) and each observer which owners' draws it may know (:attr:`Threat.knows`).
+The eavesdropper bound is returned under another threat model only when the declaration is
+``"sender"`` (each release carrying ``u``'s data is protected by noise ``u`` draws alone) or names
+an owner the observer does not know, saying so (:attr:`PrivacyReport.threat_fallback`); where the
+observer knows the protecting noise (a token holder subtracts its own draw: DP-RWADMM), or the
+algorithm declares nothing, ``ε = inf`` with the reason (:func:`fallback_refusal`).
 """
 from __future__ import annotations
 
@@ -28,6 +34,22 @@ from typing import ClassVar
 import numpy as np
 
 
+NOISE_OWNERS = {
+    "sender": "each release that carries agent u's data is protected by noise u draws itself, "
+              "fresh, and no one else knows (the noise the eavesdropper bound charges)",
+    "agents": "a release that carries agent u's data may be protected by noise another agent "
+              "draws (a token holder, a relay), who knows its own draw",
+    "pairs": "the noise the bound charges includes randomness u shares with a neighbour "
+             "(pairwise seeds), which that neighbour knows",
+    "server": "the releases are protected by noise the server draws, which the server knows",
+}
+"""Whose noise protects a release (:attr:`Algorithm.noise_owner
+<jaxdp.algorithms.Algorithm.noise_owner>`): name → meaning."""
+
+AGENT_KNOWLEDGE = frozenset({"agents", "pairs"})
+"""What an observer made of agents knows: its members' own draws and the seeds they share."""
+
+
 @dataclasses.dataclass(frozen=True)
 class Threat:
     """A threat model: the observer a privacy report's ε is promised against.
@@ -35,10 +57,13 @@ class Threat:
     Class attributes:
       name: the short name (also the string shorthand of :func:`as_threat`).
       sees: what the observer sees, in words.
+      knows: the noise owners (:data:`NOISE_OWNERS`) whose draws the observer may know besides
+        the protected agent's own; a release protected by such noise is not protected from it.
     """
 
     name: ClassVar[str] = "threat"
     sees: ClassVar[str] = ""
+    knows: ClassVar[frozenset[str]] = frozenset()
 
     def unprotected(self, n_agents: int) -> np.ndarray:
         """``(N,)`` bool: the agents that are part of the observer (they are not protected: their
@@ -71,6 +96,7 @@ class Neighbours(Threat):
     name: ClassVar[str] = "neighbours"
     sees: ClassVar[str] = ("each agent v on its own: the messages it receives, its own state, data "
                            "and noise (pairwise ε_{u→v}; the headline is the max over v ≠ u)")
+    knows: ClassVar[frozenset[str]] = AGENT_KNOWLEDGE
 
 
 @dataclasses.dataclass(frozen=True)
@@ -85,6 +111,7 @@ class Coalition(Threat):
     name: ClassVar[str] = "coalition"
     sees: ClassVar[str] = ("the colluding agents together: every message any of them receives, "
                            "their states, data and noise")
+    knows: ClassVar[frozenset[str]] = AGENT_KNOWLEDGE
 
     def __post_init__(self):
         agents = tuple(sorted({int(a) for a in np.atleast_1d(np.asarray(self.agents)).tolist()}))
@@ -114,6 +141,7 @@ class SecretPairs(Threat):
     name: ClassVar[str] = "secret_pairs"
     sees: ClassVar[str] = ("an outsider who sees every message but not the seeds the agents of "
                            "each edge share; a curious agent knows its own")
+    knows: ClassVar[frozenset[str]] = AGENT_KNOWLEDGE
 
 
 THREATS = {t.name: t for t in (Eavesdropper, Neighbours, Coalition, SecretPairs)}
@@ -161,3 +189,27 @@ FALLBACK_NOTE = ("no tighter analysis of {what} under the {threat} threat model:
                  "whose view is at most every message plus data and noise of agents other than "
                  "the protected one, independent of its data")
 """The text of a report whose threat model falls back on the eavesdropper bound."""
+
+
+def fallback_refusal(threat: Threat, noise_owner: str | None, what: str) -> str:
+    """Why the eavesdropper bound of ``what`` may not be moved to ``threat`` (``""``: it may).
+
+    It may when the algorithm declares ``noise_owner`` and the observer does not know that
+    owner's draws (:attr:`Threat.knows`); ``"sender"`` is known to no observer other than the
+    sender, which is then unprotected anyway.
+
+    Raises:
+      ValueError: ``noise_owner`` is neither ``None`` nor a key of :data:`NOISE_OWNERS`.
+    """
+    if noise_owner is None:
+        return (f"{what} does not declare whose noise protects its releases "
+                "(Algorithm.noise_owner), so the eavesdropper bound cannot be moved to the "
+                f"{threat.name} observer, who knows some agents' noise")
+    if noise_owner not in NOISE_OWNERS:
+        raise ValueError(f"noise_owner must be one of {sorted(NOISE_OWNERS)} or None; got "
+                         f"{noise_owner!r}")
+    if noise_owner in threat.knows:
+        return (f"the {threat.name} observer knows the noise that protects {what}'s releases "
+                f"({noise_owner}: {NOISE_OWNERS[noise_owner]}): it subtracts its own draw and "
+                "sees the data-dependent value unprotected")
+    return ""

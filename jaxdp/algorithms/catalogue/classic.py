@@ -140,6 +140,8 @@ class DPDGD(DGD):
     σ/2 on it; the shared models are post-processing. zCDP per step ρ = 2/σ².
     """
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     name = "dp_dgd"
     cites = (
         "Nedić & Ozdaglar, IEEE TAC 2009 (DGD)",

@@ -153,6 +153,8 @@ class StarADMM(Algorithm):
 class DPADMM(StarADMM):
     """Algorithm 3: linearized local step at the previous noisy iterate, time-varying σ and η."""
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     name = "dp_admm"
     cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 3",)
     provenance = "paper"

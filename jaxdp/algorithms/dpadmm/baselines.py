@@ -86,6 +86,8 @@ class ConsensusADMM(StarADMM):
 class NaivePrivateADMM(ConsensusADMM):
     """Algorithm 2: Algorithm 1 plus Gaussian noise of constant σ_i on the shared w_i^{k+1}."""
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     name = "naive_private_admm"
     cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 2",)
     provenance = "paper"

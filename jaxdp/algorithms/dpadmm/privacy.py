@@ -275,7 +275,15 @@ def record_assumption(problem, S1) -> Assumption:
         f"S1 = {s1:g}, so the logistic ∇ℓ(a, y; w) = −y a σ(−y aᵀw) has norm ≤ S1 for every w "
         f"and ≤ S1/2 at w = 0 (Lemma 1's S1)", enforced=False,
         how=f"this problem: loss {problem.loss.name!r}, max ‖a‖ = {radius:.6g}, labels ±1: "
-            f"{signs}; not clipped", holds=logistic and signs and radius <= s1 + 1e-12)
+            f"{signs}; not clipped", holds=logistic and signs and radius <= s1 + 1e-12,
+        remedy=RECORD_REMEDY)
+
+
+RECORD_REMEDY = ("use the logistic loss with labels ±1 and records normalised to ‖a‖₂ ≤ S1 before "
+                 "the run (as the paper's Adult rows are: problems.adult_synthetic, or divide each "
+                 "row by a public bound), or declare a larger public S1 in the Params (a bound "
+                 "known before seeing the data, never the data's own max ‖a‖)")
+"""What to change when :func:`record_assumption` fails (the reason of the ``inf`` report)."""
 
 
 def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma: np.ndarray, *,

@@ -102,6 +102,8 @@ class DPFedAvg(_Private):
     """DP-FedAvg (McMahan et al. 2018, Algorithm 1; central noise, trusted server); see the
     module. Poisson client sampling with rate ``rate`` = q is required (the estimator's qN)."""
 
+    # jaxdp.privacy.NOISE_OWNERS: the trusted server draws the noise of the aggregate it releases
+    noise_owner = "server"
     name = "dp_fedavg"
     cites = ("McMahan, Ramage, Talwar & Zhang, ICLR 2018, Algorithm 1 (DP-FedAvg, f̃_f)",)
     provenance = "standard"
@@ -163,6 +165,8 @@ class LDPFedAvg(_Private):
     """Local-DP FedAvg: each client clips its update to C and adds lattice Gaussian noise zC
     before the upload; the server (the observer) averages the selected uploads; see the module."""
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     name = "ldp_fedavg"
     cites = ("McMahan et al., AISTATS 2017, Algorithm 1 (FedAvg) with a local Gaussian "
              "randomizer on each clipped upload (local DP, Kasiviswanathan et al. 2011)",)

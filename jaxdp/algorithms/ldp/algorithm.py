@@ -152,6 +152,8 @@ class _LDPFamily(Algorithm):
     subclasses have a ``private`` field (draw the standard Laplace ``lap``).
     """
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     draws_weights = True
     models_covered = True
     models_note = "the models are the iterates x_i^K, the last released messages"

@@ -130,6 +130,8 @@ class LTADMMDP(Algorithm):
     caller's (§VI uses δ_i = 1e-4).
     """
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     name: ClassVar[str] = "lt_admm_dp"
     cites = (
         "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (LT-ADMM-DP, paper 004)",

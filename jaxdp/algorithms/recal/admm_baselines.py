@@ -130,6 +130,8 @@ def sigma_t(params, releases: Array, like: Array) -> Array:
 class _Synchronous(Algorithm):
     """Every agent transmits every iteration: PLF = number of releasing iterations."""
 
+    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    noise_owner = "sender"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 
     def noise(self, key, state, params, k):

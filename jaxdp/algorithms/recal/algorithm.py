@@ -133,6 +133,8 @@ class TokenAlgorithm(Algorithm):
         graph's edges and diagonal).
     """
 
+    # jaxdp.privacy.NOISE_OWNERS: the token holder draws the noise on every agent's term
+    noise_owner = "agents"
     private = False
     transition: str | tuple = "uniform"
 

@@ -268,7 +268,14 @@ def gradient_assumption(problem, c: float, x0: float) -> Assumption:
                           how=f"sup_x ‖∇f_i(x)‖ ≤ {sup:.4g} on this problem's data")
     return Assumption(statement, enforced=False, holds=at_x0 <= tol,
                       how=f"checked at x⁰ only: max_i ‖∇f_i(x⁰)‖ = {at_x0:.4g} (the loss is not "
-                          f"bounded by c everywhere: sup bound {sup:.4g})")
+                          f"bounded by c everywhere: sup bound {sup:.4g})",
+                      remedy=GRADIENT_REMEDY)
+
+
+GRADIENT_REMEDY = ("declare a larger public gradient bound c in the Params (known before seeing "
+                   "the data, never read from it), or run on a loss whose gradient is bounded by c "
+                   "for every x (e.g. the logistic loss on records normalised to ‖a‖₂ ≤ c)")
+"""What to change when :func:`gradient_assumption` fails (the reason of the ``inf`` report)."""
 
 
 def prox_residual_bound(problem, step) -> float:

@@ -1,0 +1,134 @@
+"""Issue 36, breaks 5 and 6: whose noise protects a release, and a failed check means ε = inf.
+
+Break 5: the eavesdropper bound moves to another observer only where the algorithm declares whose
+noise protects its releases (``Algorithm.noise_owner``) and the observer does not know it. In
+DP-RWADMM the token holder draws the noise on every agent's term, so an agent observer (the hub
+of a star, a coalition, a curious agent of ``secret_pairs``) subtracts its own draw.
+Break 6: a report whose assumption fails on the problem's data is ``inf`` with the reason, for
+every algorithm, in one place (``PrivacyReport.with_checks_applied``).
+
+float64: tests/conftest.py enables it for the whole test session.
+"""
+import jax.numpy as jnp
+import numpy as np
+import pytest
+
+from jaxdp import algorithms, network, problems
+from jaxdp.algorithms import REGISTRY, DPDGD, DPRWADMM
+from jaxdp.core import noise_dependence, sender_mismatch
+from jaxdp.privacy import NOISE_OWNERS, Coalition, fallback_refusal, as_threat
+
+N, STEPS, HUB = 5, 12, 0
+
+
+def _star_run():
+    problem = problems.logistic(n_agents=N, m=8, d=3, seed=0)
+    return problem, network.make_network("star", N)
+
+
+@pytest.mark.parametrize("threat", ["neighbours", Coalition([HUB]), "secret_pairs"])
+def test_rwadmm_is_inf_toward_an_observer_that_holds_the_token(threat):
+    """The hub holds the token and knows its own draw: ε toward it is inf, with the reason."""
+    problem, net = _star_run()
+    alg = DPRWADMM()
+    eaves = alg.privacy(problem, net, alg.default_params(), STEPS)
+    report = alg.privacy(problem, net, alg.default_params(), STEPS, threat=threat)
+    assert np.isfinite(eaves.epsilon_max)  # the outsider who knows none of the noise
+    assert np.all(np.isinf(report.epsilon)) and report.epsilon_max == np.inf
+    assert "token holder" in report.reason or "another agent" in report.reason
+    assert report.threat == as_threat(threat).name
+    if report.pairwise is not None:
+        assert np.all(np.isinf(report.pairwise[:, HUB]))
+
+
+def test_an_undeclared_algorithm_gets_only_the_eavesdropper_bound():
+    """No declaration: finite for the eavesdropper, inf (with the reason) for any agent observer."""
+    class Undeclared(DPDGD):
+        noise_owner = None
+
+    problem, net = _star_run()
+    alg = Undeclared()
+    assert np.isfinite(alg.privacy(problem, net, alg.default_params(), 4).epsilon_max)
+    report = alg.privacy(problem, net, alg.default_params(), 4, threat="neighbours")
+    assert report.epsilon_max == np.inf and "does not declare" in report.reason
+    declared = DPDGD().privacy(problem, net, alg.default_params(), 4, threat="neighbours")
+    assert np.isfinite(declared.epsilon_max) and declared.threat_fallback
+
+
+def test_observers_know_only_agents_and_pairs_noise():
+    for name in ("neighbours", "secret_pairs"):
+        assert fallback_refusal(as_threat(name), "sender", "x") == ""
+        assert fallback_refusal(as_threat(name), "agents", "x")
+    assert fallback_refusal(as_threat("eavesdropper"), "agents", "x") == ""
+    with pytest.raises(ValueError, match="'mine'"):
+        fallback_refusal(as_threat("neighbours"), "mine", "x")
+    with pytest.raises(TypeError, match="noise_owner"):
+        type("Bad", (DPDGD,), {"noise_owner": "mine"})
+
+
+def test_every_private_algorithm_declares_whose_noise_protects_it():
+    undeclared = [name for name, cls in REGISTRY.items()
+                  if cls.is_private() and cls.noise_owner not in NOISE_OWNERS]
+    assert undeclared == []
+    assert REGISTRY["dp_rwadmm"].noise_owner == "agents"
+
+
+# -- the declaration against the program ---------------------------------------------------------
+def test_sender_declaration_matches_the_traced_step():
+    """DP-DGD's release of agent i moves with agent i's draws only (one traced step)."""
+    problem, net = _star_run()
+    alg = DPDGD()
+    dep, shared = noise_dependence(alg, problem, net, alg.default_params())
+    assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
+    assert sender_mismatch(alg, problem, net, alg.default_params()) == ""
+
+
+def test_positive_control_a_false_sender_declaration_is_caught():
+    """Declared "sender" but protected by another agent's noise: caught by the traced check."""
+    class TokenClaimsOwnNoise(DPRWADMM):
+        noise_owner = "sender"
+
+    class Rolled(DPDGD):  # agent i's release carries agent i+1's draw (row j: agent j's)
+        def step(self, state, noise, problem, network, params, k):
+            rolled = {m: jnp.roll(z, -1, axis=0) for m, z in noise.items()}
+            return super().step(state, rolled, problem, network, params, k)
+
+    problem, net = _star_run()
+    token = TokenClaimsOwnNoise()
+    assert "no agent axis" in sender_mismatch(token, problem, net, token.default_params())
+    rolled = Rolled()
+    assert "agent i's release moves with agent j's draws" in sender_mismatch(
+        rolled, problem, net, rolled.default_params())
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(n for n, c in REGISTRY.items()
+                                        if c.is_private() and c.noise_owner == "sender"))
+def test_every_sender_declaration_matches_its_audit_case(name):
+    """The registry audit: each "sender" algorithm, on its audit case, one traced step."""
+    from jaxdp.experiments.audit import cases
+
+    case = next(c for c in cases() if c.id == name)
+    problem = case.pair[0]
+    if problem.dim == case.network.n_agents:
+        pytest.skip("d = N: agent and coordinate axes cannot be told apart")
+    assert sender_mismatch(case.algorithm, problem, case.network, case.params) == ""
+
+
+# -- break 6: a failed check means inf -----------------------------------------------------------
+BREAK6 = ["dp_admm", "naive_private_admm", "dp_nids", "dp_extra", "dp_icadmm", "dp_mradmm",
+          "dp_rwadmm"]
+
+
+@pytest.mark.parametrize("name", BREAK6)
+def test_a_failed_assumption_check_makes_epsilon_inf_with_the_reason(name):
+    """On the library's default (nonconvex) logistic problem the records / gradients exceed the
+    declared bound: inf, the reason naming the bound, the largest value found and the remedy."""
+    alg = algorithms.get(name)
+    problem = problems.nonconvex_logistic(n_agents=N, m=8, d=3, seed=0)
+    net = network.make_network("ring", N)
+    report = alg.privacy(problem, net, alg.default_params(), 4)
+    (failed, *_) = report.failed_assumptions()
+    assert report.epsilon_max == np.inf and np.all(np.isinf(report.epsilon))
+    assert failed.statement in report.reason and failed.how in report.reason
+    assert "to get a finite ε" in report.reason and "public" in report.reason
