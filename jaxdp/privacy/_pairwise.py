@@ -265,23 +265,66 @@ def _shifts(form: LinearGossip, F: np.ndarray, view: ObserverView) -> np.ndarray
     return A.reshape(T * len(view.edges), form.n_agents, t_c)
 
 
-def _whitened(sigma: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(Σ^{-1/2}A, in range)``: Cholesky, or the pseudo-inverse on the range of a singular
-    ``Σ`` with a flag per agent for a shift that leaves it."""
+RANGE_TOL = 1e-8
+"""A shift whose relative component outside the numerical range of ``Σ`` is at most this is in
+the range (:func:`range_whiten`)."""
+CLEAR_LEAK = 1e-3
+"""A relative component outside the range above this is a leak (``μ = ∞``) beyond rounding."""
+GRAY = 1e-6
+"""Eigenvalues of ``Σ`` at most ``GRAY·λ_max`` are known to a relative accuracy no better than
+``M·eps/GRAY``, and their eigenvectors mix with the numerical kernel (:func:`range_whiten`)."""
+GRAY_SHARE = 1e-6
+"""The largest share of ``μ²`` the gray eigenvalues may carry before the value is ambiguous."""
+AMBIGUOUS = ("the float rank decision on the observer's noise covariance is ambiguous (eigenvalues "
+             "between M·eps·λ_max and 1e-6·λ_max carry the shift, or a component outside its "
+             "numerical range between rounding and a clear leak): the value is the worst "
+             "observer's (every agent but u), which bounds every observer")
+
+
+def range_whiten(sigma: np.ndarray, A: np.ndarray):
+    """``(white, outside, ambiguous)`` of ``A`` ``(M, cols)`` against ``Σ`` ``(M, M)`` PSD:
+    ``white = Λ^{-1/2} Uᵀ A`` on the numerical range (``λ > M·eps·λ_max``, numpy's rank rule),
+    ``outside`` ``(cols,)`` the columns with a component outside it above :data:`CLEAR_LEAK`
+    (``μ = ∞``: a shift along a direction without noise), and ``ambiguous`` ``(cols,)`` the
+    columns whose value float64 cannot decide: a component outside the range between
+    :data:`RANGE_TOL` and :data:`CLEAR_LEAK`, or more than :data:`GRAY_SHARE` of ``‖white‖²``
+    on eigenvalues at most :data:`GRAY` ``·λ_max`` (their eigenvectors carry errors of order
+    ``eps·λ_max/λ``: on Krylov views such as Muffliato's gossip averaging at ``T ≥ 12`` the value
+    drifts below the exact one, or a column in the exact range appears to leave it). The caller
+    replaces an ambiguous value by a sound one (:func:`cap_pairwise`)."""
+    lam, U = np.linalg.eigh(sigma)
+    top = max(float(lam[-1]), 0.0)
+    keep = lam > top * len(lam) * np.finfo(np.float64).eps
+    coords = U[:, keep].T @ A
+    white = coords / np.sqrt(lam[keep])[:, None]
+    norm = np.maximum(np.linalg.norm(A, axis=0), np.finfo(np.float64).tiny)
+    residual = np.linalg.norm(A - U[:, keep] @ coords, axis=0) / norm
+    gray = lam[keep] <= GRAY * top
+    total = np.maximum(np.sum(white ** 2, axis=0), np.finfo(np.float64).tiny)
+    share = np.sum(white[gray] ** 2, axis=0) / total
+    outside = residual > CLEAR_LEAK
+    ambiguous = ~outside & ((residual > RANGE_TOL) | (share > GRAY_SHARE))
+    return white, outside, ambiguous
+
+
+def _whitened(sigma: np.ndarray, A: np.ndarray):
+    """``(Σ^{-1/2}A, in range, ambiguous)``: Cholesky when ``Σ`` is well conditioned (LAPACK's
+    reciprocal condition estimate above :data:`GRAY`), else :func:`range_whiten`; the flags are
+    per agent (any of its contribution steps)."""
     flat = A.reshape(A.shape[0], -1)
     try:
         chol = linalg.cholesky(sigma, lower=True)
-        white = linalg.solve_triangular(chol, flat, lower=True)
-        return white.reshape(A.shape), np.ones(A.shape[1], bool)
+        rcond, _ = linalg.lapack.dpocon(chol, np.abs(sigma).sum(axis=0).max(), lower=1)
+        if rcond > GRAY:
+            white = linalg.solve_triangular(chol, flat, lower=True)
+            none = np.zeros(A.shape[1], bool)
+            return white.reshape(A.shape), ~none, none
     except linalg.LinAlgError:
-        vals, vecs = linalg.eigh(sigma)
-        keep = vals > vals.max() * 1e-12
-        proj = vecs[:, keep].T @ flat
-        white = proj / np.sqrt(vals[keep])[:, None]
-        outside = np.linalg.norm(flat - vecs[:, keep] @ proj, axis=0)
-        scale = np.linalg.norm(flat, axis=0) + 1e-300
-        inside = (outside <= 1e-9 * scale).reshape(A.shape[1:]).all(axis=-1)
-        return white.reshape((-1,) + A.shape[1:]), inside
+        pass
+    white, outside, ambiguous = range_whiten(sigma, flat)
+    per_agent = A.shape[1:]
+    return (white.reshape((-1,) + per_agent), ~outside.reshape(per_agent).any(axis=-1),
+            ambiguous.reshape(per_agent).any(axis=-1))
 
 
 def observer_mu(form: LinearGossip, view: ObserverView, F: np.ndarray | None = None):
@@ -292,14 +335,14 @@ def observer_mu(form: LinearGossip, view: ObserverView, F: np.ndarray | None = N
     if len(view.edges) == 0:
         return (np.where(np.isin(np.arange(form.n_agents), view.members), np.inf, 0.0),
                 np.ones(form.n_agents, bool))
-    white, inside = _whitened(_covariance(form, F, view), _shifts(form, F, view))
+    white, inside, ambiguous = _whitened(_covariance(form, F, view), _shifts(form, F, view))
     per_agent = np.ascontiguousarray(white.transpose(1, 0, 2))  # (N, T|O|, T_c)
     Q = np.matmul(per_agent.transpose(0, 2, 1), per_agent)  # (N, T_c, T_c): AᵀΣ⁺A
     spectral = Q.shape[-1] * np.linalg.eigvalsh(Q)[:, -1]  # T_c λ_max(Q): module docstring
     mu = form.sensitivity * np.sqrt(np.minimum(np.abs(Q).sum(axis=(1, 2)), spectral))
     exact = (Q >= -1e-12 * np.abs(Q).max(axis=(1, 2), keepdims=True)).all(axis=(1, 2))
     out = ~inside | np.isin(np.arange(form.n_agents), view.members)
-    return np.where(out, np.inf, mu), exact
+    return np.where(out, np.inf, np.where(ambiguous, np.nan, mu)), exact & ~ambiguous
 
 
 def _check_work(form: LinearGossip, obs: list[ObserverView]) -> None:
@@ -326,6 +369,9 @@ class PairwiseResult:
       mu: the Gaussian-mechanism sensitivities, shaped like ``epsilon``.
       exact: where the sensitivity bound is attained (else it is an upper bound).
       delta: δ.
+      capped: shaped like ``epsilon``: where the value is the worst observer's
+        (:func:`cap_pairwise`: the accountant's was larger, or float64 could not decide it).
+      reason: why some values were capped, when the rank decision was ambiguous.
     """
 
     threat: str
@@ -333,6 +379,8 @@ class PairwiseResult:
     mu: np.ndarray
     exact: np.ndarray
     delta: float
+    capped: np.ndarray | None = None
+    reason: str = ""
 
     @property
     def per_agent(self) -> np.ndarray:
@@ -352,6 +400,47 @@ def _worst_other(values: np.ndarray) -> np.ndarray:
     if values.shape[1] > 1:
         np.fill_diagonal(values, -np.inf)
     return values.max(axis=1)
+
+
+def cap_pairwise(mu, exact, worst, members):
+    """``(μ, exact, capped)`` with every ``μ_{u→o}`` at most ``worst[u]``: the one place every
+    pairwise accountant caps its values (issue 36).
+
+    ``worst[u]`` is ``u``'s value against the coalition of every other agent: it sees every
+    message ``u`` sends (all the eavesdropper sees of ``u``) and knows every seed but ``u``'s, so
+    the view of any observer that does not contain ``u`` (one agent, a coalition, the eavesdropper,
+    a curious agent) is a function of its view, and by post-processing ``μ_{u→o} ≤ worst[u]``.
+    A ``NaN`` (a value float64 could not decide: :func:`range_whiten`) becomes ``worst[u]``, and
+    a ``NaN`` worst ``inf``; a member of the observer keeps ``inf``.
+
+    Args:
+      mu, exact: ``(N, V)``; worst: ``(N,)``; members: ``(N, V)`` bool, ``u`` in observer ``o``.
+    """
+    worst = np.where(np.isnan(worst), np.inf, np.asarray(worst, np.float64))[:, None]
+    over = ~members & (np.isnan(mu) | (mu > worst))
+    return (np.where(members, np.inf, np.where(over, worst, mu)),
+            np.where(over, False, exact), over)
+
+
+def _others(n: int, u: int) -> np.ndarray:
+    return np.delete(np.arange(n), u)
+
+
+def worst_observer_mu(form: LinearGossip, method: str, band: int = 1, etas=()) -> np.ndarray:
+    """``(N,)``: each agent's ``μ`` against every other agent together (:func:`cap_pairwise`),
+    by ``method`` (``"dense"`` or ``"structured"``)."""
+    n = form.n_agents
+    worst = [_members_view(form, _others(n, u)) for u in range(n)]
+    if method == "structured":
+        from jaxdp.privacy._pairwise_scan import structured_mu
+        return np.diagonal(structured_mu(form, worst, band, etas)[0]).copy()
+    F = form.powers()
+    return np.array([observer_mu(form, view, F)[0][u] for u, view in enumerate(worst)])
+
+
+def _members_matrix(n: int, obs) -> np.ndarray:
+    """``(N, V)`` bool: agent ``u`` is a member of observer ``o``."""
+    return np.stack([np.isin(np.arange(n), o.members) for o in obs], axis=1)
 
 
 METHODS = ("auto", "dense", "structured")
@@ -397,6 +486,10 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
         F = form.powers()
         mus, exact = zip(*(observer_mu(form, view, F) for view in obs), strict=True)
         mu, exact = np.stack(mus, axis=1), np.stack(exact, axis=1)
+    undecided = bool(np.any(np.isnan(mu)))
+    mu, exact, capped = cap_pairwise(mu, exact, worst_observer_mu(form, method, band, etas),
+                                     _members_matrix(form.n_agents, obs))
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
-                          exact=exact, delta=delta)
+                          exact=exact, delta=delta, capped=capped,
+                          reason=AMBIGUOUS if undecided else "")
 
