@@ -428,9 +428,14 @@ def _others(n: int, u: int) -> np.ndarray:
 
 def worst_observer_mu(form: LinearGossip, method: str, band: int = 1, etas=()) -> np.ndarray:
     """``(N,)``: each agent's ``μ`` against every other agent together (:func:`cap_pairwise`),
-    by ``method`` (``"dense"`` or ``"structured"``)."""
+    dense where its limits allow, else by ``method``."""
     n = form.n_agents
     worst = [_members_view(form, _others(n, u)) for u in range(n)]
+    try:  # the dense value where it fits: these views are small (the rows u sends)
+        _check_work(form, worst)
+        method = "dense"
+    except ValueError:
+        pass
     if method == "structured":
         from jaxdp.privacy._pairwise_scan import structured_mu
         return np.diagonal(structured_mu(form, worst, band, etas)[0]).copy()
