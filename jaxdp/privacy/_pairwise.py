@@ -314,7 +314,7 @@ def _whitened(sigma: np.ndarray, A: np.ndarray):
     flat = A.reshape(A.shape[0], -1)
     try:
         chol = linalg.cholesky(sigma, lower=True)
-        rcond, _ = linalg.lapack.dpocon(chol, np.abs(sigma).sum(axis=0).max(), lower=1)
+        rcond, _ = linalg.lapack.dpocon(chol, np.abs(sigma).sum(axis=0).max(), uplo="L")
         if rcond > GRAY:
             white = linalg.solve_triangular(chol, flat, lower=True)
             none = np.zeros(A.shape[1], bool)
@@ -417,9 +417,9 @@ def cap_pairwise(mu, exact, worst, members):
       mu, exact: ``(N, V)``; worst: ``(N,)``; members: ``(N, V)`` bool, ``u`` in observer ``o``.
     """
     worst = np.where(np.isnan(worst), np.inf, np.asarray(worst, np.float64))[:, None]
-    over = ~members & (np.isnan(mu) | (mu > worst))
-    return (np.where(members, np.inf, np.where(over, worst, mu)),
-            np.where(over, False, exact), over)
+    over = ~members & (np.isnan(mu) | (mu > worst * (1 + 1e-9)))  # beyond rounding: capped
+    capped = np.where(over, worst, np.minimum(mu, worst))
+    return np.where(members, np.inf, capped), np.where(over, False, exact), over
 
 
 def _others(n: int, u: int) -> np.ndarray:
