@@ -221,3 +221,16 @@ def test_gradient_in_the_pairwise_scale_is_its_draw(setup):
         draws = np.asarray(alg.channel_draws(state, noise, prob, net, params, 0)["mix0"][1])
         assert float(g) == pytest.approx(np.sum(np.asarray(net.w_edge)[:, None] * draws[1]),
                                          abs=1e-10)
+
+
+@pytest.mark.parametrize("field", ["decor_sigma", "decor_sigma_cor", "decor_decay"])
+@pytest.mark.parametrize("threat", ["eavesdropper", "secret_pairs"])
+def test_privacy_refuses_a_per_agent_pairwise_field(setup, field, threat):
+    """DECOR's fields act per undirected edge (one lattice for both ends): ``privacy`` refuses a
+    per-agent value as ``validate`` does, naming the field, instead of reporting on it."""
+    prob, net = setup
+    with jax.enable_x64(True):
+        alg, p = _dgd(channels.pairwise_cancelling(1.0, 1.0))
+        with pytest.raises(ValueError, match=f"{field} must be a scalar"):
+            alg.privacy(prob, net, p.replace(**{field: jnp.linspace(1.0, 2.0, N)}), 3,
+                        threat=threat)

@@ -73,7 +73,7 @@ def _brute_Q(form: LinearGossip, observed, members, u):
 FORMS = {
     "message noise": dict(sigma_message=1.0),
     "local + message noise": dict(sigma_local=0.7, sigma_message=0.5),
-    "local noise, first step": dict(sigma_local=1.0, contributions="first_step"),
+    "local noise, first step": dict(sigma_local=1.0, contributions="first_step_fresh_noise"),
 }
 
 
@@ -135,7 +135,8 @@ def test_a_shift_outside_the_noise_is_not_protected():
     the shift leaves the range of a singular Σ), while agent 3, two hops away, sees it only
     through agent 2's noisy messages (finite)."""
     form = LinearGossip.from_network(make_network("path", 4), 3, 2.0,
-                                     sigma_local=[1.0, 0.0, 1.0, 1.0], contributions="first_step")
+                                     sigma_local=[1.0, 0.0, 1.0, 1.0],
+                                     contributions="first_step_fresh_noise")
     eps = linear_gossip_epsilon(form, DELTA).epsilon
     assert np.isinf(eps[1, 0]) and np.isinf(eps[1, 2]) and np.isfinite(eps[1, 3])
     assert eps[0, 1] == pytest.approx(float(gaussian_epsilon(2.0, DELTA)))
@@ -176,7 +177,7 @@ def _simulate_view(form: LinearGossip, u, v, c_u, trials, rng):
 AUDITS = {  # (graph, N, T, noise, u, v)
     "path, message noise, two hops": ("path", 4, 3, dict(sigma_message=1.0), 0, 2),
     "ring, local noise, one contribution, two hops": (
-        "ring", 5, 3, dict(sigma_local=1.0, contributions="first_step"), 0, 2),
+        "ring", 5, 3, dict(sigma_local=1.0, contributions="first_step_fresh_noise"), 0, 2),
 }
 
 
@@ -232,7 +233,8 @@ def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
     tests/test_muffliato_bound.py), and its corrected Theorem 11 (arXiv 2206.05091) never
     under-reports on the graphs tested, so the wrong claims caught here are two other ones:
     (a) the gossip-averaging analysis applied to SGD — only the first step's contribution
-    accounted (``contributions="first_step"``), μ² about 0.13 of the truth here; (b) relays
+    accounted (``contributions="first_step_fresh_noise"``), μ² about 0.13 of the truth here;
+    (b) relays
     ignored — v learns about u only from u's own messages, ε = 0 two hops away. Both must fall
     below the audit's lower bound; the exact claim and Muffliato's corrected bound (converted
     from RDP to (ε, δ) by Canonne–Kamath–Steinke 2020, Prop. 12) must stay above it."""
@@ -245,7 +247,8 @@ def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
     exact = linear_gossip_epsilon(form, delta)
     assert exact.mu[u, v] == pytest.approx(2.0) and exact.exact[u, v]
     first_only = linear_gossip_epsilon(
-        LinearGossip.from_network(make_network(graph, n), steps, sens, contributions="first_step",
+        LinearGossip.from_network(make_network(graph, n), steps, sens,
+                                  contributions="first_step_fresh_noise",
                                   **noise), delta).epsilon[u, v]
     orders = np.asarray(DEFAULT_ORDERS, np.float64)
     mu2 = sens ** 2 * muffliato_corrected_sum(form.W, steps)[u, v]
@@ -254,3 +257,16 @@ def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
     assert audit.epsilon_lower <= exact.epsilon[u, v] < corrected
     assert audit.epsilon_lower > first_only
     assert audit.epsilon_lower > 0.0  # (b): relays ignored claims 0 at two hops
+
+
+def test_first_step_is_a_deprecated_alias_that_says_the_noise_is_fresh():
+    """``contributions="first_step"`` read as Muffliato's gossip averaging (noise drawn once), but
+    the mechanism adds fresh noise every step: the value is renamed, the old one warns."""
+    net = make_network("ring", 4)
+    with pytest.warns(FutureWarning, match="FRESH noise at every step.*not Muffliato"):
+        old = LinearGossip.from_network(net, 3, 1.0, sigma_local=1.0, contributions="first_step")
+    assert old.contributions == "first_step_fresh_noise"
+    new = LinearGossip.from_network(net, 3, 1.0, sigma_local=1.0,
+                                    contributions="first_step_fresh_noise")
+    assert np.array_equal(linear_gossip_epsilon(old, DELTA).mu,
+                          linear_gossip_epsilon(new, DELTA).mu)

@@ -23,7 +23,7 @@ CASES = {  # (graph, N, T, graph kwargs, noise)
                             dict(sigma_local=0.5, sigma_message=0.8)),
     "random, both noises, first step": ("erdos_renyi", 8, 5, dict(p=0.4),
                                         dict(sigma_local=0.5, sigma_message=0.8,
-                                             contributions="first_step")),
+                                             contributions="first_step_fresh_noise")),
     "path, negative Q entries": ("path", 5, 4, {}, dict(sigma_local=1.0, sigma_message=0.3)),
 }
 
@@ -95,12 +95,12 @@ def test_a_negative_q_case_is_marked_inexact():
 
 def test_method_auto_uses_the_structured_path_beyond_the_dense_limits():
     form = LinearGossip.from_network(make_network("ring", 6), 2100, 2.0, sigma_message=1.0,
-                                     contributions="first_step")
+                                     contributions="first_step_fresh_noise")
     with pytest.raises(ValueError, match="lower T"):
         linear_gossip_epsilon(form, 1e-5, method="dense")
     result = linear_gossip_epsilon(form, 1e-5)
     short = LinearGossip.from_network(make_network("ring", 6), 300, 2.0, sigma_message=1.0,
-                                      contributions="first_step")
+                                      contributions="first_step_fresh_noise")
     # the influence of the first step has long mixed: extending T barely changes ε (≥ and close)
     reference = linear_gossip_epsilon(short, 1e-5, method="dense")
     off = ~np.eye(6, dtype=bool)
@@ -116,7 +116,8 @@ def _loss(every_step, etas=(), steps=4):
     certificate's ``η`` grid ``etas``)."""
     net = make_network("ring", 5)
     form = LinearGossip.from_network(net, steps, 1.0, sigma_local=0.6, sigma_message=0.8,
-                                     contributions="every_step" if every_step else "first_step")
+                                     contributions=("every_step" if every_step
+                                                    else "first_step_fresh_noise"))
     structure = structure_of(form, views(form, "neighbours"), band=1, etas=etas)
     edges = np.array([(i, j) for i, j in zip(form.senders, form.receivers, strict=True) if i < j]).T
 
@@ -195,3 +196,15 @@ def test_dense_and_neighbour_list_products_agree_with_their_gradients(monkeypatc
         finite = np.isfinite(dense)
         np.testing.assert_array_equal(finite, np.isfinite(lists))
         np.testing.assert_allclose(dense[finite], lists[finite], rtol=1e-12, atol=1e-12)
+
+
+def test_structured_every_step_bound_is_capped_at_the_worst_observer():
+    """The structured every-step bound exceeded the worst observer's μ (1.39·√T–1.66× the
+    eavesdropper's on ring8/path6 at T = 50); every pairwise value is now at most the μ of the
+    coalition of all other agents, here (local noise only) ``√T Δ/σ``, and says it was capped."""
+    T = 50
+    form = LinearGossip.from_network(make_network("ring", 8), T, 1.0, sigma_local=1.0)
+    result = linear_gossip_epsilon(form, 1e-5, "neighbours", method="structured")
+    off = ~np.eye(8, dtype=bool)
+    assert np.all(result.mu[off] <= np.sqrt(T) * (1 + 1e-9))
+    assert np.any(result.capped[off])

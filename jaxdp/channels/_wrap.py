@@ -214,13 +214,10 @@ class WithChannel(Algorithm):
         inner, values = self.split(params)
         self.inner.validate(inner, problem, network)
         domains = {f: t.domain(f) for t in self.transforms for f in t.fields}
-        undirected = {f for t in self.transforms if t.undirected for f in t.fields}
+        self.check_undirected_scalars(values)
         for field, value in values.items():
             label = f"{self.params_type.__name__}.{field}"
             check_per_agent_value(label, value, network.n_agents)
-            if field in undirected and np.ndim(value):
-                raise ValueError(f"{label} must be a scalar (its transform acts per undirected "
-                                 f"edge, not per agent); got shape {np.shape(value)}")
             v = np.asarray(value, np.float64)
             ok, what = _DOMAINS[domains[field]]
             bad = ~ok(v)
@@ -228,6 +225,20 @@ class WithChannel(Algorithm):
                 raise ValueError(f"{label} must be {what} for every agent; got "
                                  f"{v.flat[int(np.argmax(bad))]:g}")
         self.check_messages(problem, network, params)
+
+    def check_undirected_scalars(self, values: dict) -> None:
+        """Refuse a per-agent value of a field whose transform acts per undirected edge (one
+        lattice for both ends: :mod:`jaxdp.channels._correlated`), e.g. DECOR's ``σ``.
+
+        Raises:
+          ValueError: naming the field and the value's shape.
+        """
+        undirected = {f for t in self.transforms if t.undirected for f in t.fields}
+        for field in sorted(undirected & set(values)):
+            if np.ndim(values[field]):
+                raise ValueError(f"{self.params_type.__name__}.{field} must be a scalar (its "
+                                 "transform acts per undirected edge, not per agent); got shape "
+                                 f"{np.shape(values[field])}")
 
     def check_messages(self, problem, network, params) -> None:
         """Refuse a message without a route, messages too small for a compressor's ``k`` and a
@@ -412,6 +423,7 @@ class WithChannel(Algorithm):
         """Privacy from the channel (see :mod:`jaxdp.channels._privacy`); ``inf`` when the inner
         algorithm chooses who sends from the data (a federated selection by loss or data size:
         ``selection_reads_data``), which the channel's per-sender accounting does not cover."""
+        self.check_undirected_scalars(self.split(params)[1])
         why = getattr(self.inner, "selection_reads_data", lambda: "")()
         if why:
             from jaxdp.privacy import PrivacyReport
@@ -423,6 +435,7 @@ class WithChannel(Algorithm):
     def account_under(self, threat, problem, network, params, steps, *, delta):
         """Under :class:`~jaxdp.privacy.SecretPairs`, DECOR's SecLDP bound where the channel has
         one (:mod:`jaxdp.channels._correlated`); every other case falls back."""
+        self.check_undirected_scalars(self.split(params)[1])
         if not isinstance(threat, SecretPairs):
             return None, ""
         report, why = secret_pairs_report(self, problem, network, params, steps, delta=delta)

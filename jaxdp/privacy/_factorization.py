@@ -42,13 +42,18 @@ closed neighbourhood: :func:`gossip_release`).
 **Singular views.** ``Σ`` need not be invertible (duplicated rows, or Zip-DL's zero-sum noise in
 jaxdp's ring construction: the sum of a sender's messages carries none). On the host path
 (``xp=np``, what :func:`factorization_epsilon` uses) ``Σ = U Λ Uᵀ`` is split into its numerical
-range (``λ > M·eps·λ_max``, numpy's rank rule) and kernel: if a contribution column ``A_{·,u,s}`` of a
-step ``s`` in some participation class has a component in the kernel (relative norm above
-:data:`RANGE_TOL`), a shift of ``c_{u,s}`` moves the view's mean along a direction with no noise,
-the two Gaussians are mutually singular and ``μ = ∞`` (exact); otherwise every shift lies in
-the range and ``Q = A_uᵀ Σ⁺ A_u`` (the Gaussian restricted to the range: the same formula with
-the pseudo-inverse). A kernel component below the tolerance is treated as zero (a numerical
-decision: the ideal mechanism's value, not a bound for floats). The ``jnp`` path
+range (``λ > M·eps·λ_max``, numpy's rank rule) and kernel
+(:func:`~jaxdp.privacy._pairwise.range_whiten`): a contribution column ``A_{·,u,s}`` with a
+component in the kernel above :data:`~jaxdp.privacy._pairwise.CLEAR_LEAK` of its norm moves the
+view's mean along a direction with no noise, the two Gaussians are mutually singular and
+``μ = ∞``; one below :data:`RANGE_TOL` is in the range and ``Q = A_uᵀ Σ⁺ A_u``. **Ambiguous
+rank decisions** (issue 36): a kernel component between the two, or a value carried by
+eigenvalues below ``10⁻⁶ λ_max`` (known to a few digits at best, their eigenvectors mixed with
+the kernel: Muffliato's gossip averaging on the Florentine families at ``T = 20`` gave
+``μ = 0.46`` for an exact 1) are not decided in float64: the agent gets the worst observer's
+value (:func:`~jaxdp.privacy._pairwise.cap_pairwise`, the coalition of every other agent, which
+bounds every observer) and the result says why (``reason``). Every value is also capped there:
+an observer never learns more than the coalition that contains it. The ``jnp`` path
 (differentiable) keeps the Cholesky solve and needs ``Σ`` positive definite (NaN otherwise).
 
 Everything here is ``jnp`` and differentiable in ``W``, the noise scales and ``L``
@@ -65,16 +70,20 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._precision import einsum, matmul
-from jaxdp.privacy._pairwise import PairwiseResult, gaussian_epsilon
+from jaxdp.privacy._pairwise import (
+    AMBIGUOUS,
+    RANGE_TOL,
+    PairwiseResult,
+    cap_pairwise,
+    gaussian_epsilon,
+    range_whiten,
+)
 from jaxdp.privacy._threat import Coalition, Eavesdropper, Neighbours, SecretPairs, as_threat
 
 MAX_CONTRIBUTIONS = 3000
 """The largest ``N·T`` (contribution columns of ``A``)."""
 MAX_ROWS = 4000
 """The largest number of released rows (``Σ`` is ``MAX_ROWS²`` float64: 128 MB)."""
-RANGE_TOL = 1e-8
-"""A contribution column whose component outside the range of ``Σ`` exceeds this fraction of its
-norm makes ``μ = ∞`` (module docstring, *Singular views*)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -193,7 +202,7 @@ def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
     """
     mm, es = (matmul, einsum) if xp is jnp else (np.matmul, np.einsum)
     m, n, t = A_view.shape
-    white, outside = _whiten(mm(B_view, B_view.T), A_view.reshape(m, n * t), xp)
+    white, outside, ambiguous = _whiten(mm(B_view, B_view.T), A_view.reshape(m, n * t), xp)
     white = white.reshape(-1, n, t)
     per_agent = white.transpose(1, 2, 0)  # (N, T, M)
     Q = mm(per_agent, per_agent.transpose(0, 2, 1))  # (N, T, T): A_uᵀ Σ⁺ A_u
@@ -202,11 +211,13 @@ def release_mu2(A_view, B_view, classes, xp=jnp) -> tuple[jax.Array, jax.Array]:
                            _spectral_bound(Q, classes, xp))
     signed = es("ps,ust,pt->up", classes, Q, classes)
     leaks = es("us,ps->up", outside.reshape(n, t).astype(per_class.dtype), classes) > 0
-    per_class = xp.where(leaks, xp.inf, per_class)
+    undecided = es("us,ps->up", ambiguous.reshape(n, t).astype(per_class.dtype), classes) > 0
+    per_class = xp.where(leaks, xp.inf, xp.where(undecided, xp.nan, per_class))
     best = xp.argmax(per_class, axis=1)
     exact = xp.take_along_axis(signed - per_class, best[:, None], axis=1)[:, 0] >= \
         -1e-10 * xp.max(per_class, axis=1)
-    return xp.max(per_class, axis=1), exact | xp.any(leaks, axis=1)
+    worst = xp.where(xp.any(leaks, axis=1), xp.inf, xp.max(per_class, axis=1))  # NaN: undecided
+    return worst, exact | xp.any(leaks, axis=1)
 
 
 def _spectral_bound(Q, classes, xp):
@@ -216,19 +227,17 @@ def _spectral_bound(Q, classes, xp):
 
 
 def _whiten(sigma, A, xp):
-    """``(W, outside)``: ``W = Σ^{+1/2} A`` restricted to the range of ``Σ`` and ``outside``
-    ``(columns,)`` bool, the columns of ``A`` with a component in its kernel (module docstring,
-    *Singular views*). ``jnp``: the Cholesky solve (NaN when ``Σ`` is not PD; nothing outside)."""
+    """``(W, outside, ambiguous)``: ``W = Σ^{+1/2} A`` restricted to the range of ``Σ``,
+    ``outside`` ``(columns,)`` bool, the columns of ``A`` with a component in its kernel, and
+    ``ambiguous`` those float64 cannot decide (module docstring, *Singular views*;
+    :func:`~jaxdp.privacy._pairwise.range_whiten`). ``jnp``: the Cholesky solve (NaN when ``Σ``
+    is not PD; nothing outside or ambiguous)."""
     if xp is jnp:
         chol = jnp.linalg.cholesky(sigma)
         white = jax.scipy.linalg.solve_triangular(chol, A, lower=True)
-        return white, jnp.zeros(A.shape[1], bool)
-    lam, U = np.linalg.eigh(sigma)
-    keep = lam > max(lam[-1], 0.0) * len(lam) * np.finfo(lam.dtype).eps
-    coords = U[:, keep].T @ A
-    residual = np.linalg.norm(A - U[:, keep] @ coords, axis=0)
-    outside = residual > RANGE_TOL * np.linalg.norm(A, axis=0)
-    return coords / np.sqrt(lam[keep])[:, None], outside
+        none = jnp.zeros(A.shape[1], bool)
+        return white, none, none
+    return range_whiten(sigma, A)
 
 
 def observer_mu2(release: LinearRelease, obs: Observer, classes,
@@ -272,11 +281,25 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
         exacts.append(np.asarray(exact))
         members.append(np.isin(np.arange(release.n_agents), obs.members))
     mu, exact = np.stack(mus, axis=1), np.stack(exacts, axis=1)
+    undecided = bool(np.any(np.isnan(mu)))
+    mu, exact, capped = cap_pairwise(mu, exact, worst_observer_mu2(release, classes) ** 0.5
+                                     * sensitivity, np.stack(members, axis=1))
     if isinstance(threat, SecretPairs):  # the worst observer that is not the agent itself
         mu = np.max(np.where(np.stack(members, axis=1), 0.0, mu), axis=1, keepdims=True)
         exact = np.all(exact, axis=1, keepdims=True)
+        capped = np.any(capped, axis=1, keepdims=True)
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
-                          exact=exact, delta=delta)
+                          exact=exact, delta=delta, capped=capped,
+                          reason=AMBIGUOUS if undecided else "")
+
+
+def worst_observer_mu2(release: LinearRelease, classes) -> np.ndarray:
+    """``(N,)`` host ``μ²/Δ²`` of each agent ``u`` against every other agent together (the rows
+    ``u`` sends, every seed but ``u``'s own known): the cap of
+    :func:`~jaxdp.privacy._pairwise.cap_pairwise`, which bounds every observer without ``u``."""
+    n = release.n_agents
+    return np.array([observer_mu2(release, _members_observer(release, np.delete(np.arange(n), u)),
+                                  classes, np)[0][u] for u in range(n)])
 
 
 def block_powers(W, steps: int, first_power: int = 0):

@@ -10,8 +10,9 @@ Agents ``i = 1..N`` on a static network with mixing matrix ``W`` (the one the si
 
 with ``ξ, z`` independent standard Gaussians: ``σ_ℓ`` local noise (DP-DGD, Muffliato: Cyffers
 et al., NeurIPS 2022) and ``σ_m`` per-message noise (a ``clip + gaussian`` channel). ``c_i^k`` is
-agent ``i``'s contribution at step ``k`` (every step, or only ``k = 0``: gossip averaging of
-private values), with ``‖c_u^k − c_u'^k‖₂ ≤ Δ`` between neighbouring data sets of agent ``u``.
+agent ``i``'s contribution at step ``k`` (every step, or only ``k = 0`` with the noise still
+fresh at every step: ``"first_step_fresh_noise"``, NOT Muffliato's gossip averaging, whose noise
+is drawn once: :class:`LinearGossip`), with ``‖c_u^k − c_u'^k‖₂ ≤ Δ`` between neighbouring data sets of agent ``u``.
 
 **What an observer sees.** Under :class:`~jaxdp.privacy.Neighbours`, agent ``v`` sees the
 messages ``m_{j→v}^k`` it receives (``k < T``) and knows its own contributions, ``ξ_v`` and the
@@ -55,6 +56,7 @@ and more than :data:`MAX_WORK` multiply-adds over all observers, naming the size
 from __future__ import annotations
 
 import dataclasses
+import warnings
 
 import numpy as np
 from scipy import linalg, special
@@ -66,7 +68,10 @@ MAX_VIEW = 4000
 """The largest observer view ``T·|O|`` (``Σ`` is ``MAX_VIEW²`` float64: 128 MB)."""
 MAX_WORK = 1e11
 """The largest number of multiply-adds of one call (about a minute on one core)."""
-CONTRIBUTIONS = ("every_step", "first_step")
+CONTRIBUTIONS = ("every_step", "first_step_fresh_noise")
+DEPRECATED_CONTRIBUTIONS = {"first_step": "first_step_fresh_noise"}
+"""Old option values and their names now. ``"first_step"`` was renamed because it read as
+Muffliato's gossip averaging, which it is not: its noise is fresh at every step."""
 
 
 def gaussian_epsilon(mu, delta: float) -> np.ndarray:
@@ -104,7 +109,14 @@ class LinearGossip:
         contribution clipped to ``C`` whose agent's data set is replaced).
       sigma_local: ``σ_ℓ ≥ 0``, scalar or ``(N,)``.
       sigma_message: ``σ_m ≥ 0``, the per-message noise.
-      contributions: ``"every_step"`` or ``"first_step"`` (only ``c⁰``).
+      contributions: ``"every_step"`` or ``"first_step_fresh_noise"`` (only ``c⁰``, and the
+        noise ``σ_ℓ ξ^k, σ_m z^k`` still fresh at every step). That is **not** Muffliato's
+        gossip averaging (one noisy value ``x + σ η`` drawn once, then ``T`` noiseless gossip
+        rounds), whose later messages carry no new noise: accounted with this option it would be
+        about 5× under on a 16-ring. Muffliato's averaging is a :class:`LinearRelease` with the
+        noise at step 0 only (:func:`~jaxdp.privacy.gossip_release` with the decoder
+        ``L = e₀e₀ᵀ`` and ``participation="first_step"``). The old value ``"first_step"`` is
+        a deprecated alias (a ``FutureWarning``).
     """
 
     W: np.ndarray
@@ -121,6 +133,13 @@ class LinearGossip:
         if n > MAX_AGENTS:
             raise ValueError(f"LinearGossip: N = {n} agents > {MAX_AGENTS}, beyond what the dense "
                              "pairwise accountant is built for")
+        if self.contributions in DEPRECATED_CONTRIBUTIONS:
+            new = DEPRECATED_CONTRIBUTIONS[self.contributions]
+            warnings.warn(f"LinearGossip(contributions={self.contributions!r}) is deprecated: it "
+                          f"is {new!r} (one contribution, FRESH noise at every step), not "
+                          "Muffliato's gossip averaging (noise drawn once); use "
+                          f"contributions={new!r}", FutureWarning, stacklevel=3)
+            object.__setattr__(self, "contributions", new)
         if self.contributions not in CONTRIBUTIONS:
             raise ValueError(f"contributions must be one of {CONTRIBUTIONS}; got "
                              f"{self.contributions!r}")
@@ -246,23 +265,66 @@ def _shifts(form: LinearGossip, F: np.ndarray, view: ObserverView) -> np.ndarray
     return A.reshape(T * len(view.edges), form.n_agents, t_c)
 
 
-def _whitened(sigma: np.ndarray, A: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(Σ^{-1/2}A, in range)``: Cholesky, or the pseudo-inverse on the range of a singular
-    ``Σ`` with a flag per agent for a shift that leaves it."""
+RANGE_TOL = 1e-8
+"""A shift whose relative component outside the numerical range of ``Σ`` is at most this is in
+the range (:func:`range_whiten`)."""
+CLEAR_LEAK = 1e-3
+"""A relative component outside the range above this is a leak (``μ = ∞``) beyond rounding."""
+GRAY = 1e-6
+"""Eigenvalues of ``Σ`` at most ``GRAY·λ_max`` are known to a relative accuracy no better than
+``M·eps/GRAY``, and their eigenvectors mix with the numerical kernel (:func:`range_whiten`)."""
+GRAY_SHARE = 1e-6
+"""The largest share of ``μ²`` the gray eigenvalues may carry before the value is ambiguous."""
+AMBIGUOUS = ("the float rank decision on the observer's noise covariance is ambiguous (eigenvalues "
+             "between M·eps·λ_max and 1e-6·λ_max carry the shift, or a component outside its "
+             "numerical range between rounding and a clear leak): the value is the worst "
+             "observer's (every agent but u), which bounds every observer")
+
+
+def range_whiten(sigma: np.ndarray, A: np.ndarray):
+    """``(white, outside, ambiguous)`` of ``A`` ``(M, cols)`` against ``Σ`` ``(M, M)`` PSD:
+    ``white = Λ^{-1/2} Uᵀ A`` on the numerical range (``λ > M·eps·λ_max``, numpy's rank rule),
+    ``outside`` ``(cols,)`` the columns with a component outside it above :data:`CLEAR_LEAK`
+    (``μ = ∞``: a shift along a direction without noise), and ``ambiguous`` ``(cols,)`` the
+    columns whose value float64 cannot decide: a component outside the range between
+    :data:`RANGE_TOL` and :data:`CLEAR_LEAK`, or more than :data:`GRAY_SHARE` of ``‖white‖²``
+    on eigenvalues at most :data:`GRAY` ``·λ_max`` (their eigenvectors carry errors of order
+    ``eps·λ_max/λ``: on Krylov views such as Muffliato's gossip averaging at ``T ≥ 12`` the value
+    drifts below the exact one, or a column in the exact range appears to leave it). The caller
+    replaces an ambiguous value by a sound one (:func:`cap_pairwise`)."""
+    lam, U = np.linalg.eigh(sigma)
+    top = max(float(lam[-1]), 0.0)
+    keep = lam > top * len(lam) * np.finfo(np.float64).eps
+    coords = U[:, keep].T @ A
+    white = coords / np.sqrt(lam[keep])[:, None]
+    norm = np.maximum(np.linalg.norm(A, axis=0), np.finfo(np.float64).tiny)
+    residual = np.linalg.norm(A - U[:, keep] @ coords, axis=0) / norm
+    gray = lam[keep] <= GRAY * top
+    total = np.maximum(np.sum(white ** 2, axis=0), np.finfo(np.float64).tiny)
+    share = np.sum(white[gray] ** 2, axis=0) / total
+    outside = residual > CLEAR_LEAK
+    ambiguous = ~outside & ((residual > RANGE_TOL) | (share > GRAY_SHARE))
+    return white, outside, ambiguous
+
+
+def _whitened(sigma: np.ndarray, A: np.ndarray):
+    """``(Σ^{-1/2}A, in range, ambiguous)``: Cholesky when ``Σ`` is well conditioned (LAPACK's
+    reciprocal condition estimate above :data:`GRAY`), else :func:`range_whiten`; the flags are
+    per agent (any of its contribution steps)."""
     flat = A.reshape(A.shape[0], -1)
     try:
         chol = linalg.cholesky(sigma, lower=True)
-        white = linalg.solve_triangular(chol, flat, lower=True)
-        return white.reshape(A.shape), np.ones(A.shape[1], bool)
+        rcond, _ = linalg.lapack.dpocon(chol, np.abs(sigma).sum(axis=0).max(), uplo="L")
+        if rcond > GRAY:
+            white = linalg.solve_triangular(chol, flat, lower=True)
+            none = np.zeros(A.shape[1], bool)
+            return white.reshape(A.shape), ~none, none
     except linalg.LinAlgError:
-        vals, vecs = linalg.eigh(sigma)
-        keep = vals > vals.max() * 1e-12
-        proj = vecs[:, keep].T @ flat
-        white = proj / np.sqrt(vals[keep])[:, None]
-        outside = np.linalg.norm(flat - vecs[:, keep] @ proj, axis=0)
-        scale = np.linalg.norm(flat, axis=0) + 1e-300
-        inside = (outside <= 1e-9 * scale).reshape(A.shape[1:]).all(axis=-1)
-        return white.reshape((-1,) + A.shape[1:]), inside
+        pass
+    white, outside, ambiguous = range_whiten(sigma, flat)
+    per_agent = A.shape[1:]
+    return (white.reshape((-1,) + per_agent), ~outside.reshape(per_agent).any(axis=-1),
+            ambiguous.reshape(per_agent).any(axis=-1))
 
 
 def observer_mu(form: LinearGossip, view: ObserverView, F: np.ndarray | None = None):
@@ -273,14 +335,14 @@ def observer_mu(form: LinearGossip, view: ObserverView, F: np.ndarray | None = N
     if len(view.edges) == 0:
         return (np.where(np.isin(np.arange(form.n_agents), view.members), np.inf, 0.0),
                 np.ones(form.n_agents, bool))
-    white, inside = _whitened(_covariance(form, F, view), _shifts(form, F, view))
+    white, inside, ambiguous = _whitened(_covariance(form, F, view), _shifts(form, F, view))
     per_agent = np.ascontiguousarray(white.transpose(1, 0, 2))  # (N, T|O|, T_c)
     Q = np.matmul(per_agent.transpose(0, 2, 1), per_agent)  # (N, T_c, T_c): AᵀΣ⁺A
     spectral = Q.shape[-1] * np.linalg.eigvalsh(Q)[:, -1]  # T_c λ_max(Q): module docstring
     mu = form.sensitivity * np.sqrt(np.minimum(np.abs(Q).sum(axis=(1, 2)), spectral))
     exact = (Q >= -1e-12 * np.abs(Q).max(axis=(1, 2), keepdims=True)).all(axis=(1, 2))
     out = ~inside | np.isin(np.arange(form.n_agents), view.members)
-    return np.where(out, np.inf, mu), exact
+    return np.where(out, np.inf, np.where(ambiguous, np.nan, mu)), exact & ~ambiguous
 
 
 def _check_work(form: LinearGossip, obs: list[ObserverView]) -> None:
@@ -292,7 +354,8 @@ def _check_work(form: LinearGossip, obs: list[ObserverView]) -> None:
         raise ValueError(f"the pairwise accountant would need a view of {max(sizes)} values "
                          f"(limit {MAX_VIEW}) and {work:.2g} multiply-adds (limit {MAX_WORK:g}) "
                          f"for N = {form.n_agents}, T = {form.steps}, {len(obs)} observer(s): "
-                         "lower T, or use contributions='first_step' where it applies")
+                         "lower T, or use contributions='first_step_fresh_noise' where it "
+                         "applies")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -306,6 +369,9 @@ class PairwiseResult:
       mu: the Gaussian-mechanism sensitivities, shaped like ``epsilon``.
       exact: where the sensitivity bound is attained (else it is an upper bound).
       delta: δ.
+      capped: shaped like ``epsilon``: where the value is the worst observer's
+        (:func:`cap_pairwise`: the accountant's was larger, or float64 could not decide it).
+      reason: why some values were capped, when the rank decision was ambiguous.
     """
 
     threat: str
@@ -313,6 +379,8 @@ class PairwiseResult:
     mu: np.ndarray
     exact: np.ndarray
     delta: float
+    capped: np.ndarray | None = None
+    reason: str = ""
 
     @property
     def per_agent(self) -> np.ndarray:
@@ -332,6 +400,52 @@ def _worst_other(values: np.ndarray) -> np.ndarray:
     if values.shape[1] > 1:
         np.fill_diagonal(values, -np.inf)
     return values.max(axis=1)
+
+
+def cap_pairwise(mu, exact, worst, members):
+    """``(μ, exact, capped)`` with every ``μ_{u→o}`` at most ``worst[u]``: the one place every
+    pairwise accountant caps its values (issue 36).
+
+    ``worst[u]`` is ``u``'s value against the coalition of every other agent: it sees every
+    message ``u`` sends (all the eavesdropper sees of ``u``) and knows every seed but ``u``'s, so
+    the view of any observer that does not contain ``u`` (one agent, a coalition, the eavesdropper,
+    a curious agent) is a function of its view, and by post-processing ``μ_{u→o} ≤ worst[u]``.
+    A ``NaN`` (a value float64 could not decide: :func:`range_whiten`) becomes ``worst[u]``, and
+    a ``NaN`` worst ``inf``; a member of the observer keeps ``inf``.
+
+    Args:
+      mu, exact: ``(N, V)``; worst: ``(N,)``; members: ``(N, V)`` bool, ``u`` in observer ``o``.
+    """
+    worst = np.where(np.isnan(worst), np.inf, np.asarray(worst, np.float64))[:, None]
+    over = ~members & (np.isnan(mu) | (mu > worst * (1 + 1e-9)))  # beyond rounding: capped
+    capped = np.where(over, worst, np.minimum(mu, worst))
+    return np.where(members, np.inf, capped), np.where(over, False, exact), over
+
+
+def _others(n: int, u: int) -> np.ndarray:
+    return np.delete(np.arange(n), u)
+
+
+def worst_observer_mu(form: LinearGossip, method: str, band: int = 1, etas=()) -> np.ndarray:
+    """``(N,)``: each agent's ``μ`` against every other agent together (:func:`cap_pairwise`),
+    dense where its limits allow, else by ``method``."""
+    n = form.n_agents
+    worst = [_members_view(form, _others(n, u)) for u in range(n)]
+    try:  # the dense value where it fits: these views are small (the rows u sends)
+        _check_work(form, worst)
+        method = "dense"
+    except ValueError:
+        pass
+    if method == "structured":
+        from jaxdp.privacy._pairwise_scan import structured_mu
+        return np.diagonal(structured_mu(form, worst, band, etas)[0]).copy()
+    F = form.powers()
+    return np.array([observer_mu(form, view, F)[0][u] for u, view in enumerate(worst)])
+
+
+def _members_matrix(n: int, obs) -> np.ndarray:
+    """``(N, V)`` bool: agent ``u`` is a member of observer ``o``."""
+    return np.stack([np.isin(np.arange(n), o.members) for o in obs], axis=1)
 
 
 METHODS = ("auto", "dense", "structured")
@@ -377,6 +491,10 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
         F = form.powers()
         mus, exact = zip(*(observer_mu(form, view, F) for view in obs), strict=True)
         mu, exact = np.stack(mus, axis=1), np.stack(exact, axis=1)
+    undecided = bool(np.any(np.isnan(mu)))
+    mu, exact, capped = cap_pairwise(mu, exact, worst_observer_mu(form, method, band, etas),
+                                     _members_matrix(form.n_agents, obs))
     return PairwiseResult(threat=threat.name, epsilon=gaussian_epsilon(mu, delta), mu=mu,
-                          exact=exact, delta=delta)
+                          exact=exact, delta=delta, capped=capped,
+                          reason=AMBIGUOUS if undecided else "")
 
