@@ -46,8 +46,9 @@ after; ``"float"`` adds the floating-point draw (report inf, the ideal curves ke
 Privacy (both): one Gaussian release per iteration per agent, accounted by
 :func:`jaxdp.algorithms.ltadmm.privacy.baseline_report`: with ``sampling="fixed"`` (b distinct rows,
 divided by b) under replace-one with Δ = 2C/b (an added record displaces a batch member) and
-sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/m_i,
-the sum divided by b) under add/remove-one with Δ = C/b and Poisson amplification.
+sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/n_i,
+n_i the declared ``records``, the sum divided by b) under add/remove-one with Δ = C/b and Poisson
+amplification (undeclared: ε = inf).
 How paper 004 matched σ = 0.103 (PORTER)
 and σ0 = 0.1794, σ1 = 0.0155 (PriSMA) to ε = 19.6 is not stated.
 
