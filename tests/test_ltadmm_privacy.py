@@ -59,13 +59,13 @@ def test_closed_form_calibration_inverts_theorem_two():
 
 
 def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_problem):
-    """sampling="poisson": the same releases through dp-accounting directly (q = 0.008, noise
+    """sampling="poisson", records=1000: the same releases through dp-accounting directly (q = 0.008, noise
     multiplier σ_e/(2ζ) = 0.25, 16000 releases, δ = 1e-4): RDP ≈ 660 (default orders), PLD ≈ 620
     — not 19.6. The real-valued mechanism's accountants: the float sampler (the lattice, the
     default, amplifies by Zhu & Wang's general bound: tests/test_subsampled_lattice.py)."""
     import dp_accounting as dpa
 
-    alg = algorithms.LTADMMDP(sampling="poisson", sampler="float")
+    alg = algorithms.LTADMMDP(sampling="poisson", records=1000, sampler="float")
     params = algorithms.LTADMMDPParams()
     event = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.008, dpa.GaussianDpEvent(0.25)),
                                     16000)
@@ -81,7 +81,7 @@ def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_pr
 def test_default_orders_are_within_half_a_percent_of_a_fine_grid(paper_problem):
     """At LT-ADMM-DP's default setting (Poisson, K = 4000, τ = 4) the RDP ε on DEFAULT_ORDERS is
     within 0.5 % of the same accountant on 10⁴ orders (dp-accounting's old grid: 5.8 % looser)."""
-    events = lp.privacy_events(algorithms.LTADMMDP(sampling="poisson", sampler="float"),
+    events = lp.privacy_events(algorithms.LTADMMDP(sampling="poisson", records=1000, sampler="float"),
                                paper_problem, algorithms.LTADMMDPParams(), 4000)
     fine = np.concatenate([1 + np.arange(1, 1000) / 1000, 2 + np.arange(0, 8000) / 1000,
                            np.arange(10, 256, 0.25), [256, 512, 1024]])
@@ -116,7 +116,7 @@ def test_the_poisson_claim_under_reports_fixed_size_batches(paper_problem):
     guarantee of what runs (sampled without replacement, Δ = 2C/b)."""
     params = algorithms.PORTERParams()
     fixed = algorithms.PORTER().privacy(paper_problem, None, params, 8)
-    claim = algorithms.PORTER(sampling="poisson").privacy(paper_problem, None, params, 8)
+    claim = algorithms.PORTER(sampling="poisson", records=1000).privacy(paper_problem, None, params, 8)
     assert claim.relation == "add_remove_record" and fixed.relation == "replace_record"
     assert claim.epsilon_max < fixed.epsilon_max
 
@@ -126,7 +126,7 @@ def test_calibration_meets_the_target_by_each_method(paper_problem):
     the guarantee needs more noise than the theorem (the float sampler's real-valued accountants);
     the lattice guarantee (Poisson amplification by Zhu & Wang's general bound, integer orders)
     needs 6 % more than the continuous RDP, and meets its target in the report."""
-    alg = algorithms.LTADMMDP(local_steps=2, sampling="poisson", sampler="float")
+    alg = algorithms.LTADMMDP(local_steps=2, sampling="poisson", records=1000, sampler="float")
     params = algorithms.LTADMMDPParams()
     sigmas = {}
     for method in ("paper_corrected", "paper_printed", "rdp", "pld", "guarantee"):
@@ -173,7 +173,7 @@ def test_zcdp_formula_is_the_reports_curve_and_inverts(paper_problem, xp, sample
 
 
 def test_report_holds_the_printed_and_corrected_theorem_as_paper_curves(paper_problem):
-    alg = algorithms.LTADMMDP(sampling="poisson")
+    alg = algorithms.LTADMMDP(sampling="poisson", records=1000)
     report = alg.privacy(paper_problem, None, algorithms.LTADMMDPParams(), 4000, delta=1e-4)
     assert report.steps[-1] == 4000 and report.final(jdp.PAPER_PRINTED).shape == (10,)
     np.testing.assert_allclose(report.final(jdp.PAPER_PRINTED), 19.64066804479892, rtol=1e-12)
@@ -193,7 +193,7 @@ def test_reports_state_the_contract_and_cover_the_models(paper_problem):
     """Relation, release and enforced assumptions; the models are covered. The defaults' noise
     is too small for a lattice guarantee (inf above the sampler's cap; fixed batches unamplified):
     each is calibrated to ε = 5 by the lattice report's own accountants first."""
-    for alg in (algorithms.LTADMMDP(), algorithms.PORTER(sampling="poisson"), algorithms.PriSMA()):
+    for alg in (algorithms.LTADMMDP(), algorithms.PORTER(sampling="poisson", records=1000), algorithms.PriSMA()):
         params = lp.calibrate_noise(alg, paper_problem, alg.default_params(), 3, 5.0,
                                     delta=1e-5)
         report = alg.privacy(paper_problem, None, params, 3, release="messages+models")
@@ -210,7 +210,7 @@ def test_sensitivities_follow_the_relation_of_the_sampling(paper_problem):
     soft = lp.privacy_events(algorithms.LTADMMDP(**f), paper_problem, params, 3)
     fixed = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample", **f), paper_problem, params,
                               3)
-    poisson = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample", sampling="poisson", **f),
+    poisson = lp.privacy_events(algorithms.LTADMMDP(clip="per_sample", sampling="poisson", records=1000, **f),
                                 paper_problem, params, 3)
     assert soft.sensitivity.shape == (10, 12)  # one release per local step
     assert np.all(soft.sensitivity == 1.0) and np.all(soft.sampling_rate == 0.008)
@@ -219,7 +219,7 @@ def test_sensitivities_follow_the_relation_of_the_sampling(paper_problem):
     assert poisson.sampling == "poisson"
     assert not (soft.lattice or fixed.lattice or poisson.lattice)
     for alg, plain in ((algorithms.LTADMMDP(), soft),
-                       (algorithms.LTADMMDP(clip="per_sample", sampling="poisson"), poisson)):
+                       (algorithms.LTADMMDP(clip="per_sample", sampling="poisson", records=1000), poisson)):
         events = lp.privacy_events(alg, paper_problem, params, 3)
         grow, offset = lp.lattice_coefficients(alg, paper_problem)
         assert events.lattice and 1.0 < grow and offset > 0
@@ -243,7 +243,7 @@ def test_baseline_releases_follow_the_reconstruction(paper_problem):
 
 
 def test_equal_privacy_calibration_scales_both_prisma_noises(paper_problem):
-    alg, p = algorithms.PriSMA(sampling="poisson"), algorithms.PriSMAParams()
+    alg, p = algorithms.PriSMA(sampling="poisson", records=1000), algorithms.PriSMAParams()
     q = lp.calibrate_noise(alg, paper_problem, p, 200, 3.0, "rdp", delta=1e-4)
     assert float(q.sigma0) / float(q.sigma1) == pytest.approx(0.1794 / 0.0155, rel=1e-12)
     assert np.max(lp.epsilon(alg, paper_problem, q, 200, "rdp", delta=1e-4)) == \

@@ -112,7 +112,7 @@ def test_full_batch_is_the_unsubsampled_gaussian_and_the_bound_dominates_the_exa
 
 
 def _events(name, problem, steps, sampler):
-    alg = getattr(algorithms, name)(sampling="poisson", sampler=sampler)
+    alg = getattr(algorithms, name)(sampling="poisson", records=1000, sampler=sampler)
     return lp.privacy_events(alg, problem, alg.default_params(), steps)
 
 
@@ -138,11 +138,11 @@ def test_porters_poisson_report_is_finite(paper_problem):
     """PORTER(sampling="poisson") at its defaults over 400 iterations: ε ≈ 2.66 from the amplified
     "rdp" curve (before: inf — the unamplified curve is above the sampler's cap); the same run's
     ideal (float sampler, dp-accounting) is below it."""
-    alg = algorithms.PORTER(sampling="poisson")
+    alg = algorithms.PORTER(sampling="poisson", records=1000)
     report = alg.privacy(paper_problem, None, alg.default_params(), 400, delta=DELTA)
     assert report.headline == "rdp" and report.notes["rdp"].startswith(sub.NOTE)
     assert report.epsilon_max == pytest.approx(2.659, abs=2e-3)
-    ideal = algorithms.PORTER(sampling="poisson", sampler="float")
+    ideal = algorithms.PORTER(sampling="poisson", records=1000, sampler="float")
     events = lp.privacy_events(ideal, paper_problem, ideal.default_params(), 400)
     assert np.all(jdp.rdp_epsilon(events, DELTA * (1 - SAMPLER_SHARE)) <= report.epsilon_max)
 

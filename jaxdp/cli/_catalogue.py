@@ -156,6 +156,9 @@ def _default_privacy(alg) -> str:
     if report is None:
         return "(privacy() returns no report)"
     note = _meaningless(report.epsilon_max, alg.name, alg.noise_field)
+    if report.reason:  # why inf (e.g. an undeclared Poisson rate: --option records=N)
+        why = f"ε = inf: {report.reason}"
+        note = why if note is None else f"{note}\n  {why}"
     return (f"per {report.unit} ({report.relation}: {report.relation_text}); default Params, "
             f"10 agents on a ring, 100 steps: " + report.summary().splitlines()[0]
             + ("" if note is None else f"\n  {note}"))

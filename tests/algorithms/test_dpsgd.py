@@ -61,7 +61,8 @@ def test_report_is_the_shared_event_builders_finite_epsilon(name, sampling, rela
     :func:`jaxdp.algorithms.ltadmm.privacy.privacy_events` (PORTER's builder); the float sampler's
     report is inf (idealized curves only)."""
     prob, net = small_problem("logistic"), small_network()
-    alg = algorithms.get(name, batch_size=4, sampling=sampling)
+    declared = {"records": 8} if sampling == "poisson" else {}  # the public n: q = 4/8
+    alg = algorithms.get(name, batch_size=4, sampling=sampling, **declared)
     params, steps, delta = algorithms.DPSGDParams(sigma=1.0), 20, 1e-5
     report = alg.privacy(prob, net, params, steps, delta=delta)
     assert report.relation == relation
@@ -71,7 +72,7 @@ def test_report_is_the_shared_event_builders_finite_epsilon(name, sampling, rela
     assert events.sampling == ("poisson" if sampling == "poisson" else "without_replacement")
     np.testing.assert_allclose(
         eps, shared.epsilon(alg, prob, params, steps, delta=delta), rtol=1e-9)
-    porter = algorithms.PORTER(batch_size=4, sampling=sampling)
+    porter = algorithms.PORTER(batch_size=4, sampling=sampling, **declared)
     same = shared.epsilon(porter, prob, algorithms.PORTERParams(sigma=1.0), steps, delta=delta)
     np.testing.assert_allclose(eps, same, rtol=1e-12)  # one release per step, same (Δ, σ, q)
     floats = dataclasses.replace(alg, sampler="float").privacy(prob, net, params, steps,
@@ -82,7 +83,7 @@ def test_report_is_the_shared_event_builders_finite_epsilon(name, sampling, rela
 @pytest.mark.parametrize("name", ["dp_dsgd", "dp_dsgt"])
 def test_calibrated_sigma_meets_the_target(name):
     prob, net = small_problem("logistic"), small_network()
-    alg = algorithms.get(name, batch_size=4)
+    alg = algorithms.get(name, batch_size=4, records=8)
     params = shared.calibrate_noise(alg, prob, algorithms.DPSGDParams(), 50, 8.0, delta=1e-5)
     eps = alg.privacy(prob, net, params, 50, delta=1e-5).epsilon
     assert np.max(eps) <= 8.0 and np.max(eps) > 7.9

@@ -1,8 +1,9 @@
 r"""Decentralized DP-SGD (DP-DSGD) and DP gradient tracking (DP-DSGT).
 
 Both draw, per step and per agent i, a minibatch B_i of its m_i records — Poisson with rate
-q_i = b/m_i (``sampling="poisson"``, the default: what DP-SGD's accountant assumes) or b distinct
-rows (``"fixed"``) — and release one noisy gradient (Abadi et al. 2016, Alg. 1, per agent)::
+q_i = b/n_i (``sampling="poisson"``, the default: what DP-SGD's accountant assumes; n_i the
+declared public record count ``records``, never the data's m_i, as Opacus' ``sample_rate``) or
+b distinct rows (``"fixed"``) — and release one noisy gradient (Abadi et al. 2016, Alg. 1, per agent)::
 
     g̃_i = (1/b) Σ_{h∈B_i} clip_C(∇f_{i,h}(x_i)) + σ ξ_i,   ξ_i ~ N(0, I_d)         (G)
 
@@ -29,7 +30,8 @@ with the ideal curves kept).
 
 **Privacy** (record-level, per agent; :func:`jaxdp.algorithms.ltadmm.privacy.privacy_events`, the
 event builder PORTER uses): one release (G) per step per agent, with per-sample ℓ2 sensitivity
-C/b under add/remove-one for Poisson batches (rate q_i = b/m_i; Zhu & Wang 2019 on the lattice) or
+C/b under add/remove-one for Poisson batches (rate q_i = b/n_i of the declared ``records``, the
+same in both worlds; Zhu & Wang 2019 on the lattice; undeclared: ε = inf) or
 2C/b under replace-one for fixed batches (Wang, Balle & Kasiviswanathan 2019). Everything agent i
 sends is post-processing of its releases and of received messages: in (D) x_i⁺ depends on its
 data only through g̃_i; in (T) x_i⁺ is built from received x, y and its own y_i, and
@@ -101,7 +103,8 @@ class _DPSGD(_Minibatched):
 @dataclasses.dataclass(frozen=True)
 class DPDSGD(_DPSGD):
     """DP-DSGD: ``x_i⁺ = Σ_j W_ij x_j − α g̃_i`` (Lian et al. 2017, Alg. 1) with (G) of the module
-    docstring (Abadi et al. 2016). Static: ``batch_size`` b, ``sampling``, ``sampler``."""
+    docstring (Abadi et al. 2016). Static: ``batch_size`` b, ``sampling``, ``records`` (the
+    public record count n, q = b/n), ``sampler``."""
 
     name: ClassVar[str] = "dp_dsgd"
     cites = ("Lian et al., NeurIPS 2017, Alg. 1 (D-PSGD)",
@@ -125,7 +128,7 @@ class DPDSGD(_DPSGD):
 class DPDSGT(_DPSGD):
     """DP-DSGT: ``x⁺ = W x − α y``, ``y⁺ = W y + g̃(x⁺) − g̃(x)`` (DIGing, Nedić, Olshevsky & Shi
     2017, eq. (3), with stochastic gradients as DSGT, Pu & Nedić 2021) on (G); x⁰ = y⁰ = g̃⁰ = 0.
-    Static: ``batch_size`` b, ``sampling``, ``sampler``."""
+    Static: ``batch_size`` b, ``sampling``, ``records`` (q = b/n), ``sampler``."""
 
     name: ClassVar[str] = "dp_dsgt"
     cites = ("Nedić, Olshevsky & Shi, SIAM J. Optim. 2017, eq. (3) (tracking)",

@@ -13,21 +13,47 @@ M, D, SIZE = 16, 5, 1e6
 
 
 def audit_cases() -> list[Case]:
-    """Both methods at b = 8 of m = 16 (q = ½), σ = C/b (noise multiplier 1), one observed release
-    each: agent 0's record saturates the clip in one problem and is a zero-gradient row in the
-    other (the Poisson sum with and without its term: add/remove-one, Δ = C/b)."""
+    """Both methods at b = 8 of a declared m = 16 (q = ½), σ = C/b (noise multiplier 1), one
+    observed release each: agent 0's record saturates the clip in one problem and is a
+    zero-gradient row in the other (the Poisson sum with and without its term: add/remove-one,
+    Δ = C/b); and DP-DSGD where the added record changes agent 0's count, 8 → 9 (:func:`count_pair`,
+    declared records = 9)."""
     net = network.make_network("ring", N_AGENTS)
     pair = add_remove_pair(N_AGENTS, M, D, SIZE)
     params = algorithms.DPSGDParams(sigma=0.125)
     paper = "DP-SGD family (one record of agent 0 added/removed; N = 10 ring, d = 5, q = 8/16)"
+    counted = count_pair(N_AGENTS, 8, D, SIZE)
+    declared = algorithms.DPDSGD(records=9)
     return [
-        Case("dp_dsgd", paper, algorithms.DPDSGD(), params, net, pair, 2,
+        Case("dp_dsgd:record_count", "DP-SGD family (a record added to agent 0's 8: m = 8 vs 9, "
+             "b = 8, declared records = 9, q = 8/9 in both worlds)", declared, params, net,
+             counted, 2, "agent 0's g̃⁰ = (W x⁰ − x¹)_0/α, from every agent's x⁰, x¹",
+             dsgd_gradient(net, params.alpha), releases=1),
+        Case("dp_dsgd", paper, algorithms.DPDSGD(records=M), params, net, pair, 2,
              "agent 0's g̃⁰ = (W x⁰ − x¹)_0/α, from every agent's x⁰, x¹",
              dsgd_gradient(net, params.alpha), releases=1),
-        Case("dp_dsgt", paper, algorithms.DPDSGT(), params, net, pair, 2,
+        Case("dp_dsgt", paper, algorithms.DPDSGT(records=M), params, net, pair, 2,
              "agent 0's y¹ = g̃¹ (x⁰ = y⁰ = g̃⁰ = 0)", lambda obs: obs["messages"]["y"][1, 0],
              releases=1),
     ]
+
+
+def count_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
+    """Add/remove-one that changes agent 0's record count: D has m records (one padding row), D'
+    the same plus one. Agent 0's m records share one feature row a with label ``size`` (clipped
+    gradients all +C·a/‖a‖ at x = 0), the added record has label −``size`` (−C·a/‖a‖); every other
+    agent has m + 1 zero-label rows. The worst pair for a rate read from the data (issue 36):
+    q = b/m on D against b/(m+1) on D' moves the mean of the other records' sum."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, m + 1, d)) / np.sqrt(d)
+    feats[0] = feats[0, :1]
+    labels = np.zeros((n, m + 1))
+    labels[0, :m], labels[0, m] = size, -size
+    mask = np.ones((n, m + 1))
+    mask[0, m] = 0.0
+    build = dict(loss="least_squares", reg={"ridge": 0.0}, reference=False, dtype=dtype)
+    return (problems.from_arrays(feats, labels, mask=mask, **build),
+            problems.from_arrays(feats, labels, **build))
 
 
 def add_remove_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):

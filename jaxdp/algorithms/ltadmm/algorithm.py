@@ -13,7 +13,8 @@ Round k of Algorithm 1, every agent i (the consensus term is frozen at the round
     φ⁰    = x_i;   for t = 0..τ−1:                                         Alg. 1 l.4-10
       B   ⊂ {1..m_i}, |B| = b, uniform without replacement                 Alg. 1 l.6
       g   = (1/b) Σ_{h∈B} ∇f_{i,h}(φ^t)                                    (6)
-      (sampling="poisson": B holds each row independently with prob. b/m_i; still divided by b)
+      (sampling="poisson": B holds each row independently with prob. b/n_i, n_i = records
+       declared; still divided by b)
       g̃   = ζ/(ζ + ‖g‖) · g + e,   e ~ N(0, σ_e² I)                        (7)
       φ^{t+1} = φ^t − γ g̃ − c_i                                            (5a)
     x_i⁺  = φ^τ                                                             Alg. 1 l.11
@@ -37,8 +38,9 @@ Two exact implementations (``form``), tested equal:
 Options: ``clip="soft"`` is the paper's ζ/(ζ+‖g‖) on the minibatch mean (7); ``clip="per_sample"``
 is the standard DP-SGD clip min(1, ζ/‖∇f_{i,h}‖) of every sample before averaging (sensitivity
 2ζ/b for one replaced record instead of 2ζ). ``sampling="fixed"`` (the paper's Alg. 1 l.6) draws
-b distinct rows; ``sampling="poisson"`` keeps each row independently with probability q = b/m_i
-and divides the sum by b (what Poisson subsampling amplification under add/remove-one needs;
+b distinct rows; ``sampling="poisson"`` keeps each row independently with probability q = b/n_i,
+n_i the declared public record count ``records`` (never the data's m_i: issue 36), and divides
+the sum by b (what Poisson subsampling amplification under add/remove-one needs;
 per-sample sensitivity ζ/b). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
 :class:`LTADMM`).
 
@@ -74,8 +76,8 @@ import numpy as np
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms._sampling import (
-    SAMPLINGS, all_sample_grads, check_minibatch, draw_batches, draw_minibatches,
-    per_sample_clipped_mean, per_sample_grads, sample_counts,
+    SAMPLINGS, all_sample_grads, check_declaration, check_minibatch, draw_batches,
+    draw_minibatches, per_sample_clipped_mean, per_sample_grads, sample_counts,
 )
 from jaxdp.algorithms._checks import check_choice, check_count
 from jaxdp.algorithms.ltadmm.common import (  # re-exported: their public path is also this module
@@ -122,8 +124,8 @@ class LTADMMDP(Algorithm):
     """LT-ADMM-DP (Algorithm 1): τ clipped, noisy SGD steps per round, then one edge exchange.
 
     Static configuration: ``local_steps`` τ, ``batch_size`` b, ``clip`` ("soft" | "per_sample"),
-    ``sampling`` ("fixed" | "poisson"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" |
-    "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
+    ``sampling`` ("fixed" | "poisson"), ``records`` (Poisson: the public record count n, or one
+    per agent, q = b/n), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
     noisy gradient is released on the lattice (σ_e/R)ℤ^d, private as floats; the report amplifies
     Poisson batches by Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in
     floating point, report inf with the ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the
@@ -147,6 +149,7 @@ class LTADMMDP(Algorithm):
     x0: str = "zero"
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
+    records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = (
@@ -162,6 +165,7 @@ class LTADMMDP(Algorithm):
         check_choice(self.name, "x0", self.x0, INITS)
         check_count(self.name, "local_steps", self.local_steps)
         check_count(self.name, "batch_size", self.batch_size)
+        check_declaration(self.name, self.sampling, self.records, self.batch_size)
 
     def init(self, key, problem, network, params):
         x0 = zeros_like_models(problem, network)
@@ -179,7 +183,7 @@ class LTADMMDP(Algorithm):
         del params, k
         n, d = state.x.shape
         return {"batch": draw_minibatches(jax.random.fold_in(key, 0), state, self.batch_size,
-                                          self.sampling, (self.local_steps,)),  # Alg. 1 l.6
+                                          self.sampling, (self.local_steps,), self.records),  # Alg. 1 l.6
                 "e": noise_draws(jax.random.fold_in(key, 1), (self.local_steps, n, d),
                                  state.x.dtype, sampler=self.sampler)}  # (τ, N, d); e = σ_e·this
 
@@ -214,7 +218,7 @@ class LTADMMDP(Algorithm):
         zeta = np.asarray(params.zeta, np.float64)
         super().validate(params.replace(zeta=np.where(np.isposinf(zeta), 1.0, zeta)), problem,
                          network)
-        check_minibatch(self.name, problem, self.batch_size)
+        check_minibatch(self.name, problem, self.batch_size, self.records)
 
     def costs(self) -> tuple[int, int]:
         """``(gradient evaluations, communication rounds)`` per step: τ minibatch gradients, 1."""

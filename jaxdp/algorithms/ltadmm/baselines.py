@@ -46,8 +46,9 @@ after; ``"float"`` adds the floating-point draw (report inf, the ideal curves ke
 Privacy (both): one Gaussian release per iteration per agent, accounted by
 :func:`jaxdp.algorithms.ltadmm.privacy.baseline_report`: with ``sampling="fixed"`` (b distinct rows,
 divided by b) under replace-one with Δ = 2C/b (an added record displaces a batch member) and
-sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/m_i,
-the sum divided by b) under add/remove-one with Δ = C/b and Poisson amplification.
+sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/n_i,
+n_i the declared ``records``, the sum divided by b) under add/remove-one with Δ = C/b and Poisson
+amplification (undeclared: ε = inf).
 How paper 004 matched σ = 0.103 (PORTER)
 and σ0 = 0.1794, σ1 = 0.0155 (PriSMA) to ε = 19.6 is not stated.
 
@@ -65,7 +66,7 @@ import jax.numpy as jnp
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms._sampling import (
-    SAMPLINGS, batch_rows, check_minibatch, draw_minibatches, per_sample_clipped_mean,
+    SAMPLINGS, batch_rows, check_declaration, check_minibatch, draw_minibatches, per_sample_clipped_mean,
     per_sample_grads, sample_counts,
 )
 from jaxdp.algorithms._checks import check_choice, check_count
@@ -117,11 +118,13 @@ class PriSMAState:
 @dataclasses.dataclass(frozen=True)
 class _Minibatched(Algorithm):
     """Shared plumbing: a minibatch of ``batch_size`` rows (``sampling`` "fixed" | "poisson") and
-    a standard normal draw per step."""
+    a standard normal draw per step. ``records``: the public record count n (an int, or one per
+    agent) that Poisson batches are drawn at, q = b/n (``_sampling.poisson_rate``)."""
 
     batch_size: int = 8
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
+    records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = ("the models are built from the released noisy gradients (or "
@@ -131,18 +134,20 @@ class _Minibatched(Algorithm):
     def __post_init__(self):
         check_count(self.name, "batch_size", self.batch_size)
         check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
+        check_declaration(self.name, self.sampling, self.records, self.batch_size)
 
     def noise(self, key, state, params, k):
         del params, k
         return {"batch": draw_minibatches(jax.random.fold_in(key, 0), state, self.batch_size,
-                                          self.sampling),  # (N, b) rows or (N, M) weights
+                                          self.sampling, records=self.records),
+                # (N, b) rows or (N, M) weights
                 "xi": noise_draws(jax.random.fold_in(key, 1), state.x.shape, state.x.dtype,
                                   sampler=self.sampler)}
 
     def validate(self, params, problem, network) -> None:
         """Base checks, then the minibatch size against every m_i (see ``check_minibatch``)."""
         super().validate(params, problem, network)
-        check_minibatch(self.name, problem, self.batch_size)
+        check_minibatch(self.name, problem, self.batch_size, self.records)
 
     def local_iterations(self) -> int:
         """Gradient-step iterations per engine step: one."""

@@ -13,8 +13,11 @@ composition applies — no hidden state carries data that is not in an accounted
   An added record displaces a batch member, so per-sample clipping at C moves the mean by 2C/b.
   Accounted by dp-accounting's RDP of the Gaussian sampled without replacement (Wang, Balle &
   Kasiviswanathan 2019, Thm 27) and zCDP without amplification; dp-accounting has no PLD for it.
-* ``sampling="poisson"`` (each row kept with probability q = b/m_i, sum divided by b): relation
-  ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD.
+* ``sampling="poisson"`` (each row kept with probability q = b/n_i, sum divided by b): relation
+  ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD. The rate
+  is public: n_i is the declared ``records`` (:func:`~jaxdp.algorithms._sampling.poisson_rate`,
+  the one derivation the sampler uses too); undeclared, the rate would be read from the data's
+  m_i and the report is ``inf`` (its curves kept as ``"ideal …"``, not a guarantee).
 
 The soft clip bounds the minibatch mean inside the ζ-ball, so Δ = 2ζ under either relation. PORTER
 releases one per-sample clipped gradient per iteration (C), as do DP-DSGD and DP-DSGT
@@ -47,7 +50,7 @@ from jaxdp.privacy import (
     rdp_epsilon,
     unit_roundoff,
 )
-from jaxdp.algorithms._sampling import check_minibatch
+from jaxdp.algorithms._sampling import UNDECLARED_RATE, check_minibatch, poisson_rate
 from jaxdp.algorithms.ltadmm.theorem2 import (  # re-exported: their public path is also this module
     moments_accountant_sigma, theorem2_a, theorem2_epsilon, theorem2_order, theorem2_sigma,
 )
@@ -148,8 +151,10 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
     PORTER and PriSMA release once per iteration. LT-ADMM-DP releases once per *local step*, τ per
     round: its events are indexed by local step (``steps·τ`` releases; release ``t`` belongs to
     round ``t // τ``). ``sampling="fixed"`` batches are declared ``"without_replacement"`` (b of
-    m_i rows, replace-one sensitivities); ``sampling="poisson"`` batches ``"poisson"`` with rate
-    q = b/m_i (add/remove-one sensitivities). See :func:`release_sensitivity`.
+    m_i rows, replace-one sensitivities: m_i is the same in both worlds); ``sampling="poisson"``
+    batches ``"poisson"`` with the sampler's rate q_i = b/n_i of the declared ``records``
+    (:func:`~jaxdp.algorithms._sampling.poisson_rate`; add/remove-one sensitivities). See
+    :func:`release_sensitivity`.
 
     Raises:
       ValueError: an unknown algorithm, a zero noise scale or an infinite clipping threshold (no
@@ -158,11 +163,13 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
     if algorithm.name not in NOISE_FIELDS:
         raise ValueError(f"no privacy declaration for algorithm {algorithm.name!r}; known: "
                          f"{sorted(NOISE_FIELDS)}")
-    check_minibatch(algorithm.name, problem, algorithm.batch_size)  # before q = b/m_i is formed
+    poisson = algorithm.sampling == "poisson"
+    check_minibatch(algorithm.name, problem, algorithm.batch_size,
+                    algorithm.records if poisson else None)  # before q is formed
     n = problem.n_agents
     _check_private(algorithm, params, n)
     rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
-    fixed = algorithm.sampling == "fixed"
+    rate = poisson_rate(algorithm.batch_size, algorithm.records if poisson else None, rows)
     releases = steps * releases_per_step(algorithm)
     sens = release_sensitivity(algorithm, params, n)
     v = {k: np.broadcast_to(np.asarray(val, np.float64), (n,))[:, None]
@@ -176,11 +183,11 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
     grow, offset = lattice_coefficients(algorithm, problem)
     sens = grow * sens + offset * scale  # the lattice bound (unchanged for the float sampler)
     return PrivacyEvents.from_schedule(
-        "gaussian", sens, scale, n, releases, sampling_rate=(algorithm.batch_size / rows)[:, None],
+        "gaussian", sens, scale, n, releases, sampling_rate=rate[:, None],
         description=_DESCRIPTIONS[algorithm.name].format(tau=releases_per_step(algorithm),
                                                          clip=getattr(algorithm, "clip", "")),
-        sampling="without_replacement" if fixed else "poisson",
-        dataset_size=rows if fixed else None, lattice=lattice(algorithm))
+        sampling="poisson" if poisson else "without_replacement",
+        dataset_size=None if poisson else rows, lattice=lattice(algorithm))
 
 
 _DESCRIPTIONS = {
@@ -194,6 +201,18 @@ _DESCRIPTIONS = {
     "dp_dsgt": "agent i's DP-SGD gradient g̃_i (G) at x_i⁺, fed to the tracker: per-sample "
                "clipped minibatch mean + N(0, σ²I)",
 }
+
+
+def declared(algorithm) -> bool:
+    """Whether the sampling's rate is public: fixed batches (b of m_i under replace-one, m_i the
+    same in both worlds) or Poisson batches at a declared ``records``."""
+    return algorithm.sampling == "fixed" or algorithm.records is not None
+
+
+def _public_rate(algorithm, report: PrivacyReport) -> PrivacyReport:
+    """``report``, or ``inf`` with :data:`UNDECLARED_RATE` (curves kept as ``"ideal …"``) where
+    the Poisson rate was read from the data."""
+    return report if declared(algorithm) else report.idealized(UNDECLARED_RATE)
 
 
 def _check_private(algorithm, params, n: int) -> None:
@@ -264,6 +283,8 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     if method.startswith("paper"):
         return _theorem2(algorithm, problem, params, steps, delta, method)
     events = privacy_events(algorithm, problem, params, steps)
+    if not declared(algorithm):
+        raise ValueError(f"{algorithm.name}: records=None: {UNDECLARED_RATE}")
     if events.lattice:  # the lattice report's own accountants (zCDP, RDP)
         if method == "pld":
             raise ValueError("no PLD for the lattice sampler (the discrete Gaussian): use 'zcdp', "
@@ -355,8 +376,10 @@ def _contract(algorithm) -> dict:
     how = ("fixed-size minibatches of b rows without replacement: a replaced record changes at "
            "most one batch member (sampled without replacement, replace-one; RDP of Wang, Balle & "
            "Kasiviswanathan 2019)" if fixed else
-           "Poisson minibatches (each row with probability b/m_i, the sum divided by b): an added "
-           "or removed record changes one term (Poisson subsampling, add/remove-one)")
+           f"Poisson minibatches (each row with probability q = b/n_i, n_i = records = "
+           f"{algorithm.records!r} declared, the sum divided by b): an added or removed record "
+           "changes one term and every other record keeps its rate (Poisson subsampling, "
+           "add/remove-one among data sets of at most n_i records per agent, checked)")
     if algorithm.name == "lt_admm_dp" and algorithm.clip == "soft":
         clip = Assumption("the soft-clipped minibatch mean ζ/(ζ+‖g‖)·g lies in the ζ-ball, so any "
                           "two batches give Δ ≤ 2ζ", enforced=True, how="soft clip (7) at ζ")
@@ -408,7 +431,7 @@ def ltadmm_report(algorithm, problem, network, params, steps: int, *,
                                        **_contract(algorithm))
     report = dataclasses.replace(report, steps=rounds)  # report per round
     if algorithm.clip != "soft":
-        return report
+        return _public_rate(algorithm, report)
     n = problem.n_agents
     rows = np.sum(np.asarray(problem.mask) > 0, axis=1)[:, None]
     per = {k: np.broadcast_to(np.asarray(params[k], np.float64), (n,))[:, None]
@@ -420,7 +443,7 @@ def ltadmm_report(algorithm, problem, network, params, steps: int, *,
                                  algorithm.batch_size, rows, per["sigma_e"], delta,
                                  log_base=base)
         report = report.with_curve(name, curve, _THEOREM_NOTE.format(which=which))
-    return report
+    return _public_rate(algorithm, report)
 
 
 def baseline_report(algorithm, problem, network, params, steps: int, *,
@@ -429,9 +452,9 @@ def baseline_report(algorithm, problem, network, params, steps: int, *,
     the noisy gradients / momentum terms, under the relation of the sampling."""
     del network
     events = privacy_events(algorithm, problem, params, steps)
-    return PrivacyReport.from_events(events, delta, methods=_methods(algorithm, problem),
-                                     lattice_draws=_draws(events, algorithm, problem, steps),
-                                     **_contract(algorithm))
+    return _public_rate(algorithm, PrivacyReport.from_events(
+        events, delta, methods=_methods(algorithm, problem),
+        lattice_draws=_draws(events, algorithm, problem, steps), **_contract(algorithm)))
 
 
 def _draws(events, algorithm, problem, steps: int) -> int:
@@ -441,7 +464,7 @@ def _draws(events, algorithm, problem, steps: int) -> int:
 __all__ = [
     "CLIP_FIELDS", "METHODS", "NOISE_FIELDS", "accounting_delta", "baseline_report",
     "calibrate_noise", "epsilon", "lattice", "lattice_coefficients", "lattice_draws",
-    "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
+    "declared", "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
     "release_sensitivity", "releases_per_step", "theorem2_a", "theorem2_epsilon",
     "theorem2_order", "theorem2_sigma", "zcdp_epsilon", "zcdp_sigma",
 ]
