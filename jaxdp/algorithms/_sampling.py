@@ -13,8 +13,10 @@ worlds, which the subsampling accountant does not model (issue 36: DP-DSGD at b 
 as Opacus' ``sample_rate`` and jax-privacy's ``num_samples``: :func:`poisson_rate` derives
 q_i = b/n_i from the static ``records`` n_i, and the sampler and the accountant both call it. The
 run checks the data against the declaration before it starts (:func:`check_records`: at most n_i
-real rows per agent, the domain of the guarantee). Without a declaration the rate falls back to
-b/m_i for utility runs only, and the privacy report is ``inf`` (:data:`UNDECLARED_RATE`).
+real rows per agent, the domain of the guarantee). Without a declaration n_i is the shard
+capacity M (``problem.n_samples``, the number of rows every agent's shard is stored at): a public
+size of the container, the same for a data set and its neighbour stored at it, never a count of
+the real rows; the guarantee then covers data sets of at most M records per agent.
 """
 from __future__ import annotations
 
@@ -27,10 +29,6 @@ from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.privacy import clip_by_norm
 
 SAMPLINGS = ("fixed", "poisson")
-UNDECLARED_RATE = ("Poisson minibatches at a rate b/m_i read from the data's record count m_i: "
-                   "under add/remove-one the neighbour samples every other record at a different "
-                   "rate, which no accountant here models; declare the public record count "
-                   "records=n (q = b/n) for a guarantee")
 
 
 def sample_counts(problem) -> Array:
@@ -97,17 +95,16 @@ def check_declaration(who: str, sampling: str, records, batch_size: int) -> None
     check_records(who, records, batch_size)
 
 
-def poisson_rate(batch_size: int, records, n_rows, xp=np):
+def poisson_rate(batch_size: int, records, capacity: int, n_agents: int, xp=np):
     """``(N,)`` q_i = b/n_i, the Poisson inclusion probability of every record of agent i.
 
     The one derivation of the rate: the sampler (:func:`draw_minibatches`, ``xp=jnp``) and the
     accountant (``privacy_events``) both call it. ``records`` is the declared public count n_i
-    (an int, or a tuple of one per agent); ``None`` falls back to the data's m_i = ``n_rows``
-    (undeclared: the report is ``inf``, :data:`UNDECLARED_RATE`).
+    (an int, or a tuple of one per agent); ``None`` takes the shard capacity M = ``capacity``
+    (static: the width of the problem's arrays, never a count of real rows).
     """
-    n_rows = xp.asarray(n_rows)
-    declared = n_rows if records is None else xp.asarray(records)
-    return batch_size / xp.broadcast_to(declared, n_rows.shape).astype(float)
+    declared = capacity if records is None else records
+    return batch_size / xp.broadcast_to(xp.asarray(declared, float), (n_agents,))
 
 
 def draw_poisson(key, rows: Array, rate: Array, lead: tuple[int, ...] = (),
@@ -132,11 +129,11 @@ def draw_poisson(key, rows: Array, rate: Array, lead: tuple[int, ...] = (),
 
 def draw_minibatches(key, state, batch_size: int, sampling: str, lead=(), records=None) -> Array:
     """``"fixed"``: :func:`draw_batches` row indices; ``"poisson"``: :func:`draw_poisson`
-    weights over all rows at q_i = :func:`poisson_rate` of the declared ``records`` (``state``
-    holds ``n_rows`` and ``rows``)."""
+    weights over all rows at q_i = :func:`poisson_rate` of the declared ``records`` or the shard
+    capacity (``state`` holds ``n_rows`` and ``rows``)."""
     if sampling == "fixed":
         return draw_batches(key, state.n_rows, batch_size, lead)
-    rate = poisson_rate(batch_size, records, state.n_rows, jnp)
+    rate = poisson_rate(batch_size, records, state.rows.shape[-1], state.rows.shape[0], jnp)
     return draw_poisson(key, state.rows, rate, lead, state.x.dtype)
 
 
@@ -197,14 +194,15 @@ def per_sample_clipped_mean(problem, X: AgentArray, batch: Array, clip,
     return einsum("nb,nbd->nd", weights.astype(clipped.dtype), clipped) / batch_size
 
 
-def check_minibatch(who: str, problem, batch_size: int, records=None) -> None:
+def check_minibatch(who: str, problem, batch_size: int, records=None, *,
+                    poisson: bool = False) -> None:
     """Host, before the run: the data fit the public sampling declaration, and every agent's
     real rows come first in its shard.
 
-    Fixed batches and undeclared Poisson rates need at least ``batch_size`` real rows per agent.
-    Declared Poisson rates (``records`` n_i) need at most n_i real rows: the guarantee is for data
-    sets of at most n_i records per agent (add/remove-one within them), and q_i = b/n_i is then
-    the rate in both worlds.
+    Fixed batches need at least ``batch_size`` real rows per agent. Poisson rates declared by
+    ``records`` n_i need at most n_i real rows: the guarantee is for data sets of at most n_i
+    records per agent (add/remove-one within them), and q_i = b/n_i is then the rate in both
+    worlds; undeclared, n_i is the shard capacity M, which must be at least b.
 
     Raises:
       ValueError: naming the first agent with too few or too many rows, or with padding before a
@@ -225,7 +223,11 @@ def check_minibatch(who: str, problem, batch_size: int, records=None) -> None:
             raise ValueError(f"{who}: agent {i} has {int(counts[i])} records, more than its "
                              f"declared records = {int(declared[i])} (the public count the "
                              "Poisson rate b/n is computed from)")
-    small = (counts < batch_size) if records is None else np.zeros_like(counts, bool)
+    if records is None and poisson and batch_size > mask.shape[1]:
+        raise ValueError(f"{who}: batch_size={batch_size} exceeds the shard capacity M = "
+                         f"{mask.shape[1]} that the Poisson rate b/M is computed from (declare "
+                         "records=n ≥ batch_size, or lower batch_size)")
+    small = (counts < batch_size) if not poisson else np.zeros_like(counts, bool)
     if small.any():
         i = int(np.argmax(small))
         raise ValueError(f"{who}: batch_size={batch_size} exceeds the {int(counts[i])} samples of "
@@ -238,6 +240,6 @@ def check_minibatch(who: str, problem, batch_size: int, records=None) -> None:
                          "shard (padding last, as problems.from_arrays builds it)")
 
 
-__all__ = ["SAMPLINGS", "UNDECLARED_RATE", "all_sample_grads", "batch_rows", "check_minibatch",
+__all__ = ["SAMPLINGS", "all_sample_grads", "batch_rows", "check_minibatch",
            "check_declaration", "check_records", "draw_batches", "draw_minibatches", "draw_poisson",
            "per_sample_clipped_mean", "per_sample_grads", "poisson_rate", "sample_counts"]

@@ -156,7 +156,7 @@ def _default_privacy(alg) -> str:
     if report is None:
         return "(privacy() returns no report)"
     note = _meaningless(report.epsilon_max, alg.name, alg.noise_field)
-    if report.reason:  # why inf (e.g. an undeclared Poisson rate: --option records=N)
+    if report.reason:  # why inf (e.g. a failed check on the data, with its remedy)
         why = f"ε = inf: {report.reason}"
         note = why if note is None else f"{note}\n  {why}"
     return (f"per {report.unit} ({report.relation}: {report.relation_text}); default Params, "

@@ -245,7 +245,7 @@ def test_sampler_program_size_does_not_grow_with_the_batch_size():
 
 def test_poisson_minibatches_keep_each_real_row_with_probability_b_over_m():
     rows = jnp.arange(10)[None, :] < jnp.array([[10], [5]])  # m = 10 and 5 (padding after)
-    rate = poisson_rate(2, (10, 5), jnp.array([10, 5]), jnp)  # declared n = m: q = 2/n
+    rate = poisson_rate(2, (10, 5), 10, 2, jnp)  # declared n = m: q = 2/n
     w = np.asarray(draw_poisson(jax.random.key(4), rows, rate, (40000,), jnp.float64))
     assert set(np.unique(w)) <= {0.0, 1.0} and np.all(w[:, 1, 5:] == 0)
     freq = w.mean(0)

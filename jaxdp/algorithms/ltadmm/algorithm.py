@@ -218,7 +218,8 @@ class LTADMMDP(Algorithm):
         zeta = np.asarray(params.zeta, np.float64)
         super().validate(params.replace(zeta=np.where(np.isposinf(zeta), 1.0, zeta)), problem,
                          network)
-        check_minibatch(self.name, problem, self.batch_size, self.records)
+        check_minibatch(self.name, problem, self.batch_size, self.records,
+                        poisson=self.sampling == "poisson")
 
     def costs(self) -> tuple[int, int]:
         """``(gradient evaluations, communication rounds)`` per step: τ minibatch gradients, 1."""

@@ -147,7 +147,8 @@ class _Minibatched(Algorithm):
     def validate(self, params, problem, network) -> None:
         """Base checks, then the minibatch size against every m_i (see ``check_minibatch``)."""
         super().validate(params, problem, network)
-        check_minibatch(self.name, problem, self.batch_size, self.records)
+        check_minibatch(self.name, problem, self.batch_size, self.records,
+                        poisson=self.sampling == "poisson")
 
     def local_iterations(self) -> int:
         """Gradient-step iterations per engine step: one."""

@@ -15,9 +15,9 @@ composition applies — no hidden state carries data that is not in an accounted
   Kasiviswanathan 2019, Thm 27) and zCDP without amplification; dp-accounting has no PLD for it.
 * ``sampling="poisson"`` (each row kept with probability q = b/n_i, sum divided by b): relation
   ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD. The rate
-  is public: n_i is the declared ``records`` (:func:`~jaxdp.algorithms._sampling.poisson_rate`,
-  the one derivation the sampler uses too); undeclared, the rate would be read from the data's
-  m_i and the report is ``inf`` (its curves kept as ``"ideal …"``, not a guarantee).
+  is public: n_i is the declared ``records``, or undeclared the shard capacity M (the width the
+  problem's arrays are stored at, never a count of real rows) —
+  :func:`~jaxdp.algorithms._sampling.poisson_rate`, the one derivation the sampler uses too.
 
 The soft clip bounds the minibatch mean inside the ζ-ball, so Δ = 2ζ under either relation. PORTER
 releases one per-sample clipped gradient per iteration (C), as do DP-DSGD and DP-DSGT
@@ -50,7 +50,7 @@ from jaxdp.privacy import (
     rdp_epsilon,
     unit_roundoff,
 )
-from jaxdp.algorithms._sampling import UNDECLARED_RATE, check_minibatch, poisson_rate
+from jaxdp.algorithms._sampling import check_minibatch, poisson_rate
 from jaxdp.algorithms.ltadmm.theorem2 import (  # re-exported: their public path is also this module
     moments_accountant_sigma, theorem2_a, theorem2_epsilon, theorem2_order, theorem2_sigma,
 )
@@ -165,11 +165,11 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
                          f"{sorted(NOISE_FIELDS)}")
     poisson = algorithm.sampling == "poisson"
     check_minibatch(algorithm.name, problem, algorithm.batch_size,
-                    algorithm.records if poisson else None)  # before q is formed
+                    algorithm.records if poisson else None, poisson=poisson)  # before q is formed
     n = problem.n_agents
     _check_private(algorithm, params, n)
     rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
-    rate = poisson_rate(algorithm.batch_size, algorithm.records if poisson else None, rows)
+    rate = poisson_rate(algorithm.batch_size, algorithm.records, problem.mask.shape[1], n)
     releases = steps * releases_per_step(algorithm)
     sens = release_sensitivity(algorithm, params, n)
     v = {k: np.broadcast_to(np.asarray(val, np.float64), (n,))[:, None]
@@ -201,18 +201,6 @@ _DESCRIPTIONS = {
     "dp_dsgt": "agent i's DP-SGD gradient g̃_i (G) at x_i⁺, fed to the tracker: per-sample "
                "clipped minibatch mean + N(0, σ²I)",
 }
-
-
-def declared(algorithm) -> bool:
-    """Whether the sampling's rate is public: fixed batches (b of m_i under replace-one, m_i the
-    same in both worlds) or Poisson batches at a declared ``records``."""
-    return algorithm.sampling == "fixed" or algorithm.records is not None
-
-
-def _public_rate(algorithm, report: PrivacyReport) -> PrivacyReport:
-    """``report``, or ``inf`` with :data:`UNDECLARED_RATE` (curves kept as ``"ideal …"``) where
-    the Poisson rate was read from the data."""
-    return report if declared(algorithm) else report.idealized(UNDECLARED_RATE)
 
 
 def _check_private(algorithm, params, n: int) -> None:
@@ -283,8 +271,6 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     if method.startswith("paper"):
         return _theorem2(algorithm, problem, params, steps, delta, method)
     events = privacy_events(algorithm, problem, params, steps)
-    if not declared(algorithm):
-        raise ValueError(f"{algorithm.name}: records=None: {UNDECLARED_RATE}")
     if events.lattice:  # the lattice report's own accountants (zCDP, RDP)
         if method == "pld":
             raise ValueError("no PLD for the lattice sampler (the discrete Gaussian): use 'zcdp', "
@@ -370,16 +356,23 @@ def _solve_decreasing(f, target: float, rtol: float) -> float:
 
 
 # -- the algorithms' privacy reports --------------------------------------------------------------
+def _declared(algorithm) -> str:
+    """Where the public record count n_i of the Poisson rate comes from, in words."""
+    if algorithm.records is None:
+        return "the shard capacity M (the problem's row width: public, not a count of real rows)"
+    return f"records = {algorithm.records!r} declared"
+
+
 def _contract(algorithm) -> dict:
     """Relation, what is released, and the (enforced) clipping assumption of the family."""
     fixed = algorithm.sampling == "fixed"
     how = ("fixed-size minibatches of b rows without replacement: a replaced record changes at "
            "most one batch member (sampled without replacement, replace-one; RDP of Wang, Balle & "
            "Kasiviswanathan 2019)" if fixed else
-           f"Poisson minibatches (each row with probability q = b/n_i, n_i = records = "
-           f"{algorithm.records!r} declared, the sum divided by b): an added or removed record "
-           "changes one term and every other record keeps its rate (Poisson subsampling, "
-           "add/remove-one among data sets of at most n_i records per agent, checked)")
+           f"Poisson minibatches (each row with probability q = b/n_i, n_i = {_declared(algorithm)}"
+           ", the sum divided by b): an added or removed record changes one term and every other "
+           "record keeps its rate (Poisson subsampling, add/remove-one among data sets of at most "
+           "n_i records per agent, checked)")
     if algorithm.name == "lt_admm_dp" and algorithm.clip == "soft":
         clip = Assumption("the soft-clipped minibatch mean ζ/(ζ+‖g‖)·g lies in the ζ-ball, so any "
                           "two batches give Δ ≤ 2ζ", enforced=True, how="soft clip (7) at ζ")
@@ -431,7 +424,7 @@ def ltadmm_report(algorithm, problem, network, params, steps: int, *,
                                        **_contract(algorithm))
     report = dataclasses.replace(report, steps=rounds)  # report per round
     if algorithm.clip != "soft":
-        return _public_rate(algorithm, report)
+        return report
     n = problem.n_agents
     rows = np.sum(np.asarray(problem.mask) > 0, axis=1)[:, None]
     per = {k: np.broadcast_to(np.asarray(params[k], np.float64), (n,))[:, None]
@@ -443,7 +436,7 @@ def ltadmm_report(algorithm, problem, network, params, steps: int, *,
                                  algorithm.batch_size, rows, per["sigma_e"], delta,
                                  log_base=base)
         report = report.with_curve(name, curve, _THEOREM_NOTE.format(which=which))
-    return _public_rate(algorithm, report)
+    return report
 
 
 def baseline_report(algorithm, problem, network, params, steps: int, *,
@@ -452,9 +445,9 @@ def baseline_report(algorithm, problem, network, params, steps: int, *,
     the noisy gradients / momentum terms, under the relation of the sampling."""
     del network
     events = privacy_events(algorithm, problem, params, steps)
-    return _public_rate(algorithm, PrivacyReport.from_events(
+    return PrivacyReport.from_events(
         events, delta, methods=_methods(algorithm, problem),
-        lattice_draws=_draws(events, algorithm, problem, steps), **_contract(algorithm)))
+        lattice_draws=_draws(events, algorithm, problem, steps), **_contract(algorithm))
 
 
 def _draws(events, algorithm, problem, steps: int) -> int:
