@@ -17,9 +17,8 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms, channels, network, privacy, problems
-from jaxdp.privacy._mechanisms import clip_rows
 from jaxdp.problems import clipped_grad_mean
-from tests.release_tap import tapped_run
+from tests.release_tap import as_dtype, tapped_run
 from tests.support_attack import lattice_in_support
 
 MAGNITUDES = {"float32": (1e20, 1e38), "float64": (1e160, 1e300)}
@@ -57,11 +56,6 @@ def _least_squares(dtype: str, n: int = 4, m: int = 6, d: int = 3, magnitude=Non
     return prob if magnitude is None else extreme_record(prob, magnitude)
 
 
-def _cast(tree, dtype: str):
-    return jax.tree.map(lambda a: a.astype(dtype) if jnp.issubdtype(a.dtype, jnp.floating)
-                        else a, tree)
-
-
 def _check_clipped(out: np.ndarray, c: float, dtype: str, norm_ord=2) -> None:
     """Finite rows of norm ≤ c (up to the computed clip's float error)."""
     out = np.asarray(out, np.float64)
@@ -93,6 +87,8 @@ def test_clip_by_norm_is_finite_and_clipped_for_every_row(dtype):
 @pytest.mark.parametrize("norm, order", [("l2", 2), ("l1", 1), ("linf", np.inf)])
 def test_the_channel_clip_is_finite_and_clipped_in_every_norm(norm, order, dtype):
     """The channels' ``clip`` (per message and broadcast both call it on their rows)."""
+    from jaxdp.privacy._mechanisms import clip_rows
+
     g = extreme_rows(dtype)
     with jax.enable_x64(dtype == "float64"):
         out = channels.clip(2.0, norm=norm).apply(jnp.asarray(g), {"clip_norm": 2.0}, None, 0)
@@ -139,14 +135,15 @@ def _linear(params, x):  # not in STRUCTURED_CLIPPING: the generic per-example p
 
 def _model_problem(dtype: str, path: str):
     """The library MLP (ghost clipping) on 3 classes, or a linear model with the mse loss (the
-    generic path; its gradient ``a(aᵀθ − y)`` overflows for an extreme row)."""
+    generic path; its residual ``aᵀθ − y`` is ``inf`` for the largest extreme row, so that row's
+    gradient, weighted 0, is NaN unless the row is replaced)."""
     rng = np.random.default_rng(0)
     x, parts = rng.normal(size=(8, 4)), [np.arange(8)]
     if path == "ghost":
         theta0 = problems.mlp_init(jax.random.key(0), (4, 5, 3), dtype)
         return problems.from_model(problems.mlp_apply, theta0, x, np.arange(8) % 3, parts=parts,
                                    dtype=dtype)
-    return problems.from_model(_linear, {"w": jnp.full(4, 0.1, dtype)}, x, rng.normal(size=8),
+    return problems.from_model(_linear, {"w": jnp.full(4, 1e10, dtype)}, x, rng.normal(size=8),
                                parts=parts, loss="mse", dtype=dtype)
 
 
@@ -171,3 +168,57 @@ def test_model_clipping_adds_at_most_c_for_an_extreme_row(path, dtype):
             out = np.asarray(mean(jnp.asarray(bad), jnp.asarray(labels), ones))
             assert np.isfinite(out).all(), (path, magnitude)
             assert np.linalg.norm(out - rest) <= c * (1 + SLACK[dtype]), (path, magnitude)
+
+
+# -- every clip path of the algorithms, through the releases they make -----------------------
+def _dsgd(**kw):
+    return algorithms.DPDSGD(batch_size=2, **kw)
+
+
+def _channel(*chain, **kw):
+    return channels.with_channel(algorithms.DGD(), channels.chain(*chain, **kw))
+
+
+SLOW = pytest.mark.slow
+CLIP_PATHS = {  # id: (algorithm, dtypes run by default; the others run with --runslow)
+    "dp_dgd": (algorithms.DPDGD(), DTYPES),  # per-agent clip_by_norm
+    "muffliato": (algorithms.Muffliato(rounds=2), DTYPES),
+    "mafalda_sgd": (algorithms.Mafalda(), DTYPES),
+    "dp_dsgd": (_dsgd(), ()),  # per-record clip_by_norm
+    "lt_admm_dp": (algorithms.LTADMMDP(batch_size=2, local_steps=1), ("float64",)),  # soft clip
+    "dp_fedavg": (algorithms.DPFedAvg(local_steps=1, rate=0.5), ("float64",)),  # per client
+    "ldp_fedavg": (algorithms.LDPFedAvg(local_steps=1), ("float64",)),
+    "channel:clip+gaussian": (_channel(channels.clip(1.0), channels.gaussian(4.0)), ("float64",)),
+    "channel:broadcast": (_channel(channels.clip(1.0), channels.gaussian(4.0), broadcast=True),
+                          ()),
+    "channel:l1+laplace": (_channel(channels.clip(1.0, norm="l1"), channels.laplace(4.0)),
+                           ("float64",)),
+}
+
+
+def _clip_path_params() -> list:
+    return [pytest.param(path, dtype, marks=() if dtype in default else SLOW)
+            for path, (_, default) in sorted(CLIP_PATHS.items()) for dtype in DTYPES]
+
+
+def _check_releases(run, dtype: str) -> int:
+    """Every release finite, on the lattice and from a finite value; returns their count."""
+    for rel in run.releases:
+        assert rel.dtype == dtype and rel.sampler == "lattice"
+        assert np.isfinite(rel.v).all() and np.isfinite(rel.r).all()
+        assert lattice_in_support(rel.r, None, rel.scale, law=rel.law, dtype=dtype).all()
+        assert lattice_in_support(rel.r, rel.v, rel.scale, law=rel.law, dtype=dtype).all()
+    return len(run.releases)
+
+
+@pytest.mark.parametrize("path, dtype", _clip_path_params())
+def test_an_extreme_record_releases_only_finite_lattice_points(path, dtype):
+    """Agent 0's first record is ``a = M e₁, y = M`` (its gradient ``inf`` at every x): two
+    steps of each clip path, every ``add_noise`` call read (tests/release_tap.py)."""
+    alg = CLIP_PATHS[path][0]
+    params = alg.default_params()
+    with jax.enable_x64(True):
+        net = as_dtype(network.make_network("ring", 4), dtype)
+        prob = as_dtype(_least_squares("float64", magnitude=MAGNITUDES[dtype][0]), dtype)
+        assert not np.isfinite(np.asarray(prob.local_grads(jnp.zeros((4, 3), dtype)))).all()
+        assert _check_releases(tapped_run(alg, prob, net, params, 2), dtype) > 0
