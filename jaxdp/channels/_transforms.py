@@ -33,8 +33,8 @@ _L1_BOUND = {"l2": np.sqrt, "linf": lambda d: float(d), "l1": lambda d: 1.0}
 @dataclasses.dataclass(frozen=True)
 class Clip(Transform):
     """``v · min(1, C / ‖v‖)`` (:func:`clip`): every released row has norm ≤ C and is finite
-    (:func:`jaxdp.privacy._mechanisms.clip_rows`: an overflow-safe norm, a row with an ``inf`` or NaN entry
-    sent as the zero vector)."""
+    (:func:`jaxdp.privacy._mechanisms.clip_rows`: an overflow-safe norm, a row with an ``inf``
+    or NaN entry sent as the zero vector)."""
 
     kind: ClassVar[str] = "clip"
     role: ClassVar[str] = "clip"
