@@ -23,6 +23,7 @@ Issue 22's gate ("privacy that survives a real attacker") is here too:
   message, broadcast and Laplace, on a static and a time-varying network — at float32 and
   float64, every ``add_noise`` call read by tests/release_tap.py: no release of the default
   lattice sampler is impossible under the neighbour; positive control, the float sampler's is;
+  the clip paths also at a neighbour holding an extreme record (issue 36: every release finite);
 * releases counted from what the channel proxy draws, on time-varying and masked networks, with
   the old degree count as a positive control, and products under ``lax.scan`` / ``vmap`` refused
   (tests/release_counting.py, collected here).
@@ -312,6 +313,35 @@ def test_no_release_of_a_noise_path_is_impossible_under_the_neighbour(path_id, d
         assert moved > 0, "the pair moves no release: the attack would be vacuous"
         leaks = messages_follow_the_releases(first, replayed)
         assert not leaks, f"messages not a function of the releases, yet ε = {epsilon}: {leaks}"
+
+
+EXTREME_PATHS = ("dp_dgd", "dp_fedavg", "channel:dgd+clip+gaussian",
+                 "channel:per_message_laplace")
+"""Clip paths (per agent, per client, per message ℓ2 + Gaussian and ℓ1 + Laplace) also audited
+at an extreme-record neighbour; every clip site is in tests/test_extreme_records.py."""
+EXTREME = {"float32": 1e20, "float64": 1e200}  # squared, both overflow: an inf gradient
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("path_id", EXTREME_PATHS)
+def test_no_release_under_an_extreme_record_is_impossible_under_the_neighbour(path_id, dtype):
+    """The neighbour of the path's first data set whose agent 0 holds the legal record
+    ``a = M e₁, y = M`` (its gradient overflows to ``inf``; issue 36): every release of the run
+    on it is finite, on the lattice, and possible under the ordinary data set given the
+    transcript (a NaN release, impossible under any ordinary data, identified it before the clip
+    mapped non-finite rows to the public 0)."""
+    from tests.test_extreme_records import extreme_record
+
+    path = _noise_paths()[path_id]
+    ordinary = path.pair[0]
+    pair = (extreme_record(ordinary, EXTREME[dtype]), ordinary)
+    first, replayed = _run_pair(dataclasses.replace(path, pair=pair), dtype, "lattice")
+    assert first.releases
+    for mine, theirs in zip(first.releases, replayed.releases, strict=True):
+        kw = {"law": mine.law, "dtype": mine.dtype}
+        assert np.isfinite(mine.r).all() and np.isfinite(mine.v).all()
+        assert lattice_in_support(mine.r, None, mine.scale, **kw).all()
+        assert lattice_in_support(mine.r, theirs.v, theirs.scale, **kw).all()
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -21,6 +21,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp.channels._base import Transform, per_row, positive, row_norm, size
+from jaxdp.privacy._mechanisms import clip_rows
 
 NORMS = ("l2", "linf", "l1")
 
@@ -31,7 +32,9 @@ _L1_BOUND = {"l2": np.sqrt, "linf": lambda d: float(d), "l1": lambda d: 1.0}
 
 @dataclasses.dataclass(frozen=True)
 class Clip(Transform):
-    """``v · min(1, C / ‖v‖)`` (:func:`clip`): every released row has norm ≤ C."""
+    """``v · min(1, C / ‖v‖)`` (:func:`clip`): every released row has norm ≤ C and is finite
+    (:func:`jaxdp.privacy._mechanisms.clip_rows`: an overflow-safe norm, a row with an ``inf``
+    or NaN entry sent as the zero vector)."""
 
     kind: ClassVar[str] = "clip"
     role: ClassVar[str] = "clip"
@@ -48,8 +51,7 @@ class Clip(Transform):
         return (_L2_BOUND if q == 2 else _L1_BOUND)[self.norm](d)
 
     def apply(self, v, p: dict, who, k, z=None):
-        c = per_row(p[self.fields[0]], who, v)
-        return v * c / jnp.maximum(row_norm(v, self.norm), c)
+        return clip_rows(v, per_row(p[self.fields[0]], who, v), self.norm)
 
 
 def clip(c: float = 1.0, *, norm: str = "l2", name: str = "clip") -> Clip:

@@ -241,7 +241,10 @@ def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> 
       law: ``"gaussian"`` or ``"laplace"``.
 
     Returns:
-      An array like ``v`` on the lattice ``γℤ``: a deterministic function of the integer release.
+      An array like ``v`` on the lattice ``γℤ``: a deterministic function of the integer release,
+      finite for every ``v`` (with ``scale > 0``): a NaN coordinate is released as if it were 0,
+      ``±inf`` as the clamp ``±Lγ`` — fixed public points, so a non-finite value (which no clip
+      lets through) cannot produce a release outside the accountant's support.
     """
     r = resolution(law)
     dtype = jnp.result_type(v)
@@ -249,7 +252,8 @@ def lattice_release(v: Array, scale: Array, z: Array, law: str = "gaussian") -> 
     noisy = gamma > 0  # a zero scale (a noise-free baseline) releases v itself: no privacy
     step = jnp.where(noisy, gamma, 1.0)
     bound = clamp_bound(dtype) * step
-    a = jnp.round(jnp.clip(v, -bound, bound) / step)
+    finite = jnp.where(jnp.isnan(v), 0.0, v)  # NaN: the public point 0; ±inf: the clamp ±Lγ
+    a = jnp.round(jnp.clip(finite, -bound, bound) / step)
     return jnp.where(noisy, (a + z * r) * step, v)
 
 

@@ -135,11 +135,47 @@ def gaussian_like(key: PRNGKey, x: Array) -> Array:
     return gaussian(key, jnp.shape(x), jnp.result_type(x))
 
 
-def _safe_norm(g: Array) -> Array:
-    """Euclidean norm over the last axis, keepdims, with a zero (not NaN) gradient at ``g = 0``."""
-    sq = jnp.sum(g * g, axis=-1, keepdims=True)
-    positive = sq > 0
-    return jnp.where(positive, jnp.sqrt(jnp.where(positive, sq, 1.0)), 0.0)
+def _power_of_two_scale(m: Array) -> tuple[Array, Array]:
+    """``(2^e, 2^{−e})`` per row, constants for autodiff, with ``2^e ≤ m < 2^{e+1}`` for a finite
+    ``m > 0``, ``e`` clamped so both are normal floats (XLA's CPU backend flushes subnormals to
+    zero): ``g·2^{−e}`` and ``2^e·r`` are exact unless they leave the normal range.
+
+    Dividing a row by its largest magnitude rounded down to a power of two puts that entry in
+    ``[1, 2)``: squares and sums of the scaled row cannot overflow (``Σ u² < 16d``), and the
+    scaling itself rounds nothing, so a norm computed on it has the rounding of the same norm
+    computed without scaling (the ``C(1 + (d + 4)u)`` bound of
+    :func:`~jaxdp.privacy.lattice_sensitivity` holds as before).
+    """
+    info = jnp.finfo(jnp.result_type(m))
+    e = jnp.frexp(jax.lax.stop_gradient(m))[1] - 1  # m = f·2^{e+1}, f in [1/2, 1)
+    e = jnp.clip(e, info.minexp, info.maxexp - 2)
+    one = jnp.ones_like(m)
+    return jnp.ldexp(one, e), jnp.ldexp(one, -e)
+
+
+def _scaled_norm(g: Array, norm: str = "l2") -> tuple[Array, Array, Array]:
+    """``(r, 2^e, 2^{−e})`` per row (last axis, keepdims): ``r`` the ``norm`` (``"l2"``,
+    ``"linf"`` or ``"l1"``) of the row scaled by ``2^{−e}`` (:func:`_power_of_two_scale`), so
+    ``‖g‖ = 2^e r``. ``r`` cannot overflow: it is finite exactly when the row is (an ``inf`` entry
+    gives ``inf``, a NaN gives NaN). The ℓ2 norm has a zero (not NaN) gradient at ``g = 0``."""
+    m = jnp.max(jnp.abs(g), axis=-1, keepdims=True)  # NaN-propagating: a NaN row gives NaN
+    up, down = _power_of_two_scale(m)
+    if norm == "linf":
+        return m * down, up, down
+    u = g * down
+    if norm == "l1":
+        return jnp.sum(jnp.abs(u), axis=-1, keepdims=True), up, down
+    sq = jnp.sum(u * u, axis=-1, keepdims=True)
+    zero = sq == 0  # NaN stays NaN
+    return jnp.where(zero, 0.0, jnp.sqrt(jnp.where(zero, 1.0, sq))), up, down
+
+
+def _safe_norm(g: Array, norm: str = "l2") -> Array:
+    """The ``norm`` of each row (keepdims), overflow-safe (:func:`_scaled_norm`): ``inf`` only
+    when the norm exceeds the largest float or the row has an ``inf`` entry, NaN for a NaN
+    entry."""
+    r, up, _ = _scaled_norm(g, norm)
+    return up * r
 
 
 def _row_value(c, g: Array) -> Array:
@@ -148,40 +184,63 @@ def _row_value(c, g: Array) -> Array:
     return c if c.ndim == 0 else c[..., None]
 
 
+def clip_rows(g: Array, c: Array, norm: str = "l2") -> Array:
+    """``g · c / max(‖g‖, c)`` per row in ``norm`` (``c`` aligned with the rows, keepdims): the
+    clip every clip site calls (:func:`clip_by_norm`, the channels' ``clip``).
+
+    A clipped row is computed as ``(g 2^{−e}) · (c / r)`` (:func:`_scaled_norm`): the same
+    roundings as ``g · fl(c/‖g‖)``, each scaled exactly, without the underflow of ``c/‖g‖`` for a
+    huge row or the overflow of its norm. A row that is not finite (an ``inf`` or NaN entry)
+    becomes the zero vector: a fixed public value.
+    """
+    r, up, down = _scaled_norm(g, norm)
+    clipped = up * r > c  # ‖g‖ > c, also when ‖g‖ overflows
+    factor = jnp.where(clipped, c / jnp.where(clipped, r, 1.0), 1.0)
+    return jnp.where(jnp.isfinite(r), g * jnp.where(clipped, down, 1.0) * factor, 0.0)
+
+
 def clip_by_norm(g: Array, c) -> Array:
-    """Clip each row (last axis) of ``g`` to Euclidean norm at most ``c``.
+    """Clip each row (last axis) of ``g`` to Euclidean norm at most ``c``, for every input.
 
     .. math:: \\mathrm{clip}(g) = g \\cdot \\min(1, c / \\|g\\|_2)
 
-    Written as ``g * c / max(‖g‖, c)``: exact, safe at ``g = 0`` (returns 0 with finite gradients)
-    and differentiable in ``g`` and ``c`` almost everywhere.
+    Written as ``g * c / max(‖g‖, c)`` with an overflow-safe norm (the row scaled by a power of
+    two, :func:`clip_rows`): exact, safe at ``g = 0`` (returns 0 with finite gradients) and
+    differentiable in ``g`` and ``c`` almost everywhere. A row whose norm is not a finite float
+    (an ``inf`` or NaN entry, e.g. an overflowed gradient of an extreme record, or a norm beyond
+    the largest float) becomes the zero vector: a fixed public value, so the output is finite
+    and of norm ``≤ c`` whatever the data (without it ``inf · 0`` released NaN, which no
+    ordinary data set produces).
 
     Args:
       g: ``(..., d)`` rows to clip, e.g. per-agent gradients ``(N, d)``.
       c: clipping norm ``> 0``; a scalar or an array of shape ``g.shape[:-1]`` (e.g. ``(N,)``).
 
     Returns:
-      An array like ``g`` whose rows have norm ``≤ c``.
+      An array like ``g`` whose rows are finite with norm ``≤ c``.
     """
-    c = _row_value(c, g)
-    return g * (c / jnp.maximum(_safe_norm(g), c))
+    return clip_rows(g, _row_value(c, g))
 
 
 def clip_factor_soft(g: Array, zeta) -> Array:
     """Smooth clipping ``g · ζ / (ζ + ‖g‖₂)`` of each row (paper 004, LT-ADMM-DP, eq. (7)).
 
     The result has norm ``ζ‖g‖/(ζ+‖g‖) < ζ``, and the map is smooth except at ``g = 0``, where the
-    safe norm still gives finite gradients.
+    safe norm still gives finite gradients. The norm is overflow-safe and a row whose norm is not
+    a finite float becomes the zero vector, as in :func:`clip_by_norm`.
 
     Args:
       g: ``(..., d)`` rows, e.g. minibatch gradients ``(N, d)``.
       zeta: ``ζ > 0``; a scalar or an array of shape ``g.shape[:-1]``.
 
     Returns:
-      An array like ``g``.
+      An array like ``g``, finite.
     """
     zeta = _row_value(zeta, g)
-    return g * (zeta / (zeta + _safe_norm(g)))
+    r, up, down = _scaled_norm(g)
+    big = up * r >= zeta  # then ζ 2^{−e} ≤ r: ζ/(ζ + ‖g‖) computed scaled, without underflow
+    den = jnp.where(big, zeta * down + r, zeta + up * r)
+    return jnp.where(jnp.isfinite(r), g * jnp.where(big, down, 1.0) * (zeta / den), 0.0)
 
 
 SAMPLERS = ("lattice", "float")

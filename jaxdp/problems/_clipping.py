@@ -90,14 +90,38 @@ def per_example_sq_norms(loss: ModelLoss, x: Array, features: Array, labels: Arr
     return jax.lax.map(row_sq_norm, (features, labels), batch_size=rows)
 
 
+def kept_rows(scale: Array, *rows: Array) -> tuple[Array, ...]:
+    """Each (b, ...) array of ``rows`` with the rows where ``scale`` (b,) is 0 set to 0.
+
+    A row weighted 0 (an overflowed gradient, padding, a row Poisson sampling left out) must add
+    exactly 0 to a weighted sum, but ``0 · inf`` and ``0 · NaN`` are NaN: replacing its values
+    by the fixed public 0 first keeps a sum over the others finite whatever that row holds.
+    """
+    keep = scale != 0
+    return tuple(jnp.where(keep.reshape(keep.shape + (1,) * (r.ndim - 1)), r, 0) for r in rows)
+
+
+def clip_factor(sq_norms: Array, clip) -> Array:
+    """(b,): ``C / max(‖g_s‖, C)`` from the rows' ``‖g_s‖²``, 0 where ``‖g_s‖²`` is not a finite
+    float (an extreme row whose gradient or norm overflowed: it adds the fixed public 0, a
+    clipped value of norm ≤ C), 1 for ``C = inf`` (no clipping)."""
+    c = jnp.asarray(clip, sq_norms.dtype)
+    ok = sq_norms < jnp.inf  # False for inf and NaN
+    n = jnp.sqrt(jnp.where(ok, jnp.maximum(sq_norms, 0.0), 0.0))
+    return jnp.where(jnp.isinf(c), 1.0, jnp.where(ok, c / jnp.maximum(n, c), 0.0))
+
+
 def weighted_row_grad(loss: ModelLoss, x: Array, features: Array, labels: Array,
                       scale: Array, reg) -> Array:
     """(d,): Σ_s scale_s ∇ℓ_s(x) as one gradient of Σ_s scale_s ℓ_s(x) (penalty in each ℓ_s).
 
     Each ℓ_s is the loss of row s alone (``vmap`` over the rows, as in
     :func:`per_example_grads`), so the sum is exact for any ``apply``, and reverse mode
-    accumulates the weighted rows into one (d,) gradient without forming the (b, d) rows.
+    accumulates the weighted rows into one (d,) gradient without forming the (b, d) rows. A row
+    of scale 0 is replaced by the all-zero row (:func:`kept_rows`; its gradient there is assumed
+    finite, as for any ordinary model), so it adds exactly 0 even when its own loss overflows.
     """
+    features, labels = kept_rows(scale, features, labels)
     one = jnp.ones((1,), x.dtype)
 
     def total(x):
@@ -120,7 +144,10 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
     gradients are never clipped, weighted and summed in memory (what dominated the one-pass form:
     ``benchmarks/README.md``). A known ``apply`` (:data:`STRUCTURED_CLIPPING`) takes both from one
     forward and backward pass (ghost clipping; Bu et al., "Differentially private optimization
-    on large model at small cost", ICML 2023).
+    on large model at small cost", ICML 2023). A row whose ‖g_s‖² is not a finite float (an
+    extreme record: the norm, or the gradient itself, overflowed) gets the factor 0 and adds
+    exactly 0 (:func:`clip_factor`, :func:`kept_rows`): the sum stays finite and each row's
+    contribution of norm ≤ C whatever the data.
 
     Args:
       loss: the model loss.
@@ -136,7 +163,7 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
     """
     c = jnp.asarray(clip, x.dtype)
     w = weights.astype(x.dtype)
-    factor = lambda sq: jnp.where(jnp.isinf(c), 1.0, c / jnp.maximum(jnp.sqrt(sq), c))
+    factor = lambda sq: clip_factor(sq, c)
     structured = _structured(loss)
     if structured is not None:
         sq_norms, combine = structured(loss, x, features, labels, reg)
@@ -151,7 +178,9 @@ def clipped_grad_mean(loss: ModelLoss, x: Array, features: Array, labels: Array,
 __all__ = [
     "NORM_PASS_ELEMENTS",
     "STRUCTURED_CLIPPING",
+    "clip_factor",
     "clipped_grad_mean",
+    "kept_rows",
     "micro_batch_rows",
     "per_example_grads",
     "per_example_sq_norms",

@@ -15,7 +15,7 @@ import numpy as np
 
 from jaxdp._precision import einsum, matmul
 from jaxdp.problems._datasets import load_digits, train_test_split
-from jaxdp.problems._clipping import STRUCTURED_CLIPPING
+from jaxdp.problems._clipping import STRUCTURED_CLIPPING, kept_rows
 from jaxdp.problems._model import ModelLoss, ModelProblem, default_float, from_model
 from jaxdp.problems._partition import split as split_parts
 
@@ -72,8 +72,10 @@ def mlp_clipping(loss: ModelLoss, x, features, labels, reg):
                 for h, g, q in zip(inputs, deltas, pens, strict=True))
 
     def combine(scale):
+        kept = kept_rows(scale, *inputs, *deltas)  # an overflowed row (scale 0) adds 0, not NaN
+        pairs = zip(kept[:len(inputs)], kept[len(inputs):], strict=True)
         layers = [{"W": einsum("ba,bo->ao", h, scale[:, None] * g),
-                   "b": einsum("b,bo->o", scale, g)} for h, g in zip(inputs, deltas, strict=True)]
+                   "b": einsum("b,bo->o", scale, g)} for h, g in pairs]
         return loss.layout.flatten(layers) + jnp.sum(scale) * p
 
     return sq + 2.0 * cross + jnp.sum(p * p), combine
@@ -155,10 +157,11 @@ def cnn_clipping(loss: ModelLoss, x, features, labels, reg):
                        axis=1))
 
     def combine(scale):
-        layers = {"conv": {"b": einsum("b,bc->c", scale, bias),
-                           "w": einsum("b,bcp->cp", scale, kernel)},
-                  "dense": {"b": einsum("b,bo->o", scale, eps),
-                            "w": einsum("ba,bo->ao", h, scale[:, None] * eps)}}
+        kernel_, bias_, eps_, h_ = kept_rows(scale, kernel, bias, eps, h)  # scale 0 adds 0
+        layers = {"conv": {"b": einsum("b,bc->c", scale, bias_),
+                           "w": einsum("b,bcp->cp", scale, kernel_)},
+                  "dense": {"b": einsum("b,bo->o", scale, eps_),
+                            "w": einsum("ba,bo->ao", h_, scale[:, None] * eps_)}}
         return loss.layout.flatten(layers) + jnp.sum(scale) * p
 
     return sq + 2.0 * cross + jnp.sum(p * p), combine
