@@ -27,6 +27,7 @@ import numpy as np
 from jaxdp._precision import einsum
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.privacy import clip_by_norm
+from jaxdp.privacy._sites import mechanism_site
 
 SAMPLINGS = ("fixed", "poisson")
 
@@ -36,6 +37,7 @@ def sample_counts(problem) -> Array:
     return jnp.sum(problem.mask > 0, axis=1).astype(jnp.int32)
 
 
+@mechanism_site("fixed_size", {"key": "k", "n_rows": "p"}, releases=False)
 def draw_batches(key, n_rows: Array, batch_size: int, lead: tuple[int, ...] = ()) -> Array:
     """Uniform ``batch_size``-subsets of ``{0..m_i−1}`` for every agent, without replacement.
 
@@ -123,7 +125,15 @@ def draw_poisson(key, rows: Array, rate: Array, lead: tuple[int, ...] = (),
     """
     shape = tuple(lead) + rows.shape
     q = jnp.broadcast_to(jnp.asarray(rate, dtype)[:, None], shape)
-    keep = (jax.random.uniform(key, shape, dtype) < q) & jnp.broadcast_to(rows, shape)
+    return poisson_keep(key, q, rows, dtype=dtype)
+
+
+@mechanism_site("poisson", {"key": "k", "rate": "p", "rows": "v"}, releases=False)
+def poisson_keep(key, rate: Array, rows: Array, dtype=jnp.float32) -> Array:
+    """Inclusion weights in {0, 1}: each real row (``rows``) kept with probability ``rate``
+    (shaped like the weights): the marked sampling site of :func:`draw_poisson`, ``rate`` its
+    parameter (:mod:`jaxdp.privacy._sites`)."""
+    keep = (jax.random.uniform(key, rate.shape, dtype) < rate) & jnp.broadcast_to(rows, rate.shape)
     return keep.astype(dtype)
 
 

@@ -94,6 +94,8 @@ from jaxdp.privacy._contract import (
     check_release,
     default_steps,
 )
+from jaxdp.privacy._flow import FlowReport, Violation, check_information_flow
+from jaxdp.privacy._sites import mechanism_site
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
@@ -156,6 +158,10 @@ from jaxdp.privacy._pairwise_scan import (
 
 __all__ = [
     "NOISE_OWNERS",
+    "FlowReport",
+    "Violation",
+    "check_information_flow",
+    "mechanism_site",
     "THREATS",
     "fallback_refusal",
     "Coalition",

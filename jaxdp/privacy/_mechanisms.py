@@ -20,6 +20,7 @@ from jax.extend.random import threefry_2x32
 from jax.scipy.special import ndtri
 
 from jaxdp._types import Array, PRNGKey
+from jaxdp.privacy._sites import mechanism_site
 
 
 def _words(key: PRNGKey, count: int) -> Array:
@@ -272,12 +273,14 @@ def noise_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *, law: str = 
     return lattice_draws(key, shape, dtype, law=law)
 
 
+@mechanism_site("add_noise", {"v": "v", "scale": "p", "z": "z"}, releases=True)
 def add_noise(v: Array, scale, z: Array, *, law: str = "gaussian",
               sampler: str = "lattice") -> Array:
     """The release of ``v`` with noise of ``scale`` (σ or b) and standard draws ``z`` of
     :func:`noise_draws`: ``v + scale·z`` for ``"float"``; the lattice release
     ``γ(round(v/γ) + zR)``, ``γ = scale/R``, for ``"lattice"`` (its tangent is that of
-    ``v + scale·z``)."""
+    ``v + scale·z``). A marked mechanism site (:mod:`jaxdp.privacy._sites`): ``v`` its value,
+    ``scale`` its public parameter, ``z`` its draws."""
     if check_sampler(sampler) == "float":
         return v + scale * z
     from jaxdp.privacy._lattice import lattice_release

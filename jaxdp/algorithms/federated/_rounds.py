@@ -62,6 +62,7 @@ import jax.numpy as jnp
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.network import check_averaging
+from jaxdp.privacy._sites import mechanism_site
 
 SELECTIONS = ("uniform", "poisson", "data_size", "fair", "high_loss")
 """Client selection schemes (see the module)."""
@@ -91,6 +92,8 @@ class FedLossState(FedState):
     loss: Array  # (N,) F_k(x_k), each client's loss at the local model it last trained
 
 
+@mechanism_site("selection", {"u": "z", "sizes": "p", "counts": "p", "loss": "p"},
+                releases=False)
 def select(u: Array, selection: str, clients: int, rate: float, sizes: Array,
            counts: Array, loss: Array | None = None) -> Array:
     """``(N,)`` bool selection mask from uniform draws ``u`` (see the module): ``sizes`` are the
