@@ -27,7 +27,8 @@ class Comparison:
 
     Attributes:
       rows: one dict per algorithm: name, ε (``None`` if not private), the calibrated noise
-        field, seeds, diverged seeds, and mean / CI half-width of each final metric.
+        field, seeds, diverged seeds, seeds that ended worse than they started
+        (``Trace.ended_worse``), and mean / CI half-width of each final metric.
       traces: algorithm name → :class:`~jaxdp.engine.Trace`.
       markdown: the table as markdown.
       files: the files written (``figure``, ``table_md``, ``table_csv``, traces, privacy).
@@ -205,7 +206,8 @@ def _row(name, plan, trace, metrics) -> dict:
            "epsilon": None if report is None else report.epsilon_max,
            "noise_field": "" if report is None or field is None
            else f"{field}={float(params[field]):.6g}",
-           "seeds": trace.n_seeds, "diverged": int(trace.diverged.sum())}
+           "seeds": trace.n_seeds, "diverged": int(trace.diverged.sum()),
+           "ended_worse": int(trace.ended_worse().sum())}
     for m in metrics:
         if bool(trace.diverged.all()):
             row[m], row[f"{m}_ci95"] = float("nan"), float("nan")
@@ -274,4 +276,6 @@ def _label(row, shown: str | None = None) -> str:
     eps = row["epsilon"]
     suffix = " (non-private)" if eps is None else f" (ε = {eps:.3g})"
     diverged = f", {row['diverged']}/{row['seeds']} diverged" if row["diverged"] else ""
-    return (shown or row["algorithm"]) + suffix + diverged
+    worse = (f", {row['ended_worse']}/{row['seeds']} ended worse" if row.get("ended_worse")
+             else "")
+    return (shown or row["algorithm"]) + suffix + diverged + worse

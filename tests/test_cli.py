@@ -6,7 +6,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.engine import Trace
 from jaxdp.experiments import REPRODUCTIONS, baselines_convergence, demo
 
@@ -187,7 +187,7 @@ def test_run_private_prints_epsilon_and_writes_privacy_and_csv(tmp_path, capsys)
 
 def test_run_epsilon_calibrates_the_noise(tmp_path, capsys):
     assert main(["run", "dp_dgd", *SMALL, "--epsilon", "3", "--delta", "1e-6",
-                 "--out", str(tmp_path)]) == 0
+                 "--out", str(tmp_path)]) in (0, ENDED_WORSE)  # finished; may end worse
     saved = json.loads((tmp_path / "privacy.json").read_text())
     assert saved["epsilon_max"] == pytest.approx(3.0, rel=1e-5) and saved["epsilon_max"] <= 3.0
     assert saved["delta"] == 1e-6
@@ -197,9 +197,10 @@ def test_run_epsilon_calibrates_the_noise(tmp_path, capsys):
 def test_compare_at_the_same_epsilon_writes_one_figure_and_table(tmp_path, capsys):
     code = main(["compare", "dgd", "dp_dgd", *SMALL, "--epsilon", "4", "--metric", "objective",
                  "--metric", "consensus_error", "--out", str(tmp_path)])
-    assert code == 0
+    assert code in (0, ENDED_WORSE)  # finished; may end worse
     rows = (tmp_path / "compare.csv").read_text().splitlines()
-    assert rows[0].startswith("algorithm,epsilon,noise_field,seeds,diverged,objective,")
+    assert rows[0].startswith("algorithm,epsilon,noise_field,seeds,diverged,ended_worse,"
+                              "objective,")
     by_name = {r.split(",")[0]: r.split(",") for r in rows[1:]}
     assert by_name["dgd"][1] == "" and float(by_name["dp_dgd"][1]) == pytest.approx(4, rel=1e-5)
     assert "| dgd | non-private |" in (tmp_path / "compare.md").read_text()

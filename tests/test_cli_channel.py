@@ -6,7 +6,7 @@ import pytest
 
 from jaxdp import channels
 from jaxdp.channels import chain, clip, gaussian, parse_channel
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.engine import Trace
 
 SMALL = ["--problem", "least_squares", "--network", "ring", "--agents", "6", "--seeds", "2",
@@ -74,7 +74,7 @@ def test_missing_required_argument_is_named(monkeypatch):
 def test_run_with_a_private_channel_prints_a_finite_epsilon(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", "dgd", *SMALL, "--channel", "clip:1.0+gaussian:0.5", "--epsilon", "2",
-                 "--x", "step", "--x", "bits", "--out", str(out)]) == 0
+                 "--x", "step", "--x", "bits", "--out", str(out)]) in (0, ENDED_WORSE)
     printed = capsys.readouterr().out
     saved = json.loads((out / "privacy.json").read_text())
     assert np.isfinite(saved["epsilon_max"]) and saved["epsilon_max"] <= 2.0 * (1 + 1e-9)
@@ -88,7 +88,7 @@ def test_run_with_a_private_channel_prints_a_finite_epsilon(tmp_path, capsys):
 def test_run_sets_channel_params_with_param(tmp_path, capsys):
     assert main(["run", "dgd", *SMALL, "--channel", "clip:1.0+gaussian:0.5+broadcast",
                  "--param", "gauss_sigma=3.0", "--param", "alpha=0.05",
-                 "--out", str(tmp_path)]) == 0
+                 "--out", str(tmp_path)]) in (0, ENDED_WORSE)  # finished; may end worse
     info = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
     trace = Trace.load(info["trace"])  # the '/' of "/bcast" is not a folder
     assert trace.meta["params"]["gauss_sigma"] == 3.0 and trace.meta["params"]["alpha"] == 0.05
@@ -120,7 +120,7 @@ def test_bad_channel_arguments_fail_before_the_run(argv, message, tmp_path, caps
 def test_compare_wraps_every_algorithm_and_plots_a_cost_axis(tmp_path, capsys):
     assert main(["compare", "dgd", "nids", *SMALL, "--channel", "clip:1.0+gaussian:0.5",
                  "--epsilon", "3", "--x", "step", "--x", "rounds", "--metric", "objective",
-                 "--out", str(tmp_path)]) == 0
+                 "--out", str(tmp_path)]) in (0, ENDED_WORSE)  # finished; may end worse
     rows = (tmp_path / "compare.csv").read_text().splitlines()
     eps = [float(r.split(",")[1]) for r in rows[1:]]
     assert eps == pytest.approx([3.0, 3.0], rel=1e-4)
@@ -172,7 +172,7 @@ def test_run_routes_each_named_message_through_its_channel(tmp_path, capsys):
     out = tmp_path / "run"
     assert main(["run", "diging", *SMALL, "--channel", "x=clip:1.0,name=cx+gaussian:4.0,name=gx",
                  "--channel", "y=clip:2.0,name=cy+gaussian:1.0,name=gy+broadcast",
-                 "--param", "gy_sigma=30.0", "--out", str(out)]) == 0
+                 "--param", "gy_sigma=30.0", "--out", str(out)]) in (0, ENDED_WORSE)
     capsys.readouterr()
     saved = json.loads((out / "privacy.json").read_text())
     assert np.isfinite(saved["epsilon_max"])

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from jaxdp import algorithms, network, problems
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.compare import network_for
 from jaxdp.engine import Trace
 
@@ -27,7 +27,7 @@ def test_three_families_at_one_epsilon_from_one_command(tmp_path, capsys):
     code = main(["compare", "dp_fedavg", "ldp_fedavg", "dp_dgd", *SMALL, "--network", "ring",
                  "--epsilon", "4", "--threat", "neighbours", "--option", "local_steps=2",
                  "--param", "clip=0.5", "--metric", "objective", "--out", str(tmp_path)])
-    assert code == 0
+    assert code in (0, ENDED_WORSE)  # finished; may end worse
     rows = _rows(tmp_path)
     assert list(rows) == ["dp_fedavg", "ldp_fedavg", "dp_dgd"]
     prob = problems.make_problem("least_squares", n_agents=5, seed=0)

@@ -455,12 +455,12 @@ def test_digits_cnn_bad_channels_is_named():
 
 def test_cli_runs_digits_cnn_with_a_private_algorithm(tmp_path, capsys):
     """``--problem digits_cnn`` runs DP-DSGD on a non-IID split from the command line."""
-    from jaxdp.cli import main
+    from jaxdp.cli import ENDED_WORSE, main
     code = main(["run", "dp_dsgd", "--problem", "digits_cnn", "--split", "dirichlet:0.3",
                  "--agents", "4", "--network", "ring", "--param", "alpha=0.5", "--param",
                  "clip=1.0", "--param", "sigma=1.0", "--steps", "5", "--seeds", "1",
                  "--problem-param", "channels=2", "--out", str(tmp_path), "--force"])
-    assert code == 0
+    assert code in (0, ENDED_WORSE)  # 5 steps at σ = 1: finished, the loss may end higher
     assert "test_accuracy" in capsys.readouterr().out
 
 

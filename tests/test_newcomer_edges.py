@@ -8,7 +8,7 @@ import pytest
 
 import jaxdp
 from jaxdp import algorithms, network, problems
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.experiments._report import Report
 from jaxdp.network._builders import GRAPHS
 
@@ -89,3 +89,85 @@ def test_a_negative_seed_flag_is_named(tmp_path, capsys):
                  "2", "--out", str(tmp_path / "o"), "--no-progress"])
     assert code != 0
     assert "--data-seed" in capsys.readouterr().err
+
+
+# -- issue 40, item 3: a run that ends worse than it started is said ---------------------------
+def test_a_run_that_ends_worse_is_flagged_in_the_table_and_the_exit_status(tmp_path, capsys):
+    code = main(["run", "dp_dgd", "--problem", "least_squares", "--network", "ring",
+                 "--agents", "6", "--seeds", "3", "--steps", "10", "--param", "sigma=200",
+                 "--out", str(tmp_path), "--no-progress"])
+    captured = capsys.readouterr()
+    assert code == ENDED_WORSE, captured.err
+    assert "worse than the start" in captured.out and "worse than the start" in captured.err
+
+
+def test_compare_counts_the_runs_that_ended_worse(small, tmp_path, capsys):
+    code = main(["compare", "dgd", "dp_dgd", "--problem", "least_squares", "--network", "ring",
+                 "--agents", "6", "--seeds", "2", "--steps", "10", "--param", "sigma=200",
+                 "--out", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code == ENDED_WORSE
+    header = next(line for line in out.splitlines() if line.startswith("| algorithm"))
+    assert "ended_worse" in header
+    dpdgd = next(line for line in out.splitlines() if line.startswith("| dp_dgd"))
+    column = header.split("|").index(" ended_worse ")
+    assert int(dpdgd.split("|")[column]) >= 1
+
+
+def test_ended_worse_is_per_seed_and_skips_diverged_seeds():
+    from jaxdp.engine._trace import ended_worse
+
+    values = np.array([[1.0, 2.0], [2.0, 1.0], [1.0, np.inf]])
+    assert ended_worse({"objective": values}).tolist() == [True, False, False]
+    assert not ended_worse({"grad_norm_sq": values}).any()  # no objective, nothing said
+
+
+# -- issue 40, item 2: a user model is checked once, before anything compiles ------------------
+@pytest.fixture(scope="module")
+def digits():
+    rng = np.random.default_rng(0)
+    images, labels = rng.normal(size=(40, 8, 8)), rng.integers(0, 10, 40)
+    return images, labels, problems.split(labels, 2, seed=0)
+
+
+def test_an_unpartitioned_equinox_module_is_named(digits):
+    eqx = pytest.importorskip("equinox")
+    images, labels, parts = digits
+    model = eqx.nn.MLP(64, 10, 8, 1, key=jax.random.key(0))
+    with pytest.raises(ValueError, match=r"\.activation is a .*not an array.*eqx.partition"):
+        problems.from_model(lambda m, xb: jax.vmap(m)(xb), model, images.reshape(-1, 64), labels,
+                            parts=parts)
+
+
+def test_images_of_the_wrong_shape_name_the_shape_and_the_fix(digits):
+    eqx = pytest.importorskip("equinox")
+    images, labels, parts = digits
+    params, static = eqx.partition(eqx.nn.MLP(64, 10, 8, 1, key=jax.random.key(0)),
+                                   eqx.is_inexact_array)
+    apply = lambda p, xb: jax.vmap(eqx.combine(p, static))(xb)  # noqa: E731
+    with pytest.raises(ValueError, match=r"shape \(1, 8, 8\).*reshape the features"):
+        problems.from_model(apply, params, images, labels, parts=parts)
+    assert problems.from_model(apply, params, images.reshape(-1, 64), labels, parts=parts).dim
+
+
+def test_batch_statistics_are_refused_with_the_privacy_reason(digits):
+    nn = pytest.importorskip("flax.linen")
+    images, labels, parts = digits
+
+    class Normalized(nn.Module):
+        @nn.compact
+        def __call__(self, xb):
+            return nn.Dense(10)(nn.BatchNorm(use_running_average=False)(nn.Dense(4)(xb)))
+
+    module = Normalized()
+    variables = module.init(jax.random.key(0), images.reshape(-1, 64)[:2])
+    with pytest.raises(ValueError, match="batch statistics mix the examples"):
+        problems.from_model(module.apply, variables, images.reshape(-1, 64), labels, parts=parts)
+
+
+def test_outputs_without_the_batch_axis_are_named(digits):
+    images, labels, parts = digits
+    w = {"w": np.zeros((64, 10))}
+    with pytest.raises(ValueError, match="batch as their leading axis"):
+        problems.from_model(lambda p, xb: xb[0] @ p["w"], w, images.reshape(-1, 64), labels,
+                            parts=parts)

@@ -15,7 +15,7 @@ import pytest
 import jaxdp
 from jaxdp import Algorithm, algorithms, param, per_agent, privacy
 from jaxdp.algorithms import _registry
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 
 SMALL = ["--problem", "least_squares", "--network", "ring", "--agents", "4", "--seeds", "2",
          "--steps", "5", "--no-progress"]
@@ -78,11 +78,12 @@ def toy():
 
 def test_registered_algorithm_runs_from_the_command_line_with_its_epsilon(toy, tmp_path, capsys):
     assert algorithms.get("toy_dpgd") == ToyDPGD()
-    assert main(["run", "toy_dpgd", *SMALL, "--out", str(tmp_path)]) == 0
+    assert main(["run", "toy_dpgd", *SMALL, "--out", str(tmp_path)]) in (0, ENDED_WORSE)
     out = capsys.readouterr().out
     saved = json.loads((tmp_path / "privacy.json").read_text())
     assert np.isfinite(saved["epsilon_max"]) and f"ε = {saved['epsilon_max']:.4g}" in out
-    assert main(["run", "toy_dpgd", *SMALL, "--epsilon", "5", "--out", str(tmp_path / "e")]) == 0
+    code = main(["run", "toy_dpgd", *SMALL, "--epsilon", "5", "--out", str(tmp_path / "e")])
+    assert code in (0, ENDED_WORSE)
     saved = json.loads((tmp_path / "e" / "privacy.json").read_text())
     assert saved["epsilon_max"] == pytest.approx(5.0, rel=1e-4)
 
@@ -101,7 +102,7 @@ def test_info_and_list_read_the_declarations(toy, capsys):
 
 def test_compare_takes_a_registered_name(toy, tmp_path, capsys):
     assert main(["compare", "dgd", "toy_dpgd", *SMALL, "--metric", "objective",
-                 "--out", str(tmp_path)]) == 0
+                 "--out", str(tmp_path)]) in (0, ENDED_WORSE)  # finished; may end worse
     rows = (tmp_path / "compare.csv").read_text().splitlines()
     assert any(row.startswith("toy_dpgd,") for row in rows[1:])
 

@@ -8,7 +8,7 @@ import warnings
 import pytest
 
 from jaxdp import algorithms, network, problems
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 
 CHANNEL = "clip:1.0+gaussian:0.5"
 
@@ -42,7 +42,8 @@ def test_calibration_takes_few_reports_and_reports_each(small):
 
 
 def test_cli_prints_the_calibrated_value(tmp_path, capsys):
-    assert _run(tmp_path, "nids", "--channel", CHANNEL, "--epsilon", "2", progress=True) == 0
+    code = _run(tmp_path, "nids", "--channel", CHANNEL, "--epsilon", "2", progress=True)
+    assert code in (0, ENDED_WORSE)  # finished; may end worse
     err = capsys.readouterr().err
     assert "calibrating gauss_sigma to ε = 2: report 1" in err
     assert "--epsilon 2 -> gauss_sigma = " in err
@@ -84,20 +85,20 @@ def test_sweep_flags_the_blown_up_grid_point(small):
 
 # -- ε lost or mislabelled ----------------------------------------------------------------------
 def test_a_second_run_into_the_same_out_is_refused(tmp_path, capsys):
-    assert _run(tmp_path, "dp_dgd", "--epsilon", "2") == 0
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "2") in (0, ENDED_WORSE)  # finished; may end worse
     before = (tmp_path / "privacy.json").read_text()
     assert _run(tmp_path, "dp_dgd", "--epsilon", "5") == 2
     err = capsys.readouterr().err
     assert "already holds trace_dp_dgd.npz" in err and "--force" in err
     assert (tmp_path / "privacy.json").read_text() == before
-    assert _run(tmp_path, "dp_dgd", "--epsilon", "5", "--force") == 0
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "5", "--force") in (0, ENDED_WORSE)
     assert json.loads((tmp_path / "privacy.json").read_text())["epsilon_max"] <= 5
 
 
 def test_the_trace_stores_the_privacy_report(tmp_path, capsys):
     from jaxdp.engine import Trace
 
-    assert _run(tmp_path, "dp_dgd", "--epsilon", "2") == 0
+    assert _run(tmp_path, "dp_dgd", "--epsilon", "2") in (0, ENDED_WORSE)  # finished; may end worse
     trace = Trace.load(tmp_path / "trace_dp_dgd.npz")
     stored = json.loads((tmp_path / "privacy.json").read_text())
     assert trace.meta["privacy"]["epsilon_max"] == stored["epsilon_max"]
@@ -363,7 +364,7 @@ def test_the_command_line_page_is_generated_from_the_parser(tmp_path):
 def test_compare_prints_the_calibration_progress(tmp_path, capsys):
     assert main(["compare", "dgd", "dp_dgd", "--epsilon", "2", "--problem", "least_squares",
                  "--network", "ring", "--agents", "6", "--seeds", "2", "--steps", "10",
-                 "--out", str(tmp_path)]) == 0
+                 "--out", str(tmp_path)]) in (0, ENDED_WORSE)  # finished; may end worse
     assert "jaxdp: calibrating sigma to ε = 2: report 1, sigma = " in capsys.readouterr().err
 
 

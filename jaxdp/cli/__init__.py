@@ -5,8 +5,10 @@ Bad arguments print one line (``jaxdp: error: ...``) and exit with status 2, nev
 they are checked before any run starts (the output folder first, and that it holds no earlier
 run's files, for ``reproduce`` nothing at all, unless ``--force``). ``run``, ``compare`` and ``tradeoff`` read their arguments from a
 TOML file with ``--config`` (command-line flags win) and copy it verbatim into the output folder.
-``run`` exits with status 1 when a seed diverged (NaN/inf) or blew up
-(:data:`jaxdp.engine.BLOWUP_FACTOR`); Ctrl-C prints one line, with the ``--resume`` command for
+``run`` and ``compare`` exit with status 1 when a seed diverged (NaN/inf) or blew up
+(:data:`jaxdp.engine.BLOWUP_FACTOR`), and with status 3 (:data:`ENDED_WORSE`) when none did but
+some ended with a larger objective than they started (``Trace.ended_worse``: the table and
+stderr say how many); Ctrl-C prints one line, with the ``--resume`` command for
 ``run`` and ``compare``, and exits with status 130.
 
 Layers, each importing only those below it: this module (:func:`main`) -> ``_parsing`` (the
@@ -20,11 +22,11 @@ import os
 import sys
 
 from jaxdp.cli._catalogue import plain
-from jaxdp.cli._common import MEANINGFUL_EPSILON, RESUME_DIR, X_AXES
+from jaxdp.cli._common import ENDED_WORSE, MEANINGFUL_EPSILON, RESUME_DIR, X_AXES
 from jaxdp.cli._common import _meaningless  # noqa: F401 — kept importable from jaxdp.cli
 from jaxdp.cli._parsing import _algorithm_help, _parse, _parser, reference_markdown
 
-__all__ = ["MEANINGFUL_EPSILON", "RESUME_DIR", "X_AXES", "main", "plain", "reference_markdown"]
+__all__ = ["ENDED_WORSE", "MEANINGFUL_EPSILON", "RESUME_DIR", "X_AXES", "main", "plain", "reference_markdown"]
 
 _ERRORS = (ValueError, KeyError, TypeError, FileNotFoundError, ImportError, OSError)
 

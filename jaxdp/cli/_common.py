@@ -11,6 +11,9 @@ import sys
 import time
 from pathlib import Path
 
+ENDED_WORSE = 3
+"""The exit status of a ``run`` or ``compare`` whose seeds all stayed finite but some ended with a
+larger objective than they started (1 is kept for diverged seeds, 2 for bad arguments)."""
 MEANINGFUL_EPSILON = 100.0
 """Above this ε a guarantee protects nothing: ε bounds the log-likelihood ratio of any output
 with and without an agent's data, and e^100 ≈ 3e43; deployed guarantees lie in 0.1-20. A report

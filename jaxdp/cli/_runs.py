@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import json
 
-from jaxdp.cli._common import (RESUME_DIR, _check_fresh, _check_out, _done, _options, _override,
-                               _private_params, _probe_printer, _refuse_noise_param,
+from jaxdp.cli._common import (ENDED_WORSE, RESUME_DIR, _check_fresh, _check_out, _done,
+                               _options, _override, _private_params, _probe_printer, _refuse_noise_param,
                                _seeds_per_block, _setting, _shared_params, _stage, _stem, _title,
                                _warn_meaningless, _with_channel, _write_config, _write_run)
 
@@ -58,13 +58,17 @@ def _built(name: str, args):
 
 
 def _divergence_status(trace, name: str) -> int:
-    """The exit status of a run: 1, with a line on stderr, when any seed diverged (NaN/inf) or
-    blew up (``jaxdp.engine.BLOWUP_FACTOR``); the files are written either way."""
+    """The exit status of a run: 1, with a line on stderr, when any seed diverged (NaN/inf),
+    blew up (``jaxdp.engine.BLOWUP_FACTOR``) or ended worse than it started
+    (``Trace.ended_worse``); the files are written either way."""
     from jaxdp.engine import BLOWUP_FACTOR
 
     n_div, n_blown = int(trace.diverged.sum()), int(trace.blown_up().sum())
     if n_div == 0:
-        return 0
+        worse = trace.worse_line()
+        if worse:
+            _stage(f"jaxdp: {name}: {worse}")
+        return ENDED_WORSE if worse else 0
     if n_div == trace.n_seeds:
         _stage(f"jaxdp: all {trace.n_seeds} seeds of {name} diverged ({n_blown} blew up, the "
                "others NaN/inf); no plot written: lower the step size")
@@ -105,7 +109,8 @@ def _cmd_compare(args) -> int:
     for row in result.rows:
         _warn_meaningless(row["epsilon"], row["algorithm"], None)
     print(json.dumps(result.files))
-    return 0
+    status = {_divergence_status(trace, name) for name, trace in result.traces.items()}
+    return 1 if 1 in status else max(status)  # a diverged seed outranks one that ended worse
 
 
 def _cmd_tradeoff(args) -> int:

@@ -30,6 +30,7 @@ def _umask_mode() -> int:
     os.umask(mask)
     return 0o666 & ~mask
 
+
 BLOWUP_FACTOR = 1e6
 """A seed blew up when ``|f(x_K)| > BLOWUP_FACTOR · max(|f(x_0)|, 1)``. A stable method, noisy or
 not, stays within a few decades of its start; 6 decades of growth is geometric growth (DGD at
@@ -47,6 +48,19 @@ def blown_up(metrics: dict) -> np.ndarray:
     first, last = np.abs(values[..., 0]), np.abs(values[..., -1])
     with np.errstate(invalid="ignore"):
         return np.isfinite(last) & (last > BLOWUP_FACTOR * np.maximum(first, 1.0))
+
+
+def ended_worse(metrics: dict) -> np.ndarray:
+    """``(S, [G])`` bool: seeds whose final ``objective`` is finite and above its first record —
+    a run that made things worse (too much noise, too large a step) without blowing up. They stay
+    in the means (the outcome is real) and are reported beside them; all False without an
+    ``objective``."""
+    values = metrics.get(BLOWUP_METRIC)
+    if values is None:
+        return blown_up(metrics)  # all False: no objective
+    first, last = values[..., 0], values[..., -1]
+    with np.errstate(invalid="ignore"):
+        return np.isfinite(last) & np.isfinite(first) & (last > first)
 
 
 def diverged_seeds(models: np.ndarray, metrics: dict) -> np.ndarray:
@@ -174,11 +188,31 @@ class Trace:
         if n_blown:
             rows.append(f"diverged: {n_blown} of them blew up ({BLOWUP_METRIC} grew more than "
                         f"{BLOWUP_FACTOR:.0e}x its start; left out of the means)")
+        line = self.worse_line()
+        if line:
+            rows.append(line)
         return "\n".join(rows)
 
     def blown_up(self) -> np.ndarray:
         """``(S, [G])`` bool: the seeds that blew up (finite, counted in ``diverged``)."""
         return blown_up(self.metrics) & self.diverged
+
+    def ended_worse(self) -> np.ndarray:
+        """``(S, [G])`` bool: the seeds that did not diverge but ended with a larger
+        ``objective`` than their first record (:func:`ended_worse`)."""
+        return ended_worse(self.metrics) & ~self.diverged
+
+    def worse_line(self) -> str:
+        """One line saying how many seeds ended worse than they started, with the mean
+        ``objective`` at the first and last record; ``""`` when none did."""
+        worse = self.ended_worse()
+        if not worse.any():
+            return ""
+        values = self.metrics[BLOWUP_METRIC][worse]
+        return (f"worse than the start: {int(worse.sum())} of {worse.size} seed runs ended with "
+                f"{BLOWUP_METRIC} above its first record (mean {np.mean(values[..., 0]):.4g} -> "
+                f"{np.mean(values[..., -1]):.4g}): more noise than the problem can absorb, or "
+                "too large a step")
 
     def summary_rows(self, names=None) -> list[dict]:
         """The final-metric table as records (``grid`` label, metric, mean, CI half-width,

@@ -444,6 +444,7 @@ def from_model(apply: Callable, init_params, features, labels, *, parts: Sequenc
     dtype = default_float(dtype)
     theta0 = _flat_init(init_params, dtype)
     row = jnp.asarray(np.asarray(features)[:1], dtype)
+    _check_apply(apply, init_params, jnp.asarray(np.asarray(features)[:2], dtype))
     convolves = _has_convolution(jax.make_jaxpr(apply)(init_params, row).jaxpr)
     model_loss = ModelLoss(apply=apply, layout=ParamLayout.of(init_params),
                            init=_Constant(theta0), sample_loss=loss, max_elements=max_elements,
@@ -467,9 +468,50 @@ def default_float(dtype=None):
     return jax.dtypes.canonicalize_dtype(jnp.float64 if dtype is None else dtype)
 
 
+PARTITION_HINT = ("an Equinox module? pass its arrays and close over the rest: `params, static "
+                  "= eqx.partition(model, eqx.is_inexact_array)` and `apply = lambda p, xb: "
+                  "jax.vmap(eqx.combine(p, static))(xb)`")
+
+BATCH_STATS_HINT = (
+    "the model keeps mutable collections (batch statistics, e.g. Flax nn.BatchNorm with "
+    "use_running_average=False): batch statistics mix the examples of a batch, so one record "
+    "reaches every other example's gradient and per-example clipping bounds nothing; use a "
+    "per-example normalization (nn.LayerNorm, nn.GroupNorm) or fixed statistics "
+    "(use_running_average=True)")
+
+
+def _check_apply(apply: Callable, init_params, rows) -> None:
+    """``apply(init_params, rows)`` on one and on two rows, abstractly (nothing compiles):
+    outputs must have the batch as their leading axis. Each failure is a ``ValueError`` that
+    names the input shape the model got and the likely fix."""
+    for batch in (rows[:1], rows[:2]):
+        try:
+            out = jax.eval_shape(apply, init_params, batch)
+        except Exception as err:  # noqa: BLE001 -- the user's model: say what it got
+            text = str(err)
+            hint = (BATCH_STATS_HINT if "mutable" in text or "batch_stats" in text else
+                    "apply takes a batch (b, *feature_shape) and returns one output row per "
+                    "example; reshape the features to what the model's first layer expects (e.g. "
+                    "images (n, 8, 8) to (n, 64) for an MLP of input size 64), or vmap a "
+                    "one-example model")
+            raise ValueError(f"from_model: apply(init_params, x) failed on a batch x of shape "
+                             f"{tuple(batch.shape)}: {type(err).__name__}: {text.splitlines()[0]}"
+                             f" -- {hint}") from err
+        leading = [leaf.shape[:1] for leaf in jax.tree.leaves(out)]
+        if any(shape != (batch.shape[0],) for shape in leading):
+            raise ValueError(f"from_model: apply on a batch of {batch.shape[0]} row(s) of shape "
+                             f"{tuple(batch.shape[1:])} returned shapes "
+                             f"{[leaf.shape for leaf in jax.tree.leaves(out)]}: the outputs need "
+                             "the batch as their leading axis (vmap a one-example model)")
+
+
 def _flat_init(init_params, dtype) -> np.ndarray:
-    """θ₀ flat (``ravel_pytree`` order) on the host; refuses non-float leaves."""
+    """θ₀ flat (``ravel_pytree`` order) on the host; refuses non-array and non-float leaves."""
     for path, leaf in jax.tree_util.tree_leaves_with_path(init_params):
+        if not (hasattr(leaf, "dtype") or isinstance(leaf, (int, float, np.number))):
+            raise ValueError(f"from_model: parameter {jax.tree_util.keystr(path)} is a "
+                             f"{type(leaf).__name__}, not an array: every leaf of init_params "
+                             f"must be a float array ({PARTITION_HINT})")
         if not jnp.issubdtype(jnp.asarray(leaf).dtype, jnp.floating):
             raise ValueError(f"from_model: parameter {jax.tree_util.keystr(path)} has dtype "
                              f"{jnp.asarray(leaf).dtype}; every parameter leaf must be a float "
