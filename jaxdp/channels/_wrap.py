@@ -6,8 +6,11 @@ through the channel before combining: for ``M ∈ {W, P, L, A}`` and a message `
 
 .. math:: (M X)_i = M_{ii} X_i + \\sum_{j \\ne i} M_{ij}\\, T(X_j;\\ \\xi_{ij})
 
-— the self term uses the agent's own clean value, as a real agent does. With per-message noise
-(the default) receiver ``i`` gets its own draw ``ξ_ij`` on every directed edge ``j → i``; with
+— the self term uses the agent's own clean value, as a real agent does (sound only while row i
+stays with agent i: a row given to others, such as a federated server's sum, makes the report
+``inf`` unless the channel releases the self term too, :meth:`WithChannel.bypass`). With
+per-message noise (the default) receiver ``i`` gets its own draw ``ξ_ij`` on every directed edge
+``j → i``; with
 ``broadcast=True`` sender ``j`` draws once per product call and every neighbour receives the same
 ``T(X_j; ξ_j)`` (cheaper, and one release instead of ``deg_j``).
 

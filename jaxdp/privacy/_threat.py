@@ -125,10 +125,11 @@ class TrustedServer(Threat):
     The observer sees what the server publishes, its noisy aggregate and the models broadcast
     from it, never a client's upload: the uploads travel on secure links to the server, which is
     not the observer (the central-DP model of DP-FedAvg, McMahan, Ramage, Talwar & Zhang, ICLR
-    2018, whose moments accountant covers the server's noisy sums only). Only an algorithm whose noise is added by that server has a finite bound for this
-    observer and no other (DP-FedAvg, :class:`~jaxdp.algorithms.DPFedAvg`, whose default threat
-    model it is); every other algorithm falls back on its eavesdropper bound (the broadcasts are
-    messages, so this observer sees at most what the eavesdropper sees).
+    2018, whose moments accountant covers the server's noisy sums only). Only an algorithm whose
+    noise is added by that server has a finite bound for this observer and no other (DP-FedAvg,
+    :class:`~jaxdp.algorithms.DPFedAvg`, whose default threat model it is); every other
+    algorithm falls back on its eavesdropper bound (the broadcasts are messages, so this
+    observer sees at most what the eavesdropper sees).
     """
 
     name: ClassVar[str] = "trusted_server"

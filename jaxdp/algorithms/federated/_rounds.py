@@ -10,7 +10,12 @@ data, a row of every ``(N, d)`` state and a per-agent ε — and a star's W does
 dedicated round type outside ``Network`` would bypass the channels, the cost counter and the
 release counting, which all see the products. Here every upload goes through ``network.mix(...,
 message="update")``, so a channel (:func:`jaxdp.channels.with_channel`) acts on the uploads, the
-costs count the products, and the privacy reports are per client (agent) unchanged.
+costs count the products, and the privacy reports are per client (agent) unchanged. The server's
+sum is row 0 of that product, broadcast to every client (:attr:`Federated.broadcasts_product_row`):
+a channel must release that row's self term too (``chain(..., broadcast=True,
+self_term="released")``), else client 0's upload would reach every client clean and the
+channel's report is ``inf`` (:meth:`jaxdp.channels.WithChannel.bypass`); so is one behind
+``weighting="data"``, whose server divides by the clients' data sizes.
 
 A round ``t`` (one engine step), with ``x^t`` the server model:
 

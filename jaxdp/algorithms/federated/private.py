@@ -284,5 +284,5 @@ def amplified_epsilon(log_mu: float, q: float, at_steps, delta: float, tv: float
     return np.where(eps <= cap, eps, np.inf)
 
 
-__all__ = ["AMPLIFIED", "CLEAR_UPLOADS", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg", "amplified_epsilon",
-           "replace_rdp", "sum_slack"]
+__all__ = ["AMPLIFIED", "CLEAR_UPLOADS", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg",
+           "amplified_epsilon", "replace_rdp", "sum_slack"]
