@@ -74,7 +74,9 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
         ``--threat`` spec, e.g. ``"neighbours"``) whose report is added to the table (columns
         ``threat``, ``epsilon_threat``; ``"(eavesdropper bound)"`` where the algorithm has no
         tighter analysis for it and the report falls back on the eavesdropper bound). The noise
-        is calibrated to ``epsilon`` under the eavesdropper (the headline) either way.
+        is calibrated to ``epsilon`` under each algorithm's own observer (the headline:
+        ``Algorithm.default_threat``, the eavesdropper but for DP-FedAvg's trusted server)
+        either way.
       network_name: how the table's ``network`` column names ``network`` (default: its type).
       options: optional name → static configuration given to :func:`jaxdp.algorithms.get`
         (``{"dp_fedavg": {"local_steps": 2, "rate": 0.2}}``).
@@ -174,7 +176,7 @@ def _channel(channel):
     return parse_channels(channel)
 
 
-def _privacy(alg, problem, network, params, steps, delta, threat="eavesdropper"):
+def _privacy(alg, problem, network, params, steps, delta, threat=None):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return alg.privacy(problem, network, params, steps, delta=delta, threat=threat)

@@ -19,6 +19,8 @@ import numpy as np
 from jaxdp import problems
 
 N_AGENTS = 10  # every family at N = 10 (the paper's topology kind): ε is per agent
+OUTSIDE_OBSERVERS = ("eavesdropper", "trusted_server")
+"""The threat models whose observer is no agent (a case names no observing agent for them)."""
 
 
 @dataclasses.dataclass(frozen=True)
@@ -72,9 +74,10 @@ class Case:
     observer: int | None = None
 
     def __post_init__(self):
-        if (self.observer is None) != (self.threat == "eavesdropper"):
-            raise ValueError(f"case {self.id!r}: the eavesdropper sees every link (no observer) "
-                             "and another threat model needs its observing agent; got "
+        if (self.observer is None) != (self.threat in OUTSIDE_OBSERVERS):
+            raise ValueError(f"case {self.id!r}: the eavesdropper sees every link and the trusted "
+                             "server's observer its outputs (no observing agent), and another "
+                             "threat model needs its observing agent; got "
                              f"threat={self.threat!r}, observer={self.observer!r}")
 
 

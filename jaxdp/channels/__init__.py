@@ -13,7 +13,9 @@ Compression (``top_k``, ``random_k``, ``quantize``, each with optional error fee
 transforms of the same stack. Each transform is one small object (a :class:`Transform`
 subclass) that owns how it acts on rows, what it draws, its state, its bits per message and its
 privacy role; a new one is one class (see :mod:`jaxdp.channels._base`). What a step releases is
-read from its traced program (:func:`program_releases`, :meth:`WithChannel.program`).
+read from its traced program (:func:`program_releases`, :meth:`WithChannel.program`). A value
+that reaches other agents outside the channel's releases (a federated server's row, a shared
+self term) makes the report ``inf`` (:meth:`WithChannel.bypass`, :func:`self_term_flow`).
 """
 from jaxdp.channels._base import ROLES, Transform
 from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
@@ -58,6 +60,7 @@ from jaxdp.channels._wrap import (
     PrivateVariant,
     WithChannel,
     merged_params_type,
+    self_term_flow,
     with_channel,
 )
 
@@ -69,5 +72,5 @@ __all__ = [
     "ZeroSum", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
     "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "pairwise_cancelling",
     "parse_channel", "parse_channels", "printed_outsider_factor", "private_stage", "program_releases", "quantize",
-    "random_k", "top_k", "with_channel", "zero_sum",
+    "random_k", "self_term_flow", "top_k", "with_channel", "zero_sum",
 ]

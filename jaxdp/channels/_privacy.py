@@ -37,8 +37,10 @@ THROUGH_PRODUCTS = Assumption(
     "the algorithm exchanges information only through the network's products (mix, apply_P, "
     "apply_L, apply_A, gather), which the channel intercepts",
     enforced=False,
-    how="the proxy network refuses W, P and L; reads of other agents' rows outside the products "
-        "are not detected", holds=None)
+    how="the proxy network refuses W, P and L; a product's row given to other agents while its "
+        "self term is clean makes the report inf (declared: a federated server's sum; found: "
+        "self_term_flow at the initial state); other reads of other agents' rows outside the "
+        "products are not detected", holds=None)
 
 SECRET_SEEDS = Assumption(
     "the observer does not know the pairwise seeds of the edges it is not on (an outsider knows "

@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import STEP_CALL, Channel
-from jaxdp.channels._products import ProductPaths
+from jaxdp.channels._products import PRODUCTS, ProductPaths
 from jaxdp.channels._program import is_analysing, mark, nested_call
 
 try:  # jax >= 0.5: the public home of the trace state
@@ -60,8 +60,9 @@ class ChannelNetwork(ProductPaths):
     """
 
     def __init__(self, network, channels, params, k, key, memory: dict | None = None,
-                 owner: str | None = None):
+                 owner: str | None = None, probe: Probe | None = None):
         self._net, self._params, self._k, self._key = network, params, k, key
+        self._probe = probe  # records or replays the operands (self_term_flow)
         self._owner = owner or "the algorithm"
         self._trace = _trace_state()
         self._routes = {"*": channels} if isinstance(channels, Channel) else dict(channels)
@@ -99,6 +100,7 @@ class ChannelNetwork(ProductPaths):
         """Each directed edge's received ``T(X_{senders[e]})``: ``(N, ...)`` → ``(2E, ...)``; the
         receiver's own row where the message is lost."""
         X, flat, route, channel = self._begin("gather", X, message)
+        flat = flat if self._probe is None else self._probe.operand(flat)
         if self._nested:
             self._check_nestable(channel)
             rows = self._release(channel, "gather", message, flat)
@@ -110,15 +112,31 @@ class ChannelNetwork(ProductPaths):
         return rows.reshape((rows.shape[0],) + X.shape[1:])
 
     def _product(self, product: str, X, message):
-        X, flat, route, channel = self._begin(product, X, message)
+        X, own, route, channel = self._begin(product, X, message)
+        flat = own if self._probe is None else self._probe.operand(own)
         if self._nested:
             out = self._nested_product(channel, product, message, flat)
             self._count(channel, flat)
-            return out.reshape(X.shape)
+            return self._probed(channel, product, out, own, flat, None).reshape(X.shape)
         keep, dropped = self._keep(channel, route)
         out = self._combine(channel, product, message, flat, keep)
         self._count(channel, flat, dropped)
-        return out.reshape(X.shape)
+        return self._probed(channel, product, out, own, flat, keep).reshape(X.shape)
+
+    def _probed(self, channel: Channel, product: str, out, own, sent, keep):
+        """``out``, computed from the operand ``sent`` (the recorded one under a replaying
+        :class:`Probe`), with each agent's clean self term ``M_ii X_i`` taken from its ``own``
+        row instead, and the probe's agent u's moved by the probe's shift: every release is the
+        recording run's, and what changed is what agent i alone holds (a channel with
+        ``self_term="released"`` mixes its released row: nothing to move)."""
+        if self._probe is None or channel.self_term != "clean":
+            return out
+        diag, edge = self._net._parts(PRODUCTS[product])
+        if keep is not None:  # a lost M_ij T(X_j) became M_ij X_i: part of i's self term
+            diag = diag + self._net.scatter_sum(edge * (1 - keep))
+        out = out + diag[:, None] * (own - sent)
+        u = self._probe.agent
+        return out if u is None else out.at[u].add(diag[u] * self._probe.shift)
 
     def _begin(self, product: str, X, message):
         """``(X, X as (N, D) rows, route, Channel)`` of a call, after its checks."""
@@ -218,6 +236,25 @@ class ChannelNetwork(ProductPaths):
         self.tally["bits"] += bits
         if dropped is not None:
             self.tally["dropped"] = self.tally["dropped"] + dropped
+
+
+class Probe:
+    """What :func:`~jaxdp.channels._wrap.self_term_flow` gives a proxy: in a recording run
+    (``replay`` ``None``) each product call's operand rows are kept in :attr:`operands`; in a
+    replaying run every call sends the recorded operand instead of its own (so every release
+    is the recording run's, same draws), the agents' clean self terms are their own rows, and
+    agent ``agent``'s self term is moved by ``shift``."""
+
+    def __init__(self, agent: int | None = None, shift: float = 0.0, replay=None):
+        self.agent, self.shift, self.replay = agent, shift, replay
+        self.operands: list = []
+
+    def operand(self, flat):
+        """The rows call number ``len(operands)`` sends: ``flat`` recorded, or the recording
+        run's."""
+        sent = flat if self.replay is None else self.replay[len(self.operands)]
+        self.operands.append(flat)
+        return sent
 
 
 def call_costs(channel: Channel, network, rows: int, d: int, float_bits: int):

@@ -6,8 +6,11 @@ through the channel before combining: for ``M ∈ {W, P, L, A}`` and a message `
 
 .. math:: (M X)_i = M_{ii} X_i + \\sum_{j \\ne i} M_{ij}\\, T(X_j;\\ \\xi_{ij})
 
-— the self term uses the agent's own clean value, as a real agent does. With per-message noise
-(the default) receiver ``i`` gets its own draw ``ξ_ij`` on every directed edge ``j → i``; with
+— the self term uses the agent's own clean value, as a real agent does (sound only while row i
+stays with agent i: a row given to others, such as a federated server's sum, makes the report
+``inf`` unless the channel releases the self term too, :meth:`WithChannel.bypass`). With
+per-message noise (the default) receiver ``i`` gets its own draw ``ξ_ij`` on every directed edge
+``j → i``; with
 ``broadcast=True`` sender ``j`` draws once per product call and every neighbour receives the same
 ``T(X_j; ξ_j)`` (cheaper, and one release instead of ``deg_j``).
 
@@ -34,6 +37,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import warnings
 from typing import Any, ClassVar
 
 import chex
@@ -46,7 +50,7 @@ from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report, secret_pairs_report
 from jaxdp.channels._program import ProductCall, program_releases, refusal
-from jaxdp.channels._proxy import ChannelNetwork, call_costs, link_key, route_key
+from jaxdp.channels._proxy import ChannelNetwork, Probe, call_costs, link_key, route_key
 from jaxdp.privacy import SecretPairs, check_sampler
 
 CHANNEL_STREAM = 0x6368616E
@@ -129,6 +133,13 @@ class WithChannel(Algorithm):
     def server_average(self) -> bool:
         """The wrapped algorithm's: a channel does not change where the server is."""
         return self.inner.server_average
+
+    @property
+    def broadcasts_product_row(self) -> bool:
+        """The wrapped algorithm's declaration: a row of a product reaches every agent (a
+        federated server's sum, :attr:`Federated.broadcasts_product_row
+        <jaxdp.algorithms.federated.Federated.broadcasts_product_row>`)."""
+        return getattr(self.inner, "broadcasts_product_row", False)
 
     @property
     def channels(self) -> dict[str, Channel]:
@@ -296,12 +307,14 @@ class WithChannel(Algorithm):
         (state, released), _, _ = self.step_on_proxy(state, noise, problem, network, params, k)
         return state, released
 
-    def step_on_proxy(self, state, noise, problem, network, params, k):
-        """``((state, released), proxy, inner messages)``: the step with its proxy (tests)."""
+    def step_on_proxy(self, state, noise, problem, network, params, k, probe=None):
+        """``((state, released), proxy, inner messages)``: the step with its proxy (tests; a
+        ``probe`` records or replays its product operands, :func:`self_term_flow`)."""
         inner_params, values = self.split(params)
         stateful = isinstance(state, ChannelState)
         proxy = ChannelNetwork(network, self.channels, values, k, noise["channel"],
-                               memory=state.memory if stateful else None, owner=self.name)
+                               memory=state.memory if stateful else None, owner=self.name,
+                               probe=probe)
         inner, inner_messages = self.inner.step(state.inner if stateful else state,
                                                 noise["inner"], problem, proxy, inner_params, k)
         if stateful:
@@ -420,17 +433,46 @@ class WithChannel(Algorithm):
                            in self.release_log(problem, network, params) if route in lattice)
 
     def account(self, problem, network, params, steps, *, delta):
-        """Privacy from the channel (see :mod:`jaxdp.channels._privacy`); ``inf`` when the inner
-        algorithm chooses who sends from the data (a federated selection by loss or data size:
-        ``selection_reads_data``), which the channel's per-sender accounting does not cover."""
+        """Privacy from the channel (see :mod:`jaxdp.channels._privacy`); ``inf`` where a value
+        reaches other agents without passing through the channel (:meth:`bypass`), which the
+        channel's per-sender accounting does not cover."""
         self.check_undirected_scalars(self.split(params)[1])
-        why = getattr(self.inner, "selection_reads_data", lambda: "")()
+        why = self.bypass(problem, network, params)
         if why:
             from jaxdp.privacy import PrivacyReport
 
             return PrivacyReport.infinite(network.n_agents, steps, delta, why,
                                           released=f"every message of {self.inner.name}")
         return channel_report(self, problem, network, params, steps, delta=delta)
+
+    def bypass(self, problem, network, params) -> str:
+        """``""``, or how the data reaches other agents outside the channel's releases: the inner
+        algorithm reads the data to choose who sends or to weigh what its server computes
+        (``selection_reads_data``, ``server_reads_data``: a federated selection by loss or data
+        size, a server weighting by data size), a row of a product that keeps a clean self term
+        reaches every agent (declared, :attr:`broadcasts_product_row`: a federated server's
+        sum), or the others' next state moves with agent 0's clean self term
+        (:func:`self_term_flow`, found by running one step)."""
+        for hook in ("selection_reads_data", "server_reads_data"):
+            why = getattr(self.inner, hook, lambda: "")()
+            if why:
+                return why
+        clean = self.clean_self_routes(problem, network, params)
+        if clean and self.broadcasts_product_row:
+            return (f"{self.inner.name} gives a row of a product to every agent (its server's "
+                    f"sum, N·(W U)_0), and the channel of {clean[0]!r} keeps that row's own "
+                    "upload clean and un-noised (self_term='clean'), so the broadcast holds "
+                    "client 0's upload outside the channel; send the uploads through a "
+                    "broadcast channel whose self term is released too: "
+                    "chain(..., broadcast=True, self_term='released') (spec '.../bcast/self')")
+        return _cached_flow(self, problem, network, params) if clean else ""
+
+    def clean_self_routes(self, problem, network, params) -> list[str]:
+        """The routes the step sends through whose channel keeps the sender's own row clean in
+        its products (``self_term="clean"``)."""
+        channels = self.channels
+        used = dict.fromkeys(route for route, *_ in self.release_log(problem, network, params))
+        return [route for route in used if channels[route].self_term == "clean"]
 
     def account_under(self, threat, problem, network, params, steps, *, delta):
         """Under :class:`~jaxdp.privacy.SecretPairs`, DECOR's SecLDP bound where the channel has
@@ -496,6 +538,83 @@ class PrivateVariant(WithChannel):
         """No tighter analysis than the paper's own accountant: the fallback."""
         del threat, problem, network, params, steps, delta
         return None, ""
+
+
+PROBE_SHIFT = 1e3
+"""The shift :func:`self_term_flow` gives agent u's clean self terms (large: a flow moves the
+others' rows far beyond the rounding of two compiled orders of the same sums)."""
+PROBE_ROUNDING = 64
+"""The differences :func:`self_term_flow` tolerates, in units of the dtype's ε times the leaf's
+largest magnitude (XLA may fuse and reassociate the probed program's sums differently)."""
+
+
+def self_term_flow(alg: WithChannel, problem, network, params, agent: int = 0) -> str:
+    """``""``, or why agent ``agent``'s clean self term reaches other agents: one step from the
+    initial state is run twice with the same draws, the second (:class:`Probe`) sending every
+    product call's operand of the first (so every release is the same) and with ``agent``'s
+    clean self term in every product moved by :data:`PROBE_SHIFT`; every row of the next state
+    that is not ``agent``'s own (a leaf with one row per agent: the other rows; any other leaf:
+    all of it) must come out bit-identical, since under the channel's accounting the others
+    hold only released values and their own. A difference is a flow that bypasses the channel
+    (a server row or a broadcast built from a product's row, a self term kept and then
+    shared). A finder at one state, not a proof: the declared cases are refused without it
+    (:meth:`WithChannel.bypass`)."""
+    net = network.base
+    n = net.n_agents
+    key = jax.random.key(0)
+
+    def next_states():
+        state = alg.init(key, problem, net, params)
+        noise = alg.noise(key, state, params, jnp.int32(0))
+        record = Probe()
+        replay = Probe(agent, PROBE_SHIFT, replay=record.operands)
+        return tuple(alg.step_on_proxy(state, noise, problem, net, params, jnp.int32(0),
+                                       probe=probe)[0][0] for probe in (record, replay))
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base, moved = jax.jit(next_states)()
+    others = np.arange(n) != agent
+    paths = jax.tree_util.tree_flatten_with_path(base)[0]
+    for (path, a), b in zip(paths, jax.tree_util.tree_leaves(moved)):
+        a, b = np.asarray(a), np.asarray(b)
+        if a.ndim and a.shape[0] == n:
+            a, b = a[others], b[others]
+        if not _same(a, b):
+            return (f"{alg.inner.name}'s state {jax.tree_util.keystr(path)} of agents other "
+                    f"than {agent} depends on agent {agent}'s own row of a product, which the "
+                    "channel keeps clean (self_term='clean'): that value reaches other agents "
+                    "outside the channel's releases (found by moving the self term, "
+                    "jaxdp.channels.self_term_flow)")
+    return ""
+
+
+_FLOWS: dict = {}
+
+
+def _cached_flow(alg: WithChannel, problem, network, params) -> str:
+    """:func:`self_term_flow`, once per algorithm and structure of the run (the shapes of the
+    problem's arrays, the network's size and edges, the Params type): a calibration asks for
+    the report of the same run at many noise scales."""
+    shapes = tuple((np.shape(x), str(getattr(x, "dtype", type(x))))
+                   for x in jax.tree_util.tree_leaves(problem))
+    net = network.base
+    key = (alg, type(params), type(problem), shapes, net.n_agents,
+           np.asarray(net.senders).tobytes(), np.asarray(net.receivers).tobytes())
+    if key not in _FLOWS:
+        _FLOWS[key] = self_term_flow(alg, problem, network, params)
+    return _FLOWS[key]
+
+
+def _same(a: np.ndarray, b: np.ndarray) -> bool:
+    """``a`` and ``b`` equal up to :data:`PROBE_ROUNDING` (exactly, for integers and booleans;
+    NaN where both are)."""
+    if not np.issubdtype(a.dtype, np.inexact) or a.size == 0:
+        return np.array_equal(a, b)
+    scale = 1.0 + float(np.max(np.abs(np.where(np.isfinite(a), a, 0))))
+    tol = PROBE_ROUNDING * float(np.finfo(a.dtype).eps) * scale
+    close = np.abs(a - b) <= tol
+    return bool(np.all(close | (np.isnan(a) & np.isnan(b)) | (a == b)))
 
 
 def with_channel(algorithm: Algorithm, channel) -> WithChannel:

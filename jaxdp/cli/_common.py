@@ -86,7 +86,7 @@ def _private_params(alg, setting, params, args):
         _refuse_noise_param(alg, args, f"--epsilon {args.epsilon:g}")
         params = _calibrate(alg, problem, net, params, args)
     return params, _report(alg, problem, net, params, args.steps, args.delta,
-                           getattr(args, "threat", "eavesdropper"), getattr(args, "ideal", False))
+                           getattr(args, "threat", None), getattr(args, "ideal", False))
 
 
 def _refuse_noise_param(alg, args, flag: str) -> None:
@@ -140,12 +140,13 @@ def _warn_meaningless(epsilon, name: str, field) -> None:
         _stage("jaxdp: " + line)
 
 
-def _report(alg, problem, net, params, steps, delta, threat="eavesdropper", ideal=False):
-    """The privacy report under the contract against ``threat`` (a ``--threat`` spec), with
-    the ideal curve when ``ideal`` (``--ideal``), or ``None`` (not private)."""
+def _report(alg, problem, net, params, steps, delta, threat=None, ideal=False):
+    """The privacy report under the contract against ``threat`` (a ``--threat`` spec; ``None``:
+    the algorithm's own ``default_threat``), with the ideal curve when ``ideal`` (``--ideal``),
+    or ``None`` (not private)."""
     from jaxdp.privacy import parse_threat
-    return alg.privacy(problem, net, params, steps, delta=delta, threat=parse_threat(threat),
-                       ideal=ideal)
+    return alg.privacy(problem, net, params, steps, delta=delta,
+                       threat=None if threat is None else parse_threat(threat), ideal=ideal)
 
 
 def _write_run(out: Path, name: str, trace, report, args) -> dict:

@@ -90,9 +90,11 @@ def _parser() -> argparse.ArgumentParser:
     s.add_argument("algorithm", nargs="?", default=None,
                    help="registry name (see `jaxdp list`); may come from --config")
     _setting_arguments(s, out="out")
-    s.add_argument("--threat", default="eavesdropper", metavar="MODEL",
-                   help="who observes: eavesdropper (every message, the default), neighbours "
-                        "(each agent sees what it receives: pairwise ε), secret_pairs, or "
+    s.add_argument("--threat", default=None, metavar="MODEL",
+                   help="who observes: eavesdropper (every message; the default unless the "
+                        "algorithm names another: trusted_server for dp_fedavg), neighbours "
+                        "(each agent sees what it receives: pairwise ε), secret_pairs, "
+                        "trusted_server (only what a trusted server publishes), or "
                         "coalition:I,J,... (colluding agents); without a tighter analysis the "
                         "eavesdropper bound is reported, and privacy.json says so")
     s.add_argument("--ideal", action="store_true",
@@ -112,9 +114,11 @@ def _parser() -> argparse.ArgumentParser:
     _option_argument(s)
     s.add_argument("--threat", default=None, metavar="MODEL",
                    help="also report every ε under this observer (neighbours, secret_pairs, "
-                        "coalition:I,J,...): table columns threat and epsilon_threat, marked "
-                        "'(eavesdropper bound)' where an algorithm has no tighter analysis; the "
-                        "noise is calibrated to --epsilon under the eavesdropper either way")
+                        "trusted_server, coalition:I,J,...): table columns threat and "
+                        "epsilon_threat, marked '(eavesdropper bound)' where an algorithm has no "
+                        "tighter analysis; the noise is calibrated to --epsilon under each "
+                        "algorithm's own observer (the eavesdropper; dp_fedavg: trusted_server) "
+                        "either way")
     s.add_argument("--metric", action="append", default=None,
                    help="metric to plot and tabulate (repeatable; default: grad_norm_sq)")
     s.set_defaults(func=_cmd_compare)

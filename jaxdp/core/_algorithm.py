@@ -85,6 +85,9 @@ class Algorithm:
         computed as a row of ``network.mix`` on the complete graph K_N
         (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
         :func:`jaxdp.compare.compare` give it K_N of the same N (:func:`jaxdp.compare.network_for`).
+      default_threat: the threat model :meth:`privacy` reports against when none is named (a
+        name of :data:`~jaxdp.privacy.THREATS`): ``"eavesdropper"``, or the only observer the
+        algorithm's guarantee covers (DP-FedAvg: ``"trusted_server"``).
     """
 
     name: ClassVar[str] = "algorithm"
@@ -98,6 +101,7 @@ class Algorithm:
     requires: ClassVar[tuple[str, ...]] = ()
     server_average: ClassVar[bool] = False
     noise_owner: ClassVar[str | None] = None
+    default_threat: ClassVar[str] = "eavesdropper"
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -155,7 +159,7 @@ class Algorithm:
         return cls.account is not Algorithm.account or cls.privacy is not Algorithm.privacy
 
     def privacy(self, problem, network, params: Params, steps: int, *, delta: float = 1e-5,
-                release: str = "messages", threat="eavesdropper", ideal: bool = False):
+                release: str = "messages", threat=None, ideal: bool = False):
         """The privacy guarantee of ``steps`` steps: a :class:`jaxdp.privacy.PrivacyReport`.
 
         ``report.epsilon`` (per agent) and ``report.epsilon_max`` are the guarantee: a sound
@@ -172,9 +176,11 @@ class Algorithm:
           delta: the δ of every (ε, δ) curve, in ``(0, 1)``.
           release: ``"messages"`` (every message sent) or ``"messages+models"`` (and the final
             models: ``inf`` where they leak beyond the messages).
-          threat: who observes (:mod:`jaxdp.privacy._threat`): ``"eavesdropper"`` (every message
-            on every link, the default), ``"neighbours"`` (pairwise: each agent sees what it
-            receives), ``"secret_pairs"``, or a :class:`~jaxdp.privacy.Threat` such as
+          threat: who observes (:mod:`jaxdp.privacy._threat`): ``None`` for the algorithm's
+            :attr:`default_threat` (``"eavesdropper"``, every message on every link, unless the
+            algorithm declares another), ``"eavesdropper"``, ``"neighbours"`` (pairwise: each
+            agent sees what it receives), ``"secret_pairs"``, ``"trusted_server"`` (what a
+            trusted server publishes), or a :class:`~jaxdp.privacy.Threat` such as
             ``Coalition([0, 3])``. Without a tighter analysis for this algorithm, the
             eavesdropper bound is returned where the observer does not know the noise that
             protects the releases (:attr:`noise_owner`), else ``inf`` with the reason; the report
@@ -196,6 +202,7 @@ class Algorithm:
 
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"{self.name}.privacy: steps must be an int >= 1; got {steps!r}")
+        threat = self.default_threat if threat is None else threat
         delta, release, threat = check_delta(delta), check_release(release), as_threat(threat)
         if network is not None and network.n_agents != problem.n_agents:  # None: not needed
             raise ValueError(f"{self.name}.privacy: the network has {network.n_agents} agents but "

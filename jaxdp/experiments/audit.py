@@ -209,10 +209,9 @@ def audit_case(case: Case, *, seeds: int, batch: int) -> dict:
 
 
 def case_report(case: Case, horizon: int, **kw):
-    """The privacy report a case's claim is read from: under its threat model when it names an
-    observer (the eavesdropper's report, as every row before issue 24, otherwise)."""
-    if case.observer is not None:
-        kw["threat"] = case.threat
+    """The privacy report a case's claim is read from: under its threat model (the
+    eavesdropper's, as every row before issue 24, unless the case names another)."""
+    kw["threat"] = case.threat
     return case.algorithm.privacy(case.pair[0], case.network, case.params, horizon, **kw)
 
 

@@ -16,7 +16,8 @@
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
-  :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``);
+  :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs`, :class:`TrustedServer`
+  (``alg.privacy(..., threat=)``; an algorithm's own default: ``Algorithm.default_threat``);
   :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
@@ -107,6 +108,7 @@ from jaxdp.privacy._threat import (
     Neighbours,
     SecretPairs,
     Threat,
+    TrustedServer,
     as_threat,
     fallback_refusal,
     parse_threat,
@@ -172,6 +174,7 @@ __all__ = [
     "Neighbours",
     "SecretPairs",
     "Threat",
+    "TrustedServer",
     "as_threat",
     "parse_threat",
     "LinearGossip",

@@ -1,6 +1,6 @@
 """Threat models: who observes what (issue 24).
 
-A privacy report is a promise against a named observer. Four observers are declared:
+A privacy report is a promise against a named observer. Five observers are declared:
 
 * :class:`Eavesdropper` (the default, every report before issue 24): an outsider who sees every
   message on every link, knows every agent's data but the protected one, and none of the noise.
@@ -12,6 +12,8 @@ A privacy report is a promise against a named observer. Four observers are decla
   receives and the members' states, data and noise; agents of ``S`` are not protected (``inf``).
 * :class:`SecretPairs` (SecLDP, Allouah et al. ICML 2024; Bellet et al. ICLR 2026): an outsider
   who sees every message but not the pairwise shared seeds; curious agents know their own.
+* :class:`TrustedServer` (central DP in federated learning, McMahan et al. ICLR 2018): what a
+  trusted server publishes (its noisy aggregate, the broadcast models), never an upload.
 
 **The fallback.** Every one of these observers sees at most what the eavesdropper sees, plus data
 and randomness of agents other than the protected one ``u``. That extra randomness is independent
@@ -144,7 +146,27 @@ class SecretPairs(Threat):
     knows: ClassVar[frozenset[str]] = AGENT_KNOWLEDGE
 
 
-THREATS = {t.name: t for t in (Eavesdropper, Neighbours, Coalition, SecretPairs)}
+@dataclasses.dataclass(frozen=True)
+class TrustedServer(Threat):
+    """A federated round's central-DP observer: the server is trusted and its uplinks are secure.
+
+    The observer sees what the server publishes, its noisy aggregate and the models broadcast
+    from it, never a client's upload: the uploads travel on secure links to the server, which is
+    not the observer (the central-DP model of DP-FedAvg, McMahan, Ramage, Talwar & Zhang, ICLR
+    2018, whose moments accountant covers the server's noisy sums only). Only an algorithm whose
+    noise is added by that server has a finite bound for this observer and no other (DP-FedAvg,
+    :class:`~jaxdp.algorithms.DPFedAvg`, whose default threat model it is); every other
+    algorithm falls back on its eavesdropper bound (the broadcasts are messages, so this
+    observer sees at most what the eavesdropper sees).
+    """
+
+    name: ClassVar[str] = "trusted_server"
+    sees: ClassVar[str] = ("the trusted server's published outputs only (its noisy aggregate and "
+                           "the broadcast models); the uploads reach the server on secure links "
+                           "and are seen by no one else")
+
+
+THREATS = {t.name: t for t in (Eavesdropper, Neighbours, Coalition, SecretPairs, TrustedServer)}
 """Threat model name → class."""
 
 

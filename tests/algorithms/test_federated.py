@@ -425,7 +425,9 @@ def test_a_channel_on_a_data_dependent_selection_reports_inf_with_the_reason(sel
     alg = channels.with_channel(fed, channels.chain(channels.clip(1.0), channels.gaussian(2.0)))
     report = alg.privacy(prob, net, alg.default_params(), 5)
     assert np.isinf(report.epsilon_max) and "depends on the data the relation" in report.reason
-    uniform = channels.with_channel(algorithms.get("fedavg", clients=2),
-                                    channels.chain(channels.clip(1.0), channels.gaussian(2.0)))
-    control = uniform.privacy(prob, net, uniform.default_params(), 2)  # data-independent
+    uniform = channels.with_channel(algorithms.get("fedavg", clients=2, weighting="uniform"),
+                                    channels.chain(channels.clip(1.0), channels.gaussian(2.0),
+                                                   broadcast=True, self_term="released"))
+    control = uniform.privacy(prob, net, uniform.default_params(), 2)  # data-independent; the
+    # server's row released too (tests/test_federated_soundness.py)
     assert np.isfinite(control.epsilon_max) and not control.reason

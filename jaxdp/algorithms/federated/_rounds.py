@@ -10,7 +10,12 @@ data, a row of every ``(N, d)`` state and a per-agent ε — and a star's W does
 dedicated round type outside ``Network`` would bypass the channels, the cost counter and the
 release counting, which all see the products. Here every upload goes through ``network.mix(...,
 message="update")``, so a channel (:func:`jaxdp.channels.with_channel`) acts on the uploads, the
-costs count the products, and the privacy reports are per client (agent) unchanged.
+costs count the products, and the privacy reports are per client (agent) unchanged. The server's
+sum is row 0 of that product, broadcast to every client (:attr:`Federated.broadcasts_product_row`):
+a channel must release that row's self term too (``chain(..., broadcast=True,
+self_term="released")``), else client 0's upload would reach every client clean and the
+channel's report is ``inf`` (:meth:`jaxdp.channels.WithChannel.bypass`); so is one behind
+``weighting="data"``, whose server divides by the clients' data sizes.
 
 A round ``t`` (one engine step), with ``x^t`` the server model:
 
@@ -235,6 +240,11 @@ class Federated(Algorithm):
 
     params_type = FedParams
     server_average = True
+    broadcasts_product_row: ClassVar[bool] = True
+    """The server's sum is row 0 of a product (:func:`server_sum`) and reaches every client in
+    the broadcast: behind a channel that keeps a sender's own row clean (``self_term="clean"``)
+    that row holds client 0's upload outside the channel, so the channel's report is ``inf``
+    (:meth:`jaxdp.channels.WithChannel.bypass`) unless its self term is released too."""
     tracks_loss: ClassVar[bool] = False  # its rounds keep FedLossState under "high_loss"
     local_steps: int | tuple[int, ...] = 5
     selection: str = "uniform"
@@ -314,6 +324,18 @@ class Federated(Algorithm):
                 "selected, and so what the other clients upload, depends on the data the "
                 "relation replaces, which is not accounted by a report of each client's own "
                 "releases")
+
+    def server_reads_data(self) -> str:
+        """``""``, or why the server's computation reads the clients' data beyond their uploads:
+        under ``weighting="data"`` it weighs and divides by the data sizes ``n_k``, which the
+        relation (a client's whole data set replaced) may change, so the broadcast moves with
+        client k's size whatever a channel does to its upload."""
+        if self.weighting != "data":
+            return ""
+        return (f"{self.name} weighs the uploads by the clients' data sizes n_k "
+                "(weighting='data') and its server divides by Σ_S n_k: a client's size, which "
+                "replacing its data set may change, reaches every client in the broadcast "
+                "outside any channel; use weighting='uniform'")
 
     def advance(self, state, rows: Rows, local: AgentArray, problem, **fields):
         """The next state: ``fields`` replaced, the selection counts advanced by ``rows.mask``,

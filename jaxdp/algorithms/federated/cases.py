@@ -20,7 +20,8 @@ def audit_cases() -> list[Case]:
     ``α‖v‖/2 = 25 ≫ C = 1`` (least squares, :func:`~jaxdp.algorithms.cases.tilt`), so its single
     local step (E = 1) clips to ∓C·v̂: the uploads differ by exactly 2C, the relation's worst case.
     DP-FedAvg: the attacker sees the server's first broadcast x¹ (q = 0.5, z = 3: the amplified
-    curve is the guarantee); LDP-FedAvg: client 0's first upload (every client selected, z = 2)."""
+    curve is the guarantee), the trusted server's observer (its threat model); LDP-FedAvg: client
+    0's first upload (every client selected, z = 2)."""
     net = network.make_network("complete", N_AGENTS)
     pair = tilt(N_AGENTS, 20, 5, l2(5, 1e3))
     paper = "issue 27 federated (client 0's data set replaced; N = 10 on K_N, d = 5, E = 1)"
@@ -28,7 +29,7 @@ def audit_cases() -> list[Case]:
     local = algorithms.LDPFedAvg(local_steps=1)
     return [
         Case("dp_fedavg", paper, central, central.default_params().replace(z=3.0), net, pair, 1,
-             "the server's broadcast x¹", agent_rows("x")),
+             "the server's broadcast x¹", agent_rows("x"), threat="trusted_server"),
         Case("ldp_fedavg", paper, local, local.default_params().replace(z=2.0), net, pair, 1,
              "client 0's upload at round 0", agent_rows("update")),
     ]

@@ -7,8 +7,11 @@ r"""User-level DP-FedAvg: central noise at a trusted server, or local noise at e
   ``clip(Δ_k, C) = Δ_k·min(1, C/‖Δ_k‖)``; the server releases
   ``r^t = Σ_{k∈S_t} clip(Δ_k, C) + N(0, z²C²I)`` (lattice Gaussian, the library's default
   sampler) and sets ``x^{t+1} = x^t + η_g r^t/(qN)`` (the paper's σ = zS/(qW) on Δ, W = qN·1).
-  Trusted server: the uploads are not observed; the observer sees the broadcast models ``x^t``,
-  a post-processing of ``r^0..r^{t−1}``.
+  Trusted server (:class:`~jaxdp.privacy.TrustedServer`, its default threat model): the uploads
+  are not observed; the observer sees the broadcast models ``x^t``, a post-processing of
+  ``r^0..r^{t−1}``. Every observer that sees an upload (the eavesdropper, the server as a
+  neighbour, a coalition, an outsider of ``secret_pairs``) sees ``clip(Δ_k, C)`` in the clear,
+  a deterministic function of client k's data: its report is ``inf``, with that reason.
 * **LDP-FedAvg** (local DP: noise before upload; the server is the observer) — each selected
   client uploads ``clip(Δ_k, C) + N(0, z²C²I)`` (lattice Gaussian), the server averages the uploads
   as FedAvg (:mod:`jaxdp.algorithms.federated.algorithm`). The local randomizer of the local
@@ -48,8 +51,8 @@ from jaxdp.algorithms.federated._rounds import (
 from jaxdp.core import param
 from jaxdp.network import averaging_gap
 from jaxdp.privacy import (
-    SAMPLER_SHARE, Assumption, PrivacyEvents, add_noise, clip_by_norm, lattice_sensitivity,
-    noise_draws, unit_roundoff,
+    SAMPLER_SHARE, Assumption, PrivacyEvents, PrivacyReport, TrustedServer, add_noise,
+    clip_by_norm, lattice_sensitivity, noise_draws, unit_roundoff,
 )
 
 AMPLIFIED = "rdp, Poisson replace"
@@ -59,6 +62,13 @@ AMPLIFIED_NOTE = (
     "triangle inequality (CSF 2017, Prop. 11) at integer orders α = 2..128, composed over the "
     "rounds, converted by dp-accounting's compute_epsilon at δ(1 − 2⁻⁶); the sampler's distance "
     "τ is charged as in every lattice report")
+CLEAR_UPLOADS = (
+    "DP-FedAvg's uploads clip(Δ_k, C) carry no noise (the trusted server adds it to their sum): "
+    "an observer who sees an upload (the eavesdropper on every link, the server as a client's "
+    "neighbour, a coalition, an outsider of secret_pairs) sees a deterministic function of "
+    "client k's data; the guarantee covers only the trusted server's observer, who sees its "
+    "noisy aggregate and broadcasts (threat='trusted_server', the default)")
+"""Why DP-FedAvg has no finite ε for an observer who sees the uploads."""
 CLIP_ASSUMPTION = Assumption("‖clip(Δ_k, C)‖₂ ≤ C for every client update Δ_k, so two data sets "
                              "of one client move its upload by ≤ 2C", enforced=True,
                              how="clip_by_norm(Δ_k, C)")
@@ -107,6 +117,7 @@ class DPFedAvg(_Private):
     name = "dp_fedavg"
     cites = ("McMahan, Ramage, Talwar & Zhang, ICLR 2018, Algorithm 1 (DP-FedAvg, f̃_f)",)
     provenance = "standard"
+    default_threat = "trusted_server"
     selection: str = "poisson"
     rate: float = 0.5
     weighting: str = "uniform"
@@ -135,6 +146,27 @@ class DPFedAvg(_Private):
         return FedState(x=x_new, counts=state.counts + rows.mask), {"x": x_new}
 
     def account(self, problem, network, params, steps, *, delta):
+        """The eavesdropper's report: ``inf`` (:data:`CLEAR_UPLOADS`). Every other observer but
+        the trusted server's falls back on it (:meth:`account_under`)."""
+        del params
+        return PrivacyReport.infinite(
+            network.n_agents, steps, delta, CLEAR_UPLOADS, relation="replace_agent",
+            released="every message on every link, the clients' clipped uploads included")
+
+    def account_under(self, threat, problem, network, params, steps, *, delta):
+        """Under :class:`~jaxdp.privacy.TrustedServer` the central-DP report
+        (:meth:`server_report`); every other observer sees the uploads (``(None, why)``: the
+        fallback on :meth:`account`, ``inf``)."""
+        if not isinstance(threat, TrustedServer):
+            return None, CLEAR_UPLOADS
+        note = (f"{threat.describe()}. The server's noise zC on Σ_S clip(Δ_k, C) protects what it "
+                "publishes; the uploads themselves carry no noise and are not covered")
+        report = self.server_report(problem, network, params, steps, delta=delta)
+        return report.with_contract(threat=threat.name, threat_note=note), ""
+
+    def server_report(self, problem, network, params, steps, *, delta):
+        """The central-DP report of the server's releases ``r^t`` (see the module): what the
+        trusted server's observer sees."""
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
         c_eff = c * sum_slack(network, problem.features.dtype)
         events = self.declare_releases(PrivacyEvents.from_schedule(
@@ -256,5 +288,5 @@ def amplified_epsilon(log_mu: float, q: float, at_steps, delta: float, tv: float
     return np.where(eps <= cap, eps, np.inf)
 
 
-__all__ = ["AMPLIFIED", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg", "amplified_epsilon",
-           "replace_rdp", "sum_slack"]
+__all__ = ["AMPLIFIED", "CLEAR_UPLOADS", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg",
+           "amplified_epsilon", "replace_rdp", "sum_slack"]
