@@ -18,7 +18,7 @@ import pytest
 
 from jaxdp import algorithms, channels, network
 from jaxdp.algorithms.cases import l2, tilt
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.privacy import Coalition, TrustedServer, as_threat
 
 N, C, SIGMA, DELTA = 17, 1.0, 11.31, 1e-2
@@ -162,7 +162,7 @@ def test_cli_compare_under_neighbours_gives_dp_fedavg_no_finite_epsilon(tmp_path
     code = main(["compare", "dp_fedavg", "--problem", "least_squares", "--agents", "5",
                  "--seeds", "1", "--steps", "3", "--no-progress", "--threat", "neighbours",
                  "--param", "z=3", "--out", str(tmp_path)])
-    assert code == 0
+    assert code in (0, ENDED_WORSE)  # finished; the tiny run may end worse
     with open(tmp_path / "compare.csv") as f:
         row = next(csv.DictReader(f))
     assert math.isfinite(float(row["epsilon"]))

@@ -32,37 +32,13 @@ from jaxdp._types import per_agent
 
 N = 5  # no state axis of the registry's defaults has this size by accident
 
-NON_FINITE = "break 1: a release turns non-finite when a record overflows the clip"
-RATE = "break 2: the Poisson rate q = b/m_i reads the agent's record count"
 SAMPLE_SIZE = ("a fixed-size batch's population m_i is the record count, private under "
                "replace_agent (harmless where no amplification is claimed, as a channel's)")
-SERVER_ROW = "break 3: the server's row of the mix keeps client 0's upload un-noised"
-BROKEN = {  # (name, through a channel) -> the break the check finds today
-    **{(name, False): NON_FINITE for name in (
-        "diadsp", "dp_dgd", "dp_fedavg", "dp_mradmm", "dp_nids", "dpp2", "ldp_admm", "ldp_dgd",
-        "ldp_dgd_star", "ldp_fedavg", "ldp_huang_dgd", "ldp_op_admm", "lt_admm_dp",
-        "mafalda_sgd", "muffliato", "porter", "prisma")},
-    ("dp_admm", False): f"{NON_FINITE} (its ‖a‖ ≤ 1 is assumed, not enforced: break 6)",
-    ("dp_dsgd", False): f"{RATE}; {NON_FINITE}",
-    ("dp_dsgt", False): f"{RATE}; {NON_FINITE}",
-    **{(name, True): NON_FINITE for name in (
-        "admm", "atc", "atc_tracking", "atg", "aug_dgm", "dgd", "diadsp", "diging", "dlm",
-        "dp_dgd", "dp_extra", "dp_fedavg", "dp_icadmm", "dp_mradmm", "dp_nids", "dpp2", "ed",
-        "extra", "k_gt", "ldp_admm", "ldp_dgd", "ldp_dgd_star", "ldp_dvp_admm", "ldp_fedavg",
-        "ldp_op_admm", "ldp_pp_admm")},
-    **{(name, True): f"{SERVER_ROW}; {NON_FINITE}" for name in (
-        "fedadagrad", "fedadam", "fedavg", "feddyn", "fedlt", "fednova", "fedpd", "fedprox",
-        "fedyogi")},
-    **{(name, True): f"{SAMPLE_SIZE}; {NON_FINITE}" for name in ("gt_saga", "gt_sarah", "gt_vr")},
-    ("dp_dsgd", True): f"{RATE}; {NON_FINITE}",
-    ("dp_dsgt", True): f"{RATE}; {NON_FINITE}",
-    ("dp_admm", True): f"σ_i reads the record count m_i, private under replace_agent; {NON_FINITE}",
+BROKEN = {  # (name, through a channel) -> what the check still finds (issue 36's breaks 1-3 fixed)
+    **{(name, True): SAMPLE_SIZE for name in ("gt_saga", "gt_sarah", "gt_vr")},
+    ("dp_admm", True): "σ_i reads the record count m_i, private under replace_agent",
 }
-UNSWEPT = ("led", "lt_admm", "lt_admm_dp", "lt_admm_vr", "mafalda_sgd", "muffliato",
-           "naive_private_admm", "nids", "porter", "prisma", "prox_skip", "scaffold", "simple_gt",
-           "wang_elia", "yi_pd")
-"""Channel ports not yet swept at σ = 50 (the σ = 1 sweep found non-finite releases on each with a
-finite ε): xfail, not strict, until a --runslow run sets them."""
+
 
 
 @functools.cache
@@ -202,8 +178,6 @@ def _case(name: str, channel: bool, slow: bool = True):
     why = BROKEN.get((name, channel))
     if why:
         marks.append(pytest.mark.xfail(strict=True, reason=why))
-    elif channel and name in UNSWEPT:
-        marks.append(pytest.mark.xfail(strict=False, reason=f"not yet swept; {NON_FINITE}"))
     return pytest.param(name, channel, marks=marks, id=f"{name}{'+channel' if channel else ''}")
 
 
