@@ -40,7 +40,6 @@ BROKEN = {  # (name, through a channel) -> what the check still finds (issue 36'
 }
 
 
-
 @functools.cache
 def _setting(complete: bool):
     rng = np.random.default_rng(0)
