@@ -97,6 +97,7 @@ from jaxdp.privacy._contract import (
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
+from jaxdp.privacy._cone import CONE, cone_pairwise, cone_steps, hop_distances, within_cone
 from jaxdp.privacy._threat import (
     NOISE_OWNERS,
     THREATS,
@@ -155,6 +156,11 @@ from jaxdp.privacy._pairwise_scan import (
 )
 
 __all__ = [
+    "CONE",
+    "cone_pairwise",
+    "cone_steps",
+    "hop_distances",
+    "within_cone",
     "NOISE_OWNERS",
     "THREATS",
     "fallback_refusal",
