@@ -183,10 +183,14 @@ class Algorithm:
             ``Coalition([0, 3])``. Without a tighter analysis for this algorithm, the
             eavesdropper bound is returned where the observer does not know the noise that
             protects the releases (:attr:`noise_owner`), else ``inf`` with the reason; the report
-            says so (``report.threat_fallback``).
+            says so (``report.threat_fallback``). Under ``"neighbours"`` or a coalition it is then
+            tightened by the causal cone (:mod:`jaxdp.privacy._cone`: only the releases that can
+            reach the observer by the horizon are composed; ``report.pairwise``).
           ideal: also add :data:`~jaxdp.privacy.IDEAL_LINEAR` under a threat model other than
             the eavesdropper's, where the algorithm declares a linear form
-            (:meth:`linear_form`): the ideal Gaussian mechanism's curve, never the guarantee
+            (:meth:`linear_form`): the ideal Gaussian mechanism's curve for contributions fixed
+            in advance, never the guarantee and not a bound for an adaptive run (gradients that
+            depend on received messages)
             (dense: seconds to minutes; skipped, with the reason in ``report.threat_note``,
             beyond :data:`~jaxdp.privacy.MAX_IDEAL_WORK` or the accountant's sizes).
 
