@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxdp import network, problems
-from jaxdp.algorithms import DPDGD
+from jaxdp.algorithms import REGISTRY, DPDGD
 from jaxdp.core import first_arrivals, reach_mismatch
 from jaxdp.network import NetworkSequence, RandomLinkFailures
 from jaxdp.privacy import (CONE, Coalition, PrivacyReport, as_threat, cone_steps, hop_distances,
@@ -123,3 +123,20 @@ def test_reach_check_passes_dp_dgd_and_catches_a_mutant_claiming_a_shorter_cone(
 def test_hop_distances_on_a_path():
     d = hop_distances([0, 1, 1, 2], [1, 0, 2, 1], 4)
     assert d[0, 2] == 2 and np.isinf(d[0, 3]) and d[2, 2] == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", sorted(n for n, c in REGISTRY.items()
+                                        if c.is_private() and c.noise_owner == "sender"))
+def test_every_sender_algorithm_spreads_within_its_cone(name):
+    """The registry audit: on each algorithm's audit case, agent 0's step-0 noise moves no view
+    earlier than its counted (or declared) rounds per step allow."""
+    from jaxdp.experiments.audit import cases
+
+    case = next(c for c in cases() if c.id == name)
+    problem, net = case.pair[0], case.network
+    if problem.dim == net.n_agents:
+        pytest.skip("d = N: agent and coordinate axes cannot be told apart")
+    dist = hop_distances(*net.base._host_edges(), net.n_agents)[0]
+    steps = int(min(np.max(dist[np.isfinite(dist)]) + 2, 10))  # past the farthest agent
+    assert reach_mismatch(case.algorithm, problem, net, case.params, steps) == ""
