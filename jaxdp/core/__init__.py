@@ -18,7 +18,7 @@ from jaxdp.core._params import (
 )
 
 __all__ = ["Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROBLEM_NEEDS",
-           "PROVENANCES", "ParamSpec", "check_params", "check_problem_supports", "check_per_agent_value", "first_arrivals", "noise_dependence", "param", "param_specs", "reach_mismatch",
-           "sender_mismatch",
-           "standard_draws",
-           "undeclared_fields", "zeros_like_models"]
+           "PROVENANCES", "ParamSpec", "check_params", "check_problem_supports",
+           "check_per_agent_value", "first_arrivals", "noise_dependence", "param", "param_specs",
+           "reach_mismatch", "sender_mismatch", "standard_draws", "undeclared_fields",
+           "zeros_like_models"]

@@ -17,6 +17,9 @@
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
   :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs` (``alg.privacy(..., threat=)``);
+  the causal cone (:mod:`jaxdp.privacy._cone`: :func:`within_cone`, :func:`cone_pairwise`,
+  :func:`cone_steps`, :func:`hop_distances`, the sound curve :data:`CONE`), the pairwise matrix
+  any algorithm gets under the neighbours or a coalition threat where the fallback applies;
   :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
