@@ -3,7 +3,8 @@ peak memory.
 
 Cells: N = 100 agents on a ring and on a connected Erdős–Rényi graph (p = 0.05, Metropolis W),
 every agent observing (``"neighbours"``), σ_ℓ = 0.5, σ_m = 1, Δ = 2, δ = 1e-5, T = 1000 with one
-contribution (``first_step``) and with one every step (``every_step``, band 1); and, where the
+contribution (``first_step_fresh_noise``) and with one every step (``every_step``, band 1); and,
+where the
 dense accountant fits its limits, the same problem at a smaller T with both methods (their
 ratio of headline ε is recorded: equal for one contribution, the structured one an upper bound
 on the dense one for every step).
@@ -25,7 +26,7 @@ certificate (``etas`` = :data:`CERTIFICATE_ETAS`, Proposition 2 of
 
 Usage:
     python benchmarks/bench_pairwise.py            # every cell; writes results/pairwise_cpu.json
-    python benchmarks/bench_pairwise.py --cell ring 1000 first_step structured   # one cell, printed
+    python benchmarks/bench_pairwise.py --cell ring 1000 first_step_fresh_noise structured
     python benchmarks/bench_pairwise.py --only ring 1000 every_step structured   # rerun, merge
     python benchmarks/bench_pairwise.py --certificate   # writes results/pairwise_certificate_cpu.json
     python benchmarks/bench_pairwise.py --device --out DIR --budget 240
@@ -51,10 +52,11 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-CELLS = [("ring", 1000, "first_step", "structured"), ("erdos_renyi", 1000, "first_step", "structured"),
+FRESH = "first_step_fresh_noise"
+CELLS = [("ring", 1000, FRESH, "structured"), ("erdos_renyi", 1000, FRESH, "structured"),
          ("ring", 1000, "every_step", "structured"), ("erdos_renyi", 1000, "every_step", "structured"),
          ("ring", 100, "every_step", "dense"), ("ring", 100, "every_step", "structured"),
-         ("ring", 300, "first_step", "dense"), ("ring", 300, "first_step", "structured")]
+         ("ring", 300, FRESH, "dense"), ("ring", 300, FRESH, "structured")]
 
 CERTIFICATE_ETAS = (0.5, 4.0, 32.0)
 """The ``η`` grid of the ``certificate`` method (three: the memory limit at N = 100 on a ring)."""
@@ -63,13 +65,13 @@ CERTIFICATE_CELLS = [(graph, steps, "every_step", method, n)
                      for graph in ("ring", "erdos_renyi") for method in ("structured", "certificate")
                      if (n, graph) != (100, "erdos_renyi")]
 
-GPU_CELLS = [("ring", 1000, "first_step", "structured", 100),
+GPU_CELLS = [("ring", 1000, "first_step_fresh_noise", "structured", 100),
              ("ring", 1000, "every_step", "structured", 100),
              ("ring", 1000, "every_step", "certificate", 100),
              ("erdos_renyi", 1000, "every_step", "structured", 100),
              ("erdos_renyi", 1000, "every_step", "certificate", 100),
              ("ring", 100, "every_step", "certificate", 100),
-             ("erdos_renyi", 1000, "first_step", "structured", 100),
+             ("erdos_renyi", 1000, "first_step_fresh_noise", "structured", 100),
              ("erdos_renyi", 100, "every_step", "certificate", 100)]
 """The GPU run's cells in priority order (the every-step certificate at the issue's size first)."""
 REHEARSAL_CELLS = [("ring", 20, "every_step", "structured", 12),

@@ -300,6 +300,7 @@ def _averaging_exact_rational(graph, T):
     return exact, np.array([[float(x) for x in row] for row in W])
 
 
+@pytest.mark.slow  # ~25 s: the float drift needs T ≥ 12 (rational reference and a compile)
 def test_gossip_averaging_mf_value_is_never_below_the_exact_rational_one():
     """Muffliato's gossip averaging (noise drawn once: the decoder ``e₀e₀ᵀ``) in the MF
     accountant on the Florentine families at T = 12: the float rank decision gave values up to

@@ -38,7 +38,7 @@ def _form(name):
 def _dense_Q(form, view):
     """``(N, T, T)``: every agent's ``Δ² Q`` in ``view`` (the dense accountant's whitening)."""
     F = form.powers()
-    white, _ = _whitened(_covariance(form, F, view), _shifts(form, F, view))
+    white, _, _ = _whitened(_covariance(form, F, view), _shifts(form, F, view))
     per_agent = white.transpose(1, 0, 2)
     return form.sensitivity ** 2 * np.matmul(per_agent.transpose(0, 2, 1), per_agent)
 

@@ -81,6 +81,10 @@ class Algorithm:
         :meth:`account_under` gives a tighter analysis. A private algorithm declares it; the
         tests check a ``"sender"`` declaration against one traced step
         (:func:`~jaxdp.core.noise_dependence`).
+      rounds_declared: the sequential communication rounds of one step, for an algorithm that
+        communicates beyond the network products one traced step counts (a product through the
+        dense matrices, by indexing, or in a ``lax.while_loop``); ``None``: counted
+        (:meth:`cone_rounds`, :mod:`jaxdp.privacy._cone`).
       server_average: the algorithm's server (or trainer) is the average of its N uploads,
         computed as a row of ``network.mix`` on the complete graph K_N
         (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
@@ -102,6 +106,7 @@ class Algorithm:
     server_average: ClassVar[bool] = False
     noise_owner: ClassVar[str | None] = None
     default_threat: ClassVar[str] = "eavesdropper"
+    rounds_declared: ClassVar[int | None] = None
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -184,10 +189,14 @@ class Algorithm:
             ``Coalition([0, 3])``. Without a tighter analysis for this algorithm, the
             eavesdropper bound is returned where the observer does not know the noise that
             protects the releases (:attr:`noise_owner`), else ``inf`` with the reason; the report
-            says so (``report.threat_fallback``).
+            says so (``report.threat_fallback``). Under ``"neighbours"`` or a coalition it is then
+            tightened by the causal cone (:mod:`jaxdp.privacy._cone`: only the releases that can
+            reach the observer by the horizon are composed; ``report.pairwise``).
           ideal: also add :data:`~jaxdp.privacy.IDEAL_LINEAR` under a threat model other than
             the eavesdropper's, where the algorithm declares a linear form
-            (:meth:`linear_form`): the ideal Gaussian mechanism's curve, never the guarantee
+            (:meth:`linear_form`): the ideal Gaussian mechanism's curve for contributions fixed
+            in advance, never the guarantee and not a bound for an adaptive run (gradients that
+            depend on received messages)
             (dense: seconds to minutes; skipped, with the reason in ``report.threat_note``,
             beyond :data:`~jaxdp.privacy.MAX_IDEAL_WORK` or the accountant's sizes).
 
@@ -221,9 +230,35 @@ class Algorithm:
             report = report.covering_models(self.models_covered, self.models_note)
         if not tight:
             report = report.under_threat(threat, self.name, why, self.noise_owner)
+            report = self._within_cone(report, threat, problem, network, params, release)
         if ideal:
             report = self._with_declared_form(report, threat, network, params, release, delta)
         return report.with_checks_applied(self.name)  # a failed check: ε = inf, the one place
+
+    def cone_rounds(self, problem, network, params: Params) -> int:
+        """``R``: a bound on the sequential communication rounds of one step, for the causal
+        cone (:mod:`jaxdp.privacy._cone`): :attr:`rounds_declared`, else the product calls of
+        one traced step (``costs_per_step()["rounds"]``); ``0`` when none is counted (the
+        algorithm communicates another way: no cone)."""
+        if self.rounds_declared is not None:
+            return int(self.rounds_declared)
+        return int(np.ceil(self.costs_per_step(problem, network, params)["rounds"]))
+
+    def _within_cone(self, report, threat, problem, network, params, release):
+        """``report`` under the neighbours or a coalition threat tightened by the causal cone
+        (:func:`~jaxdp.privacy.within_cone`: only the releases of ``u`` that can reach the
+        observer by the horizon are composed), where the fallback applies (the declared noise
+        owner permits it), only the messages are released and ``R ≥ 1`` rounds are counted."""
+        from jaxdp.privacy import Coalition, Neighbours, fallback_refusal, within_cone
+
+        if (not isinstance(threat, (Neighbours, Coalition)) or release != "messages"
+                or network is None or fallback_refusal(threat, self.noise_owner, self.name)):
+            return report
+        rounds = self.cone_rounds(problem, network, params)
+        if rounds < 1:
+            return report
+        senders, receivers = network.base._host_edges()  # the union of the edge sets
+        return within_cone(report, threat, senders, receivers, rounds)
 
     def account_under(self, threat, problem, network, params: Params, steps: int, *,
                       delta: float):

@@ -18,6 +18,9 @@
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
   :class:`Neighbours`, :class:`Coalition`, :class:`SecretPairs`, :class:`TrustedServer`
   (``alg.privacy(..., threat=)``; an algorithm's own default: ``Algorithm.default_threat``);
+  the causal cone (:mod:`jaxdp.privacy._cone`: :func:`within_cone`, :func:`cone_pairwise`,
+  :func:`cone_steps`, :func:`hop_distances`, the sound curve :data:`CONE`), the pairwise matrix
+  any algorithm gets under the neighbours or a coalition threat where the fallback applies;
   :func:`linear_gossip_epsilon`, the exact ε of a non-adaptive :class:`LinearGossip` against
   each observer (pairwise ``ε_{u→v}``), with :func:`gaussian_epsilon`; its structured,
   differentiable form :func:`gossip_mu2` (a Kalman recursion in ``jnp``; :func:`gossip_structure`,
@@ -100,6 +103,7 @@ from jaxdp.privacy._sites import mechanism_site
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
+from jaxdp.privacy._cone import CONE, cone_pairwise, cone_steps, hop_distances, within_cone
 from jaxdp.privacy._threat import (
     NOISE_OWNERS,
     THREATS,
@@ -159,6 +163,11 @@ from jaxdp.privacy._pairwise_scan import (
 )
 
 __all__ = [
+    "CONE",
+    "cone_pairwise",
+    "cone_steps",
+    "hop_distances",
+    "within_cone",
     "NOISE_OWNERS",
     "FlowReport",
     "Violation",

@@ -52,7 +52,8 @@ IDEAL_LINEAR_NOTE = (
     "as A c + B z, checked against the program in the tests), against {observer}, user level "
     "(every step's contribution may change by its clip bound): the ε of the continuous Gaussian "
     "mechanism with contributions fixed in advance. It covers neither the lattice floats on the "
-    "wire nor gradients that depend on received messages: never the guarantee.")
+    "wire nor gradients that depend on received messages (it is not a bound for an adaptive "
+    "run): never the guarantee.")
 
 
 @dataclasses.dataclass(frozen=True)

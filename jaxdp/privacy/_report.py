@@ -350,7 +350,9 @@ class PrivacyReport:
         fallback_refusal` on the declared ``noise_owner``; :mod:`jaxdp.privacy._threat`), and a
         report that says so (:attr:`threat_fallback`); else every agent's ε is ``inf`` with the
         reason. A coalition's members get ``inf`` (the observer holds their data); under
-        ``"neighbours"`` :attr:`pairwise` is each agent's bound for every observer.
+        ``"neighbours"`` :attr:`pairwise` is each agent's bound for every observer
+        (:meth:`Algorithm.privacy <jaxdp.algorithms.Algorithm.privacy>` then tightens it by the
+        causal cone: :func:`~jaxdp.privacy.within_cone`).
 
         Args:
           threat: a :class:`~jaxdp.privacy.Threat` or its name.
