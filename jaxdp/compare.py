@@ -32,12 +32,14 @@ class Comparison:
       traces: algorithm name → :class:`~jaxdp.engine.Trace`.
       markdown: the table as markdown.
       files: the files written (``figure``, ``table_md``, ``table_csv``, traces, privacy).
+      plans: algorithm name → ``(algorithm, Params, network)`` as run (after calibration).
     """
 
     rows: list
     traces: dict
     markdown: str
     files: dict
+    plans: dict = dataclasses.field(default_factory=dict)
 
 
 def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: float | None = None,
@@ -122,7 +124,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             for name in names]
     files = _write(out, rows, traces, plans, list(metrics), title, problem, network, seeds,
                    epsilon, xs)
-    return Comparison(rows=rows, traces=traces, markdown=_markdown(rows), files=files)
+    return Comparison(rows=rows, traces=traces, markdown=_markdown(rows), files=files,
+                      plans={name: (alg, p, nets[name]) for name, (alg, p, _) in plans.items()})
 
 
 def network_for(alg, network):

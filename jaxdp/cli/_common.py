@@ -134,6 +134,48 @@ def _meaningless(epsilon, name: str, field) -> str | None:
             f"not calibrated: use --epsilon, or raise {field or 'its noise'}")
 
 
+REMEDY_EPSILONS = (1.0, 4.0, 8.0)
+"""The targets a remedy line gives the noise for: strong, usual and weak guarantees."""
+
+
+def _needs_remedy(epsilon) -> bool:
+    """A report shown to a person needs a remedy when its ε is inf or beyond
+    :data:`MEANINGFUL_EPSILON` (``None``: not private, nothing to fix)."""
+    return epsilon is not None and not epsilon <= MEANINGFUL_EPSILON
+
+
+def _remedy(alg, problem, net, params, steps: int, delta: float) -> str:
+    """The noise that reaches each ε of :data:`REMEDY_EPSILONS` at the same steps and δ, as one
+    line (where ``alg`` has no noise field, which Params to raise). Each value is a
+    :func:`~jaxdp.privacy.calibrate_params` (seconds), so this is for a report printed to a
+    person, never for ``alg.privacy`` itself; a target the noise cannot reach is named with
+    calibration's reason."""
+    import numpy as np
+
+    from jaxdp.privacy import calibrate_params
+
+    field = alg.noise_field
+    if field is None:
+        return (f"remedy: {alg.name} declares no noise field that --epsilon could calibrate: "
+                f"raise its noise Params (`jaxdp info {alg.name}` lists them) or lower --steps")
+    found = []
+    for eps in REMEDY_EPSILONS:
+        try:
+            tuned = calibrate_params(alg, problem, net, params, steps, epsilon=eps, delta=delta)
+            found.append(f"ε = {eps:g}: {field} = {float(np.max(tuned[field])):.4g}")
+        except ValueError as e:
+            found.append(f"ε = {eps:g}: unreachable by {field} ({str(e).splitlines()[0]})")
+    return (f"remedy: at δ = {delta:g} after {steps} steps, " + "; ".join(found)
+            + f" (`--epsilon E` sets {field} so, or `--param {field}=VALUE`; fewer --steps "
+            "also lower ε)")
+
+
+def _print_remedy(epsilon, alg, problem, net, params, steps: int, delta: float) -> None:
+    """Print :func:`_remedy` under a report whose ``epsilon`` is inf or meaningless."""
+    if _needs_remedy(epsilon):
+        print(_remedy(alg, problem, net, params, steps, delta))
+
+
 def _warn_meaningless(epsilon, name: str, field) -> None:
     line = _meaningless(epsilon, name, field)
     if line is not None:
