@@ -74,7 +74,9 @@ def test_params_tables_come_from_the_declared_metadata(catalogue, pages):
     spec = param_specs(DPDGDParams)["clip"]
     assert (fields["clip"].meaning, fields["clip"].domain, fields["clip"].shape) == \
         (spec.doc, "> 0", "scalar or (N,)")
-    assert f"| `clip` | `1.0` | {spec.doc} | > 0 | scalar or (N,) |  |" in pages["dp_dgd"]
+    assert f"| `clip` | `{fields['clip'].default}` | {spec.doc} | > 0 | scalar or (N,) |  |" \
+        in pages["dp_dgd"]
+    assert fields["clip"].default == str(DPDGDParams().clip)
 
     @chex.dataclass(frozen=True)
     class P:

@@ -17,7 +17,7 @@ def _cmd_run(args) -> int:
         raise ValueError("run needs an ALGORITHM (or `algorithm = \"...\"` in --config)")
     out = _check_out(args.out)
     alg = _built(args.algorithm, args)
-    setting = _setting(args, (alg,))
+    setting = _setting(args, (alg,))  # sets the default --metric from the problem
     stem = _stem(alg.name)
     _check_fresh(out, [f"trace_{stem}.npz", f"trace_{stem}.csv", f"{stem}_{args.metric}.png"]
                  + (["privacy.json"] if alg.is_private() else []),
@@ -98,7 +98,7 @@ def _cmd_compare(args) -> int:
     setting = _setting(args, algs)
     result = compare(args.algorithms, setting["problem"], setting["network"], steps=args.steps,
                      seeds=args.seeds, epsilon=args.epsilon, delta=args.delta,
-                     record_every=args.record_every, metrics=args.metric or ["grad_norm_sq"],
+                     record_every=args.record_every, metrics=args.metric,
                      out_dir=out, progress=not args.no_progress,
                      title=lambda epsilon: _title(args, epsilon, private=epsilon is not None),
                      channel=args.channel, x=args.x or ["step"], resume_dir=out / RESUME_DIR,

@@ -34,7 +34,7 @@ class Tradeoff:
 
 
 def tradeoff(algorithm, problem, network, epsilons, *, steps: int, seeds: int = 16,
-             delta: float = 1e-5, params=None, metric: str = "grad_norm_sq",
+             delta: float = 1e-5, params=None, metric: str | None = None,
              record_every: int | None = None, out_dir=None, progress: bool = True,
              title: str | None = None, on_probe=None) -> Tradeoff:
     """Run ``algorithm`` calibrated to each ε of ``epsilons``; the final ``metric`` per ε.
@@ -46,7 +46,8 @@ def tradeoff(algorithm, problem, network, epsilons, *, steps: int, seeds: int = 
       steps, seeds, record_every: as :func:`jaxdp.engine.run`.
       delta: the δ of every guarantee.
       params: the Params kept at every point but the noise field (default Params when ``None``).
-      metric: the metric tabulated and plotted.
+      metric: the metric tabulated and plotted; ``None``: the problem's
+        :func:`~jaxdp.engine.default_metric` (test accuracy on a model problem).
       out_dir: where ``tradeoff.png``, ``tradeoff.csv``, ``tradeoff.md``, the traces and
         ``privacy_eps{ε}.json`` go (``None``: nothing written).
       progress, on_probe: progress bars of the runs; ``on_probe(epsilon)`` returns the
@@ -56,10 +57,11 @@ def tradeoff(algorithm, problem, network, epsilons, *, steps: int, seeds: int = 
       ValueError: no ε, an ε that is not a finite number > 0, or one that cannot be reached
         (every calibration is done before the first run).
     """
-    from jaxdp.engine import run
+    from jaxdp.engine import default_metric, run
     from jaxdp.privacy import calibrate_params
 
     epsilons = _check_epsilons(epsilons)
+    metric = default_metric(problem) if metric is None else metric
     params = algorithm.default_params() if params is None else params
     algorithm.validate(params, problem, network)
     points = {}
