@@ -235,3 +235,30 @@ def test_the_default_metric_is_the_problems_own(small):
     assert default_metric(small[0]) == "grad_norm_sq"  # no held-out data: stationarity
     assert default_metric(problems.make_problem("digits_mlp", n_agents=2, seed=0)) == \
         "test_accuracy"
+
+
+# -- issue 40, item 5: the privacy-utility figure has its references and says what ended worse --
+def test_the_tradeoff_has_reference_lines_plain_ticks_and_says_ended_worse(small, tmp_path):
+    from jaxdp.experiments.tradeoff import tradeoff
+
+    prob, net = small
+    result = tradeoff(algorithms.get("dp_dgd"), prob, net, [0.5, 8], steps=10, seeds=2,
+                      metric="objective", progress=False, out_dir=tmp_path)
+    start = float(result.traces[0.5].band("objective")[0][0])
+    assert result.lines["start"] == pytest.approx(start)
+    assert np.isfinite(result.lines["non-private dgd"])
+    worst = result.rows[0]  # ε = 0.5 on 10 steps: σ ≈ 50, far more noise than the step absorbs
+    assert worst["ended_worse"] == 2 and "ε = 0.5: some seeds ended worse" in result.markdown
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator
+
+    fig, ax = plt.subplots()  # the tick helper: ε grid ticks written plainly, no minor labels
+    ax.set_xscale("log")
+    from jaxdp.experiments.tradeoff import _plain_ticks
+
+    _plain_ticks(ax.xaxis, [0.5, 3, 4])
+    fig.canvas.draw()
+    assert isinstance(ax.xaxis.get_major_locator(), FixedLocator)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.5", "3", "4"]
+    assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
+    plt.close(fig)
