@@ -184,7 +184,8 @@ def _write(out: Path, result: Tradeoff, points, name: str, metric: str, title: s
     _plain_ticks(ax.xaxis, [r["target_epsilon"] for r in result.rows])
     if choose_log(levels):
         ax.set_yscale("log")
-        _plain_ticks(ax.yaxis)
+        positive = [v for v in levels if v > 0]
+        _plain_ticks(ax.yaxis, decades=math.log10(max(positive) / min(positive)))
     ax.set_xlabel(r"reported $\varepsilon$ per agent (max over agents)")
     ax.set_ylabel(f"final {metric_label(metric)}")
     finish(fig, [ax], title)
@@ -192,12 +193,14 @@ def _write(out: Path, result: Tradeoff, points, name: str, metric: str, title: s
     return {k: str(v) for k, v in files.items()}
 
 
-def _plain_ticks(axis, at=None) -> None:
+def _plain_ticks(axis, at=None, decades: float = 1.0) -> None:
     """A log axis with few, plainly written ticks: at the values ``at`` (the ε grid), else at
-    1, 2 and 5 per decade; no minor labels (matplotlib's ``3×10⁰4×10⁰`` overlaps otherwise)."""
+    1, 2 and 5 per decade over at most two ``decades`` of data and at powers of ten (at most
+    six) over more; no minor labels (matplotlib's ``3×10⁰4×10⁰`` overlaps otherwise)."""
     from matplotlib.ticker import FixedLocator, FuncFormatter, LogLocator, NullFormatter
 
+    subs = (1.0, 2.0, 5.0) if decades <= 2 else (1.0,)
     axis.set_major_locator(FixedLocator(at) if at is not None
-                           else LogLocator(subs=(1.0, 2.0, 5.0), numticks=8))
+                           else LogLocator(subs=subs, numticks=6))
     axis.set_major_formatter(FuncFormatter(lambda v, _: f"{v:g}"))
     axis.set_minor_formatter(NullFormatter())
