@@ -220,6 +220,7 @@ MODEL_RUN = ["--problem", "digits_mlp", "--network", "ring", "--agents", "4", "-
              "--steps", "2", "--no-progress"]
 
 
+@pytest.mark.slow  # two digits_mlp compilations: about 40 s on two shared cores
 def test_run_and_compare_plot_test_accuracy_on_a_model_problem(tmp_path, capsys):
     code = main(["run", "dgd", *MODEL_RUN, "--out", str(tmp_path / "run")])
     assert code in (0, ENDED_WORSE) and (tmp_path / "run" / "dgd_test_accuracy.png").exists()
