@@ -32,16 +32,18 @@ class Comparison:
       traces: algorithm name → :class:`~jaxdp.engine.Trace`.
       markdown: the table as markdown.
       files: the files written (``figure``, ``table_md``, ``table_csv``, traces, privacy).
+      plans: algorithm name → ``(algorithm, Params, network)`` as run (after calibration).
     """
 
     rows: list
     traces: dict
     markdown: str
     files: dict
+    plans: dict = dataclasses.field(default_factory=dict)
 
 
 def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: float | None = None,
-            delta: float = 1e-5, record_every: int | None = None, metrics=("grad_norm_sq",),
+            delta: float = 1e-5, record_every: int | None = None, metrics=None,
             params: dict | None = None, out_dir="compare_out", progress: bool = True,
             title: str | None = None, channel=None, x=("step",), resume_dir=None,
             seeds_per_block: int | None = None, on_probe=None, threat=None,
@@ -55,7 +57,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
       epsilon: the target ε per agent of every private algorithm (its ``noise_field`` is
         calibrated); ``None`` keeps each algorithm's Params and reports its ε.
       delta: δ of every guarantee.
-      metrics: metric keys to plot (one panel each) and tabulate.
+      metrics: metric keys to plot (one panel each) and tabulate; ``None``: the problem's
+        :func:`~jaxdp.engine.default_metric` (test accuracy on a model problem).
       params: optional name → Params overriding an algorithm's defaults before calibration.
       out_dir: output folder (created).
       title: figure title, or ``fn(epsilon) -> title`` called with ``epsilon`` (``None`` when
@@ -89,7 +92,10 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
     from jaxdp import algorithms
     from jaxdp.privacy import calibrate_params
 
+    from jaxdp.engine import default_metric
+
     names = list(names)
+    metrics = [default_metric(problem)] if metrics is None else metrics
     if not names or len(set(names)) != len(names):
         raise ValueError(f"compare needs distinct algorithm names; got {names}")
     channel = _channel(channel)
@@ -124,7 +130,8 @@ def compare(names, problem, network, *, steps: int, seeds: int = 16, epsilon: fl
             for name in names]
     files = _write(out, rows, traces, plans, list(metrics), title, problem, network, seeds,
                    epsilon, xs)
-    return Comparison(rows=rows, traces=traces, markdown=_markdown(rows), files=files)
+    return Comparison(rows=rows, traces=traces, markdown=_markdown(rows), files=files,
+                      plans={name: (alg, p, nets[name]) for name, (alg, p, _) in plans.items()})
 
 
 def network_for(alg, network):

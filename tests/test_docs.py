@@ -6,6 +6,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from jaxdp.algorithms import PROVENANCES, REGISTRY
@@ -74,7 +75,9 @@ def test_params_tables_come_from_the_declared_metadata(catalogue, pages):
     spec = param_specs(DPDGDParams)["clip"]
     assert (fields["clip"].meaning, fields["clip"].domain, fields["clip"].shape) == \
         (spec.doc, "> 0", "scalar or (N,)")
-    assert f"| `clip` | `1.0` | {spec.doc} | > 0 | scalar or (N,) |  |" in pages["dp_dgd"]
+    assert f"| `clip` | `{fields['clip'].default}` | {spec.doc} | > 0 | scalar or (N,) |  |" \
+        in pages["dp_dgd"]
+    assert fields["clip"].default == str(DPDGDParams().clip)
 
     @chex.dataclass(frozen=True)
     class P:
@@ -145,3 +148,57 @@ def test_the_privacy_table_page_is_the_writers_output_with_short_key_cells():
     for r in rows:
         if not r["control"]:
             assert f"- `{r['algorithm']}`: " in stored  # its relation, release and assumptions
+
+
+def _report_pages():
+    """README.md and the site's pages with a ```python block that computes a privacy report."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+    return [p for p in pages if any("privacy(" in b for b in _python_blocks(p))]
+
+
+def _python_blocks(page):
+    import re
+
+    return [b for b in re.findall(r"```python\n(.*?)```", page.read_text(), re.S)
+            if "jax.distributed" not in b]  # the cluster example: tests/test_multiprocess.py
+
+
+def _shrunk(block: str) -> str:
+    """``block`` with its runs made tiny (seeds=2, steps=3 in run/sweep/final_metrics calls) and
+    float64 left to the caller's context; a privacy report keeps its steps (its ε is the
+    point)."""
+    import re
+
+    lines = []
+    for line in block.replace('jax.config.update("jax_enable_x64", True)', "pass").splitlines():
+        line = re.sub(r"seeds=\d+", "seeds=2", line)
+        if re.search(r"\b(run|sweep|final_metrics)\(", line):
+            line = re.sub(r"steps=\d+", "steps=3", line)
+        lines.append(line)
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("page", [
+    pytest.param(p, marks=pytest.mark.slow) if p.name == "models.md" else p
+    for p in _report_pages()], ids=lambda p: p.name)
+def test_every_printed_privacy_report_on_the_site_is_finite(page, tmp_path, monkeypatch):
+    """The page's ```python blocks run in order in one namespace (runs shrunk, reports not);
+    every report they make or print has a finite ε: a newcomer's first ε is a real one."""
+    import contextlib
+    import io
+    import re
+
+    import jax
+
+    from jaxdp.privacy import PrivacyReport
+
+    monkeypatch.chdir(tmp_path)
+    namespace, printed = {}, io.StringIO()
+    with jax.enable_x64(True), contextlib.redirect_stdout(printed):
+        for block in _python_blocks(page):
+            exec(compile(_shrunk(block), page.name, "exec"), namespace)  # noqa: S102
+    reports = [v for v in namespace.values() if isinstance(v, PrivacyReport)]
+    assert reports or "ε = " in printed.getvalue(), f"{page.name}: no report made"
+    for report in reports:
+        assert np.isfinite(report.epsilon_max), (page.name, report.summary())
+    assert not re.search(r"ε = inf|\binf\b", printed.getvalue()), printed.getvalue()

@@ -171,3 +171,95 @@ def test_outputs_without_the_batch_axis_are_named(digits):
     with pytest.raises(ValueError, match="batch as their leading axis"):
         problems.from_model(lambda p, xb: xb[0] @ p["w"], w, images.reshape(-1, 64), labels,
                             parts=parts)
+
+
+# -- issue 40, item 1: a newcomer's first ε is a real one, and an inf says what to change ------
+def test_the_default_run_of_dp_dgd_gives_a_meaningful_epsilon():
+    """``jaxdp run dp_dgd`` with every default: its report's ε lies in [1, 10] (it was inf)."""
+    from jaxdp.cli._common import _report, _setting
+    from jaxdp.cli._parsing import _parser
+
+    args = _parser().parse_args(["run", "dp_dgd"])
+    alg = algorithms.get("dp_dgd")
+    setting = _setting(args, (alg,))
+    report = _report(alg, setting["problem"], setting["network"], alg.default_params(),
+                     args.steps, args.delta)
+    assert 1 <= report.epsilon_max <= 10, report.summary()
+
+
+def test_an_inf_report_prints_the_noise_that_reaches_each_target(tmp_path, capsys):
+    """The remedy line's σ for each ε (1, 4, 8) is a sound suggestion: the report at that σ is
+    at most the target and close to it."""
+    import re
+
+    steps, delta = 4, 1e-5
+    code = main(["run", "dp_dgd", "--problem", "least_squares", "--network", "ring", "--agents",
+                 "4", "--seeds", "1", "--steps", str(steps), "--param", "sigma=0.01",
+                 "--out", str(tmp_path), "--no-progress"])
+    out = capsys.readouterr().out
+    assert code in (0, ENDED_WORSE) and "ε = inf" in out
+    found = dict(re.findall(r"ε = (\d+): sigma = ([\d.e+]+)", out.split("remedy:")[1]))
+    assert sorted(map(float, found)) == [1, 4, 8], out
+    prob = problems.make_problem("least_squares", n_agents=4, seed=0)
+    alg = algorithms.get("dp_dgd")
+    for target, sigma in found.items():
+        eps = alg.privacy(prob, network.make_network("ring", 4),
+                          alg.default_params().replace(sigma=float(sigma)), steps,
+                          delta=delta).epsilon_max
+        assert 0.99 * float(target) <= eps <= float(target), (target, sigma, eps)
+
+
+def test_info_of_an_algorithm_whose_default_is_inf_names_the_remedy(capsys):
+    assert main(["info", "dpp2"]) == 0
+    out = capsys.readouterr().out
+    assert "ε = inf" in out and "remedy: dpp2" in out
+
+
+# -- issue 40, item 4: a model problem is judged by its test accuracy by default ---------------
+MODEL_RUN = ["--problem", "digits_mlp", "--network", "ring", "--agents", "4", "--seeds", "1",
+             "--steps", "2", "--no-progress"]
+
+
+@pytest.mark.slow  # two digits_mlp compilations: about 40 s on two shared cores
+def test_run_and_compare_plot_test_accuracy_on_a_model_problem(tmp_path, capsys):
+    code = main(["run", "dgd", *MODEL_RUN, "--out", str(tmp_path / "run")])
+    assert code in (0, ENDED_WORSE) and (tmp_path / "run" / "dgd_test_accuracy.png").exists()
+    code = main(["compare", "dgd", *MODEL_RUN, "--out", str(tmp_path / "cmp")])
+    header = next(line for line in capsys.readouterr().out.splitlines()
+                  if line.startswith("| algorithm"))
+    assert code in (0, ENDED_WORSE) and " test_accuracy " in header and "grad_norm" not in header
+
+
+def test_the_default_metric_is_the_problems_own(small):
+    from jaxdp.engine import default_metric
+
+    assert default_metric(small[0]) == "grad_norm_sq"  # no held-out data: stationarity
+    assert default_metric(problems.make_problem("digits_mlp", n_agents=2, seed=0)) == \
+        "test_accuracy"
+
+
+# -- issue 40, item 5: the privacy-utility figure has its references and says what ended worse --
+def test_the_tradeoff_has_reference_lines_plain_ticks_and_says_ended_worse(small, tmp_path):
+    from jaxdp.experiments.tradeoff import tradeoff
+
+    prob, net = small
+    result = tradeoff(algorithms.get("dp_dgd"), prob, net, [0.5, 8], steps=10, seeds=2,
+                      metric="objective", progress=False, out_dir=tmp_path)
+    start = float(result.traces[0.5].band("objective")[0][0])
+    assert result.lines["start"] == pytest.approx(start)
+    assert np.isfinite(result.lines["non-private dgd"])
+    worst = result.rows[0]  # ε = 0.5 on 10 steps: σ ≈ 50, far more noise than the step absorbs
+    assert worst["ended_worse"] == 2 and "ε = 0.5: some seeds ended worse" in result.markdown
+    import matplotlib.pyplot as plt
+    from matplotlib.ticker import FixedLocator
+
+    fig, ax = plt.subplots()  # the tick helper: ε grid ticks written plainly, no minor labels
+    ax.set_xscale("log")
+    from jaxdp.experiments.tradeoff import _plain_ticks
+
+    _plain_ticks(ax.xaxis, [0.5, 3, 4])
+    fig.canvas.draw()
+    assert isinstance(ax.xaxis.get_major_locator(), FixedLocator)
+    assert [t.get_text() for t in ax.get_xticklabels()] == ["0.5", "3", "4"]
+    assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
+    plt.close(fig)

@@ -4,9 +4,11 @@ Example::
 
     from jaxdp import channels
     alg = channels.with_channel(jaxdp.algorithms.DGD(),
-                                channels.chain(channels.clip(1.0), channels.gaussian(0.5)))
+                                channels.chain(channels.clip(0.1), channels.gaussian(15.0)))
     trace = jaxdp.run(alg, problem, network, alg.default_params(), steps=500, seeds=64)
     report = alg.privacy(problem, network, alg.default_params(), steps=500)
+    # ε = 7.07 at δ = 1e-5 for 50 agents on a random geometric graph (radius 0.3): one draw per
+    # directed message, so σ/C = 150 here; σ/C = 5 gives ε = inf
 
 Compression (``top_k``, ``random_k``, ``quantize``, each with optional error feedback), losses
 (``drop``, ``gilbert_elliott``) and link processes (``link_failures``, ``activation``) are

@@ -6,7 +6,8 @@ import inspect
 import time
 from pathlib import Path
 
-from jaxdp.cli._common import _check_empty, _check_fresh, _check_out, _meaningless, _report, _show, _stage
+from jaxdp.cli._common import (_check_empty, _check_fresh, _check_out, _meaningless, _needs_remedy,
+                               _remedy, _report, _show, _stage)
 
 
 # -- commands -------------------------------------------------------------------------------------
@@ -159,6 +160,9 @@ def _default_privacy(alg) -> str:
     if report.reason:  # why inf (e.g. a failed check on the data, with its remedy)
         why = f"ε = inf: {report.reason}"
         note = why if note is None else f"{note}\n  {why}"
+    if _needs_remedy(report.epsilon_max):
+        remedy = _remedy(alg, prob, net, alg.default_params(), 100, 1e-5)
+        note = remedy if note is None else f"{note}\n  {remedy}"
     return (f"per {report.unit} ({report.relation}: {report.relation_text}); default Params, "
             f"10 agents on a ring, 100 steps: " + report.summary().splitlines()[0]
             + ("" if note is None else f"\n  {note}"))

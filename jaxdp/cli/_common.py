@@ -33,7 +33,8 @@ def _setting(args, algs=()) -> dict:
     averages the uploads (``Algorithm.server_average``: the federated family, DP-ADMM), else
     ``random_geometric``. ``run`` and ``tradeoff`` of such an algorithm on a graph that does not
     average are refused here, naming the flag; ``compare`` runs it on K_N beside the others
-    (:func:`jaxdp.compare.network_for`)."""
+    (:func:`jaxdp.compare.network_for`). Without ``--metric``, ``args.metric`` becomes the
+    problem's :func:`~jaxdp.engine.default_metric` (test accuracy on a model problem)."""
     from jaxdp import network, problems
 
     served = bool(algs) and all(getattr(a, "server_average", False) for a in algs)
@@ -68,6 +69,11 @@ def _setting(args, algs=()) -> dict:
                          f"--record-every {args.record_every}")
     prob = problems.make_problem(args.problem, n_agents=args.agents, seed=args.data_seed,
                                  **_problem_arguments(args))
+    if getattr(args, "metric", "") is None:  # the problem's own (jaxdp.engine.default_metric)
+        from jaxdp.engine import default_metric
+
+        metric = default_metric(prob)
+        args.metric = [metric] if args.command == "compare" else metric
     graph_kw = {**_graph_defaults(args.network, args.agents),
                 **_assignments(args.graph_param, "--graph-param")}
     net = network.make_network(args.network, args.agents, seed=args.graph_seed,
@@ -132,6 +138,59 @@ def _meaningless(epsilon, name: str, field) -> str | None:
     return (f"warning: ε = {epsilon:.3g} for {name} is beyond any meaningful guarantee "
             f"(> {MEANINGFUL_EPSILON:g}: an output may become e^ε times likelier); its Params are "
             f"not calibrated: use --epsilon, or raise {field or 'its noise'}")
+
+
+REMEDY_EPSILONS = (1.0, 4.0, 8.0)
+"""The targets a remedy line gives the noise for: strong, usual and weak guarantees."""
+
+
+def _needs_remedy(epsilon) -> bool:
+    """A report shown to a person needs a remedy when its ε is inf or beyond
+    :data:`MEANINGFUL_EPSILON` (``None``: not private, nothing to fix)."""
+    return epsilon is not None and not epsilon <= MEANINGFUL_EPSILON
+
+
+def _remedy(alg, problem, net, params, steps: int, delta: float) -> str:
+    """The noise that reaches each ε of :data:`REMEDY_EPSILONS` at the same steps and δ, as one
+    line (where ``alg`` has no noise field, which Params to raise). Each value is a
+    :func:`~jaxdp.privacy.calibrate_params` (seconds), so this is for a report printed to a
+    person, never for ``alg.privacy`` itself; a target the noise cannot reach is named with
+    calibration's reason."""
+    import numpy as np
+
+    from jaxdp.privacy import calibrate_params
+
+    field = alg.noise_field
+    if field is None:
+        return (f"remedy: {alg.name} declares no noise field that --epsilon could calibrate: "
+                f"raise its noise Params (`jaxdp info {alg.name}` lists them) or lower --steps")
+    found = []
+    for eps in REMEDY_EPSILONS:
+        try:
+            tuned = calibrate_params(alg, problem, net, params, steps, epsilon=eps, delta=delta)
+            found.append(f"ε = {eps:g}: {field} = {_round_up(float(np.max(tuned[field]))):.4g}")
+        except ValueError as e:
+            found.append(f"ε = {eps:g}: unreachable by {field} ({str(e).splitlines()[0]})")
+    return (f"remedy: at δ = {delta:g} after {steps} steps, " + "; ".join(found)
+            + f" (`--epsilon E` sets {field} so, or `--param {field}=VALUE`; fewer --steps "
+            "also lower ε)")
+
+
+def _round_up(value: float, digits: int = 4) -> float:
+    """``value`` rounded up to ``digits`` significant digits: a printed noise scale is never
+    below the calibrated one, so it keeps ε at or under its target."""
+    import math
+
+    if value == 0 or not math.isfinite(value):
+        return value
+    unit = 10.0 ** (math.floor(math.log10(abs(value))) - digits + 1)
+    return math.ceil(value / unit) * unit
+
+
+def _print_remedy(epsilon, alg, problem, net, params, steps: int, delta: float) -> None:
+    """Print :func:`_remedy` under a report whose ``epsilon`` is inf or meaningless."""
+    if _needs_remedy(epsilon):
+        print(_remedy(alg, problem, net, params, steps, delta))
 
 
 def _warn_meaningless(epsilon, name: str, field) -> None:

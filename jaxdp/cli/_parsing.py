@@ -103,7 +103,8 @@ def _parser() -> argparse.ArgumentParser:
                         "(DP-DGD, Muffliato): printed and in privacy.json, never the guarantee")
     _param_argument(s)
     _option_argument(s)
-    s.add_argument("--metric", default="grad_norm_sq", help="metric to plot")
+    s.add_argument("--metric", default=None,
+                   help="metric to plot (default: the first of test_accuracy, test_loss, grad_norm_sq that the problem records)")
     s.set_defaults(func=_cmd_run)
 
     s = sub.add_parser("compare", formatter_class=_Help,
@@ -120,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
                         "algorithm's own observer (the eavesdropper; dp_fedavg: trusted_server) "
                         "either way")
     s.add_argument("--metric", action="append", default=None,
-                   help="metric to plot and tabulate (repeatable; default: grad_norm_sq)")
+                   help="metric to plot and tabulate (repeatable; default: the first of test_accuracy, test_loss, grad_norm_sq that the problem records)")
     s.set_defaults(func=_cmd_compare)
 
     s = sub.add_parser("tradeoff", formatter_class=_Help,
@@ -133,7 +134,8 @@ def _parser() -> argparse.ArgumentParser:
     _setting_arguments(s, out="tradeoff_out", resume=False)
     _param_argument(s)
     _option_argument(s)
-    s.add_argument("--metric", default="grad_norm_sq", help="final metric tabulated and plotted")
+    s.add_argument("--metric", default=None,
+                   help="final metric tabulated and plotted (default: the first of test_accuracy, test_loss, grad_norm_sq that the problem records)")
     s.set_defaults(func=_cmd_tradeoff)
 
     s = sub.add_parser("reproduce", formatter_class=_Help,

@@ -4,7 +4,8 @@ from __future__ import annotations
 import json
 
 from jaxdp.cli._common import (ENDED_WORSE, RESUME_DIR, _check_fresh, _check_out, _done,
-                               _options, _override, _private_params, _probe_printer, _refuse_noise_param,
+                               _options, _override, _print_remedy, _private_params,
+                               _probe_printer, _refuse_noise_param,
                                _seeds_per_block, _setting, _shared_params, _stage, _stem, _title,
                                _warn_meaningless, _with_channel, _write_config, _write_run)
 
@@ -16,7 +17,7 @@ def _cmd_run(args) -> int:
         raise ValueError("run needs an ALGORITHM (or `algorithm = \"...\"` in --config)")
     out = _check_out(args.out)
     alg = _built(args.algorithm, args)
-    setting = _setting(args, (alg,))
+    setting = _setting(args, (alg,))  # sets the default --metric from the problem
     stem = _stem(alg.name)
     _check_fresh(out, [f"trace_{stem}.npz", f"trace_{stem}.csv", f"{stem}_{args.metric}.png"]
                  + (["privacy.json"] if alg.is_private() else []),
@@ -34,6 +35,8 @@ def _cmd_run(args) -> int:
     print(trace.summary_table())
     if report is not None:
         print(report.summary())
+        _print_remedy(report.epsilon_max, alg, setting["problem"], setting["network"], params,
+                      args.steps, args.delta)
         _print_ideal(report)
         _warn_meaningless(report.epsilon_max, alg.name, alg.noise_field)
     print(json.dumps({**files, "compile_seconds": round(trace.meta["compile_seconds"], 3),
@@ -95,7 +98,7 @@ def _cmd_compare(args) -> int:
     setting = _setting(args, algs)
     result = compare(args.algorithms, setting["problem"], setting["network"], steps=args.steps,
                      seeds=args.seeds, epsilon=args.epsilon, delta=args.delta,
-                     record_every=args.record_every, metrics=args.metric or ["grad_norm_sq"],
+                     record_every=args.record_every, metrics=args.metric,
                      out_dir=out, progress=not args.no_progress,
                      title=lambda epsilon: _title(args, epsilon, private=epsilon is not None),
                      channel=args.channel, x=args.x or ["step"], resume_dir=out / RESUME_DIR,
@@ -107,7 +110,10 @@ def _cmd_compare(args) -> int:
     _done(out)
     print(result.markdown)
     for row in result.rows:
-        _warn_meaningless(row["epsilon"], row["algorithm"], None)
+        alg, params, net = result.plans[row["algorithm"]]
+        _print_remedy(row["epsilon"], alg, setting["problem"], net, params, args.steps,
+                      args.delta)
+        _warn_meaningless(row["epsilon"], row["algorithm"], alg.noise_field)
     print(json.dumps(result.files))
     status = {_divergence_status(trace, name) for name, trace in result.traces.items()}
     return 1 if 1 in status else max(status)  # a diverged seed outranks one that ended worse

@@ -69,6 +69,21 @@ def metric_names(algorithm, problem, network, params, metric_fn: MetricFn | None
         lambda s: evaluate_metrics(metric_fn, algorithm, problem, s), state))
 
 
+PREFERRED_METRICS = ("test_accuracy", "test_loss", "grad_norm_sq")
+"""The metric a figure shows when none is named: the first of these the problem records. A model
+problem (``problems.from_model``, ``digits_mlp``, ``digits_cnn``) records held-out accuracy,
+which is what its training is for; its ‖∇f‖² can rise while accuracy climbs. Elsewhere the
+stationarity measure ‖∇f(x̄)‖², which every problem records."""
+
+
+def default_metric(problem) -> str:
+    """The first of :data:`PREFERRED_METRICS` that ``problem.metrics`` returns (read from shapes
+    only); ``"grad_norm_sq"`` when it returns none of them."""
+    names = jax.eval_shape(problem.metrics, jax.ShapeDtypeStruct((problem.n_agents, problem.dim),
+                                                                 jnp.float32))
+    return next((m for m in PREFERRED_METRICS if m in names), "grad_norm_sq")
+
+
 def call_metric_fn(metric_fn: MetricFn | None, algorithm, problem, state) -> dict:
     """The metric function's own (checked) output, without the counters."""
     fn = metric_fn or default_metrics

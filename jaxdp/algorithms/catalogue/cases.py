@@ -35,7 +35,7 @@ def releases_of_agent0(W, alpha: float, encoder, agent: int = 0):
 
 def audit_cases(encoder=AUDIT_ENCODER) -> list[Case]:
     net = network.make_network("ring", N_AGENTS)
-    params = DPDGDParams()
+    params = DPDGDParams(alpha=0.05, clip=1.0, sigma=1.0)  # the audited mechanism, not defaults
     return [Case("mafalda_sgd", "MAFALDA-SGD (MFDL, ICLR 2026): lattice releases "
                  "R^k = Σ_s C_ks c^s + Z^k, adaptive composition with Δ_k = 2C·Σ_s|C_ks|",
                  Mafalda(encoder=encoder), params, net, tilt(N_AGENTS, 20, 5, l2(5, 1e3)), 2,
