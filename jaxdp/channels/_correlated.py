@@ -115,6 +115,7 @@ from jaxdp.privacy import (
     add_noise,
     check_sampler,
     clamp_bound,
+    marking,
     out_edge_ring,
 )
 
@@ -158,7 +159,8 @@ class CoupledGaussian(Gaussian):
 
     def apply(self, v, p: dict, who, k, z=None):
         scale, cor_scale = self.scale(p, who, v, k), self.coupled_scale(p, who, v, k)
-        released = add_noise(v, scale, z[0], law=self.law, sampler=self.sampler)
+        with marking(True):  # the channel's release (see jaxdp.channels.Noise.apply)
+            released = add_noise(v, scale, z[0], law=self.law, sampler=self.sampler)
         if not self.lattice:
             return released + cor_scale * z[1]
         return add_coupled(released, scale, cor_scale, z[1], self.coupled_ratio(p, who, v))

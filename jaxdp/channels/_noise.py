@@ -25,6 +25,7 @@ from jaxdp.privacy import (
     clamp_warning,
     concat,
     lattice_sensitivity,
+    marking,
     noise_draws,
 )
 
@@ -71,7 +72,8 @@ class Noise(Transform):
         return noise_draws(key, shape, dtype, law=self.law, sampler=self.sampler)
 
     def apply(self, v, p: dict, who, k, z=None):
-        return add_noise(v, self.scale(p, who, v, k), z, law=self.law, sampler=self.sampler)
+        with marking(True):  # the channel's release: a marked site even inside its inner step
+            return add_noise(v, self.scale(p, who, v, k), z, law=self.law, sampler=self.sampler)
 
     def scale(self, p: dict, who, like, k):
         """Its scale at step ``k``, ``s r^k`` (a scalar or ``(R, 1)``)."""

@@ -51,7 +51,7 @@ from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report, secret_pairs_report
 from jaxdp.channels._program import ProductCall, program_releases, refusal
 from jaxdp.channels._proxy import ChannelNetwork, Probe, call_costs, link_key, route_key
-from jaxdp.privacy import SecretPairs, check_sampler
+from jaxdp.privacy import SecretPairs, check_sampler, marking
 
 CHANNEL_STREAM = 0x6368616E
 """``fold_in`` constant of the channel's key stream (distinct from the inner algorithm's draws)."""
@@ -299,8 +299,9 @@ class WithChannel(Algorithm):
         inner_state = state.inner if isinstance(state, ChannelState) else state
         inner_key = jax.random.fold_in(key, NESTED_STREAM) if isinstance(
             self.inner, WithChannel) else key
-        return {"inner": self.inner.noise(inner_key, inner_state, self.split(params)[0], k),
-                "channel": jax.random.fold_in(key, CHANNEL_STREAM)}
+        with marking(False):  # the channel's report charges its own sites only
+            inner = self.inner.noise(inner_key, inner_state, self.split(params)[0], k)
+        return {"inner": inner, "channel": jax.random.fold_in(key, CHANNEL_STREAM)}
 
     def step(self, state, noise, problem, network, params, k):
         """The inner step on the proxy network; messages are what the channel released."""
@@ -315,8 +316,10 @@ class WithChannel(Algorithm):
         proxy = ChannelNetwork(network, self.channels, values, k, noise["channel"],
                                memory=state.memory if stateful else None, owner=self.name,
                                probe=probe)
-        inner, inner_messages = self.inner.step(state.inner if stateful else state,
-                                                noise["inner"], problem, proxy, inner_params, k)
+        with marking(False):  # the proxy marks the channel's own noise (marking(True))
+            inner, inner_messages = self.inner.step(state.inner if stateful else state,
+                                                    noise["inner"], problem, proxy, inner_params,
+                                                    k)
         if stateful:
             inner = ChannelState(inner=inner, memory=proxy.memory,
                                  counts=self._counted(state.counts, proxy))
@@ -449,7 +452,8 @@ class WithChannel(Algorithm):
         """``""``, or how the data reaches other agents outside the channel's releases: the inner
         algorithm reads the data to choose who sends or to weigh what its server computes
         (``selection_reads_data``, ``server_reads_data``: a federated selection by loss or data
-        size, a server weighting by data size), a row of a product that keeps a clean self term
+        size, a server weighting by data size), a step with no product call at all (its messages
+        reach the others outside the channel), a row of a product that keeps a clean self term
         reaches every agent (declared, :attr:`broadcasts_product_row`: a federated server's
         sum), or the others' next state moves with agent 0's clean self term
         (:func:`self_term_flow`, found by running one step)."""
@@ -457,6 +461,10 @@ class WithChannel(Algorithm):
             why = getattr(self.inner, hook, lambda: "")()
             if why:
                 return why
+        if not self.release_log(problem, network, params):
+            return (f"{self.inner.name}'s step makes no product call on the network it is given, "
+                    "so nothing it sends passes through the channel (it reads the other agents' "
+                    "rows some other way): the channel covers none of its messages")
         clean = self.clean_self_routes(problem, network, params)
         if clean and self.broadcasts_product_row:
             return (f"{self.inner.name} gives a row of a product to every agent (its server's "

@@ -99,7 +99,7 @@ from jaxdp.privacy._contract import (
     default_steps,
 )
 from jaxdp.privacy._flow import FlowReport, Violation, check_information_flow
-from jaxdp.privacy._sites import mechanism_site
+from jaxdp.privacy._sites import marking, mechanism_site
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
 from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
@@ -172,6 +172,7 @@ __all__ = [
     "FlowReport",
     "Violation",
     "check_information_flow",
+    "marking",
     "mechanism_site",
     "THREATS",
     "fallback_refusal",

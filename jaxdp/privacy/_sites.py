@@ -16,7 +16,8 @@ Every array argument of the site has a declared *role*, one letter per array lea
 :func:`jaxdp.privacy.check_information_flow` reads these markers. While :func:`public_inputs` is
 active, a release site is fed a fixed public value (zeros of the value's shape) instead of its
 value, with the same parameters and draws: whatever else still depends on the data then bypasses
-every mechanism.
+every mechanism. Within :func:`marking(False) <marking>` a site runs as plain code (a channel's
+inner algorithm, whose report charges only the channel's own sites).
 """
 from __future__ import annotations
 
@@ -34,6 +35,21 @@ ROLES = {"v": "value", "p": "parameter", "z": "draw", "k": "key"}
 """Role letters of a site's array leaves."""
 
 _PUBLIC = contextvars.ContextVar("jaxdp_public_inputs", default=False)
+_MARKING = contextvars.ContextVar("jaxdp_marking", default=True)
+
+
+@contextlib.contextmanager
+def marking(on: bool):
+    """Within the block, sites are marked (``on``) or run as plain code. A channel runs its inner
+    algorithm unmarked and its own noise marked (:class:`~jaxdp.channels.WithChannel`): its
+    accountant charges the channel's releases alone, for any value the inner step computes, so
+    the inner algorithm's own noise and minibatches are computation before the mechanism, not
+    mechanisms of the report (their parameters may then read the data, as any value may)."""
+    token = _MARKING.set(on)
+    try:
+        yield
+    finally:
+        _MARKING.reset(token)
 
 
 @contextlib.contextmanager
@@ -64,6 +80,8 @@ def mechanism_site(kind: str, roles: dict[str, str], *, releases: bool):
 
         @functools.wraps(fn)
         def site(*args, **kwargs):
+            if not _MARKING.get():
+                return fn(*args, **kwargs)
             bound = signature.bind(*args, **kwargs)
             bound.apply_defaults()
             arrays = [bound.arguments[a] for a in roles]
