@@ -71,7 +71,8 @@ import numpy as np
 from jaxdp._types import Array
 from jaxdp.algorithms.catalogue.classic import EXTRA, NIDS
 from jaxdp.algorithms.recal import privacy as acct
-from jaxdp.algorithms.recal._baseline_common import NoiseScheduleParams, step_report
+from jaxdp.algorithms.recal._baseline_common import (BoundedGradient, NoiseScheduleParams,
+                                                     step_report)
 from jaxdp.algorithms.recal.admm_baselines import (  # re-exported: their public path is also here
     DPICADMM, DPMRADMM, DPRWADMM, DPICADMMParams, DPICADMMState, DPMRADMMParams, DPMRADMMState,
     DPRWADMMParams, DPRWADMMState, icadmm_sensitivity, mradmm_sensitivity, penalty, sigma_t,
@@ -98,9 +99,12 @@ class CountedState:
 
 # -- DP-NIDS and DP-EXTRA ------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class _NoisyStep(PrivateVariant):
+class _NoisyStep(BoundedGradient, PrivateVariant):
     """DP-NIDS and DP-EXTRA: a core algorithm whose message goes out with Gaussian noise
-    ``σ_t = σ₁ R^{−(t−1)/2}`` (one draw per agent, broadcast), Δ derived given the transcript."""
+    ``σ_t = σ₁ R^{−(t−1)/2}`` (one draw per agent, broadcast), Δ derived given the transcript.
+    The core step sees the problem through :meth:`bounded_problem`: every ∇f_i(x) it uses is
+    clipped to c (``enforce_bound``, default), the identity where paper 003's Assumption 3
+    holds."""
 
     routes: tuple = (("*", chain(gaussian_channel(name="gauss"), broadcast=True)),)
     params_type = DPStepParams
@@ -124,8 +128,8 @@ class _NoisyStep(PrivateVariant):
         return super().noise(key, state.inner, params, k)
 
     def step_on_proxy(self, state, noise, problem, network, params, k):
-        (inner, released), proxy, sent = super().step_on_proxy(state.inner, noise, problem,
-                                                                network, params, k)
+        (inner, released), proxy, sent = super().step_on_proxy(
+            state.inner, noise, self.bounded_problem(problem, params), network, params, k)
         first = k == 0
         messages = jnp.where(first, self.sent_at_first, 1) * 2 * network.n_edges
         new = CountedState(inner=inner, releases=state.releases + jnp.where(first, 0, 1),
