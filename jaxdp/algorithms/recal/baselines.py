@@ -22,6 +22,12 @@ Everything below is therefore a reconstruction from the cited papers, flagged as
   sensitivities ``Δ + γ(1 + 2uL)√d``, the Δ being analytical; zCDP and RDP, no PLD; the sampler's
   distance added to δ); ``"float"`` adds ``σ_t ξ`` in floating point (report: ``inf``, the
   real-valued curves kept as ``ideal …``).
+* Gradient bound (``enforce_bound``, default ``True``): every ∇f_i(x) a step uses is
+  ``clip_by_norm(∇f_i(x), c)`` (:class:`~jaxdp.algorithms.recal._baseline_common.BoundedGradient`),
+  so paper 003's Assumption 3 (‖∇f_i(x)‖ ≤ c for every x), on which every sensitivity below rests,
+  holds for any data; where it already holds the clip is the identity and the step is the
+  method's own. ``False`` runs the unclipped step, whose report is finite only where the loss
+  bounds the gradient for every x (:func:`~jaxdp.algorithms.recal.privacy.gradient_assumption`).
 * Local regularizer: every agent's loss carries its ``l1‖x‖₁`` (jaxdp's ℓ1 problems), handled by
   ``problem.prox`` with each method's step; their sum is RECAL's ``n r``.
 
