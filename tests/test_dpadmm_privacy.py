@@ -176,12 +176,16 @@ def test_release_ratios_halve_the_first_release_only():
 
 
 def test_report_flags_data_that_break_the_s1_assumption():
-    """Rows of norm 2 > S1 = 1: the assumption is checked on the data and ε is inf, the reason
-    naming the bound, the largest record and what to change."""
+    """Rows of norm 2 > S1 = 1, the paper's unprojected step (``enforce_bound=False``): the
+    assumption is checked on the data and ε is inf, the reason naming the bound, the largest
+    record and what to change. The default step projects the records: finite, enforced."""
     import dataclasses
 
-    alg, problem, net = _small_run()
+    enforced, problem, net = _small_run()
+    alg = dataclasses.replace(enforced, enforce_bound=False)
     big = dataclasses.replace(problem, features=2.0 * problem.features)
+    projected = enforced.privacy(big, net, alg.default_params(), 3)
+    assert np.isfinite(projected.epsilon_max) and projected.assumptions[0].enforced
     report = alg.privacy(big, net, alg.default_params(), 3)
     assert report.failed_assumptions() and report.relation == "replace_record"
     assert np.all(np.isinf(report.epsilon)) and "‖a‖₂ ≤ S1 = 1" in report.reason

@@ -1,6 +1,7 @@
 """DP-RECAL's accountant (paper 003, Lemmas 5–6, Theorems 1 and 4): hand-computed values, the
 paper's worked numbers, log-space calibration up to σ₁ ≈ 1e40, and dp-accounting on the same
 Gaussian sequence."""
+import dataclasses
 import math
 
 import jax
@@ -241,8 +242,8 @@ def test_mradmm_inexact_solve_sensitivity():
 
 
 def test_reports_name_relation_assumption_and_model_coverage():
-    """Every family member: replace_agent, the gradient bound assumed and checked (a loose c
-    fails and warns), models covered where they are releases and inf where they are not."""
+    """Every family member: replace_agent, the gradient bound enforced by the step's clip (the
+    unclipped variant on least squares + ridge, with no bound over all x, fails: inf), models covered where they are releases and inf where they are not."""
     net = network.make_network("ring", 8)
     prob = _ring_problem()
     for name in ("dp_nids", "dp_extra", "dp_icadmm", "dp_rwadmm", "dp_mradmm"):
@@ -250,13 +251,14 @@ def test_reports_name_relation_assumption_and_model_coverage():
         report = alg.privacy(prob, net, alg.default_params(), 4)
         assert report.relation == "replace_agent"
         (assumption,) = report.assumptions
-        assert not assumption.enforced and assumption.holds is True
+        assert assumption.enforced and assumption.holds is True  # the step clips at c
         models = alg.privacy(prob, net, alg.default_params(), 4, release="messages+models")
         if alg.models_covered:
             np.testing.assert_allclose(models.epsilon, report.epsilon)
         else:
             assert np.all(np.isinf(models.epsilon))
-        failed = alg.privacy(prob, net, alg.default_params().replace(c=1e-3), 4)
+        paper = dataclasses.replace(alg, enforce_bound=False)  # unclipped: ridge, no bound in x
+        failed = paper.privacy(prob, net, alg.default_params(), 4)
         assert np.all(np.isinf(failed.epsilon)) and "FAILS on this problem" in failed.reason
 
 

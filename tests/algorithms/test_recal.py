@@ -41,7 +41,9 @@ ALPHA6 = jnp.array([0.10, 0.12, 0.08, 0.11, 0.09, 0.10])
 TOKEN = dict(alpha=ALPHA6, beta=1.0 / 14.0, xi=6.0, x0=0.3)
 PRIVATE = dict(log_sigma1=np.log(0.7), log_R=np.log(1.2), c=1.0)
 
-# (id, algorithm, params, problem, reference step)
+# (id, algorithm, params, problem, reference step). The references are the printed, unclipped
+# steps (enforce_bound=False); tests/test_enforced_bounds.py checks the clip is the identity where
+# the gradient bound holds.
 CASES = [
     ("recal-l1ls", algorithms.RECAL(), algorithms.RECALParams(**TOKEN), "l1_ls", ref.recal),
     ("recal-forwarded-logistic", algorithms.RECAL(variant="forwarded"),
@@ -55,20 +57,21 @@ CASES = [
     ("dp_recal-lazy-logistic", algorithms.DPRECAL(transition="lazy", sampler="float"),
      algorithms.DPRECALParams(**TOKEN, **PRIVATE), "l1_logistic",
      functools.partial(ref.recal, private=True)),
-    ("dp_nids-l1ls", algorithms.DPNIDS().with_sampler("float"),
+    ("dp_nids-l1ls", algorithms.DPNIDS(enforce_bound=False).with_sampler("float"),
      algorithms.DPStepParams(alpha=0.2, x0=0.3, **PRIVATE),
      "l1_ls", ref.nids),
-    ("dp_extra-l1logistic", algorithms.DPEXTRA().with_sampler("float"),
+    ("dp_extra-l1logistic", algorithms.DPEXTRA(enforce_bound=False).with_sampler("float"),
      algorithms.DPStepParams(alpha=0.2, x0=0.3, **PRIVATE), "l1_logistic", ref.extra),
-    ("dp_icadmm-l1ls", algorithms.DPICADMM(sampler="float"),
+    ("dp_icadmm-l1ls", algorithms.DPICADMM(sampler="float", enforce_bound=False),
      algorithms.DPICADMMParams(rho=0.5, beta=jnp.linspace(1.0, 2.0, 6), x0=0.3, **PRIVATE),
      "l1_ls", ref.icadmm),
-    ("dp_icadmm-decaying-l1logistic", algorithms.DPICADMM(sampler="float"),
+    ("dp_icadmm-decaying-l1logistic", algorithms.DPICADMM(sampler="float", enforce_bound=False),
      algorithms.DPICADMMParams(rho=0.5, beta=1.5, decay=0.95, x0=0.3, **PRIVATE), "l1_logistic",
      ref.icadmm),
-    ("dp_rwadmm-l1logistic", algorithms.DPRWADMM(sampler="float"),
+    ("dp_rwadmm-l1logistic", algorithms.DPRWADMM(sampler="float", enforce_bound=False),
      algorithms.DPRWADMMParams(beta=5.0, xi=6.0, x0=0.3, **PRIVATE), "l1_logistic", ref.rwadmm),
-    ("dp_mradmm-ls", algorithms.DPMRADMM(local_steps=4, sampler="float"),
+    ("dp_mradmm-ls", algorithms.DPMRADMM(local_steps=4, sampler="float",
+                                                enforce_bound=False),
      algorithms.DPMRADMMParams(rho=0.5, theta=1.1, gamma=0.1, x0=0.3, **PRIVATE), "ls",
      functools.partial(ref.mradmm, local_steps=4)),
 ]
@@ -234,14 +237,15 @@ def test_user_given_transition_matrix_equals_the_named_kind():
 
 def test_baselines_reduce_to_the_core_nids_and_extra():
     """Without noise DP-NIDS and DP-EXTRA are the core NIDS and EXTRA (prox forms), with and
-    without an ℓ1 term, from x⁰ = x0·1."""
+    without an ℓ1 term, from x⁰ = x0·1: the gradient clip at a c above every gradient of the
+    run is the identity."""
     net = geometric_net()
     for kind in ("ls", "l1_ls"):
         prob = l1_problem(kind)
         for mine, core in ((algorithms.DPNIDS(), algorithms.NIDS()),
                            (algorithms.DPEXTRA(), algorithms.EXTRA())):
             a = jaxdp.simulate(mine, prob, net, algorithms.DPStepParams(
-                alpha=0.2, x0=0.3, log_sigma1=-900.0), jax.random.key(0), steps=40)[1]
+                alpha=0.2, x0=0.3, log_sigma1=-900.0, c=1e6), jax.random.key(0), steps=40)[1]
             b = jaxdp.simulate(core, prob, net, core.params_type(alpha=0.2, x0=0.3),
                                jax.random.key(0), steps=40)[1]
             chex.assert_trees_all_close(a, b, rtol=1e-12, atol=1e-14)

@@ -28,6 +28,9 @@ Stacked updates; rows are the N providers, W̃ and Γ are ``(N, d)``, ``P = 11�
   (Lemma 1), so σ/Δ is the same at every step (tested).
 * **Algorithm 1** (non-private): row i of W^{k+1} is ``argmin_x f_i(x) − ⟨γ_i^k, x⟩ + ρ/2 ‖x −
   w^k‖²`` (l.4), then (3c), (3d) with W̃ = W.
+* **Records** (both private algorithms): the step uses each record projected onto the declared
+  ball ``‖a‖₂ ≤ S1``, ``|y| ≤ 1`` (``enforce_bound=True``, the default): Lemma 1's S1 then holds
+  for any data; the paper normalises its rows (Sec. VI), where the projection is the identity.
 * **Algorithm 2** (naive private): Algorithm 1's solve, then ``W̃ = W + σ Ξ`` with a constant σ_i
   (l.5), and (3c), (3d) on the noisy W̃ (l.7, l.9).
 
@@ -78,6 +81,7 @@ from jaxdp.algorithms.dpadmm.privacy import (
     check_noise_params,
     check_private,
     noise_multiplier,
+    project_records,
     release_ratios,
     release_report,
 )
@@ -93,7 +97,8 @@ class DPADMMParams:
     delta: float = param(1e-3, domain="fraction",
                          doc="δ of Thm 1, sets the noise only (report: privacy(delta=))")
     S1: float = param(1.0, domain="positive",
-                      doc="S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI)")
+                      doc="S1 ≥ ‖ℓ'‖ per sample: each record is projected onto ‖a‖ ≤ S1 "
+                          "(enforce_bound; the identity on Sec. VI's normalized rows)")
     S3: float = param(0.25, domain="nonnegative", doc="S3 ≥ ‖∇²ℓ‖ (Thm 4; Sec. VI-B: 1/4)")
     D_w: float = param(1.0, domain="positive",
                        doc="D_w ≈ ‖w*‖ from pre-training rows (Table II; estimate_dw)")
@@ -151,7 +156,15 @@ class StarADMM(Algorithm):
 
 @dataclasses.dataclass(frozen=True)
 class DPADMM(StarADMM):
-    """Algorithm 3: linearized local step at the previous noisy iterate, time-varying σ and η."""
+    """Algorithm 3: linearized local step at the previous noisy iterate, time-varying σ and η.
+
+    Static ``enforce_bound`` (default ``True``): the step uses every record projected onto the
+    declared ball ‖a‖₂ ≤ S1, |y| ≤ 1 (:func:`~jaxdp.algorithms.dpadmm.privacy.project_records`),
+    so Lemma 1's S1 holds for any data and the report is finite; on the paper's normalised rows
+    (Sec. VI: ‖a‖ ≤ 1, y = ±1) the projection is the identity and the step is Algorithm 3's.
+    ``False``: the printed step on the raw records, refused (``validate``) or ``inf`` (report)
+    where a record exceeds S1.
+    """
 
     # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
@@ -161,8 +174,11 @@ class DPADMM(StarADMM):
     params_type = DPADMMParams
     private = True
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
+    enforce_bound: bool = True  # project the records onto ‖a‖ ≤ S1, |y| ≤ 1 (Lemma 1 enforced)
 
     def _release(self, state, noise, problem, params, k):
+        if self.enforce_bound:
+            problem = project_records(problem, params.S1)  # identity on normalised rows
         x = state.w_tilde
         inv_eta = inverse_step_size(problem, params, jnp.asarray(k + 1, x.dtype), jnp)  # Thm 3/4
         c = per_agent(params.rho + inv_eta, x)  # ρ + 1/η_i^{k+1}

@@ -43,6 +43,7 @@ from jaxdp.algorithms.dpadmm.privacy import (
     check_noise_params,
     check_private,
     noise_multiplier,
+    project_records,
     release_report,
 )
 from jaxdp.privacy import Assumption, add_noise
@@ -61,7 +62,8 @@ class NaivePrivateADMMParams:
     delta: float = param(1e-3, domain="fraction",
                          doc="δ of Thm 1, sets the noise only (report: privacy(delta=))")
     S1: float = param(1.0, domain="positive",
-                      doc="S1 ≥ ‖ℓ'‖ per sample (‖a‖ ≤ 1 after normalization, Sec. VI)")
+                      doc="S1 ≥ ‖ℓ'‖ per sample: each record is projected onto ‖a‖ ≤ S1 "
+                          "(enforce_bound; the identity on Sec. VI's normalized rows)")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -84,7 +86,12 @@ class ConsensusADMM(StarADMM):
 
 @dataclasses.dataclass(frozen=True)
 class NaivePrivateADMM(ConsensusADMM):
-    """Algorithm 2: Algorithm 1 plus Gaussian noise of constant σ_i on the shared w_i^{k+1}."""
+    """Algorithm 2: Algorithm 1 plus Gaussian noise of constant σ_i on the shared w_i^{k+1}.
+
+    Static ``enforce_bound`` (default ``True``): the local solve uses every record projected
+    onto ‖a‖₂ ≤ S1, |y| ≤ 1 (:func:`~jaxdp.algorithms.dpadmm.privacy.project_records`, the
+    identity on the paper's normalised rows), so the sensitivity's S1 holds for any data.
+    """
 
     # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
@@ -95,8 +102,11 @@ class NaivePrivateADMM(ConsensusADMM):
     private = True
     variant: str = "corrected"  # "paper": Δ = 2 S1 N/(m_i λ); "corrected": 2 S1/(m_i (ρ + λ/N))
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
+    enforce_bound: bool = True  # project the records onto ‖a‖ ≤ S1, |y| ≤ 1 (S1 enforced)
 
     def _release(self, state, noise, problem, params, k):
+        if self.enforce_bound:
+            problem = project_records(problem, params.S1)  # identity on normalised rows
         w_local = super()._release(state, noise, problem, params, k)  # Alg. 2 l.4
         sigma = self._sensitivity(problem, params, jnp) \
             * noise_multiplier(params.eps, params.delta, jnp)  # Sec. III-A

@@ -33,8 +33,10 @@ Kairouz, Oh & Viswanath (2015, Thm 3.3; dp-accounting's ``advanced_composition``
 δ = (T + 1) δ, since T (ε, δ) steps already spend T δ.
 
 **The guarantee** (:func:`release_report`, what ``privacy()`` returns): one record of one provider
-replaced (Lemma 1), S1 an assumed per-record gradient bound (‖a‖ ≤ S1 for the logistic loss, checked
-on the data). No hidden state leaks: w_i^{k+1} depends on provider i's data only through f_i at
+replaced (Lemma 1), S1 a per-record gradient bound (‖a‖ ≤ S1, |y| ≤ 1 for the logistic loss),
+enforced by projecting every record onto that ball before the step uses it (:func:`project_records`,
+``enforce_bound=True``, the default; the identity on the paper's normalised rows), or, with
+``enforce_bound=False``, checked on the data. No hidden state leaks: w_i^{k+1} depends on provider i's data only through f_i at
 points (w̃_i^k, or the local solve's γ_i^k, w^k) that are functions of the released w̃, so the
 releases compose adaptively with Lemma 1's Δ. DP-ADMM's first gradient is at the public w̃⁰ = 0,
 where ‖∇ℓ‖ ≤ S1/2: its Δ is halved (:data:`FIRST_STEP_FACTOR`). The releases are accounted at the
@@ -44,6 +46,7 @@ and :func:`eps_for_zcdp_guarantee` its closed-form inverse, used to calibrate in
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import jax.numpy as jnp
@@ -55,6 +58,7 @@ from jaxdp.privacy import (
     Assumption,
     PrivacyEvents,
     PrivacyReport,
+    clip_by_norm,
     gaussian_zcdp,
     lattice_sensitivity,
     pld_epsilon,
@@ -262,25 +266,51 @@ def check_noise_params(name: str, eps, delta) -> None:
                          f"one value in (0, 1); got {delta.tolist()}")
 
 
-def record_assumption(problem, S1) -> Assumption:
-    """S1 bounds every record's loss gradient: labels ±1 and ‖a‖ ≤ S1 for the logistic loss,
-    checked on the problem's real rows (the replacing record cannot be checked)."""
+def project_records(problem, S1):
+    """``problem`` with every record projected onto the declared public ball: ``a ↦
+    a·min(1, S1_i/‖a‖₂)`` (provider i's S1) and ``y ↦ clip(y, −1, 1)``, row by row.
+
+    A per-record map, so two data sets differing in one record still differ in one record; after
+    it every logistic record gradient ``−y a σ(−y aᵀw)`` has norm ≤ S1 for every w and ≤ S1/2 at
+    w = 0, what Lemma 1 (and :data:`FIRST_STEP_FACTOR`) assume. The paper normalises its rows to
+    ‖a‖ ≤ 1 with labels ±1 (Sec. VI), where the projection is the identity.
+    """
+    s1 = jnp.asarray(S1, problem.features.dtype)
+    radius = jnp.broadcast_to(s1[:, None] if s1.ndim == 1 else s1, problem.mask.shape)
+    return dataclasses.replace(problem, features=clip_by_norm(problem.features, radius),
+                               labels=jnp.clip(problem.labels, -1.0, 1.0))
+
+
+PROJECTION = ("every record is projected onto ‖a‖₂ ≤ S1, y ∈ [−1, 1] before the step uses it "
+              "(project_records, enforce_bound=True: the identity on the paper's normalised rows)")
+"""How the family enforces Lemma 1's S1 (``enforce_bound=True``, the default)."""
+
+
+def record_assumption(problem, S1, *, enforced: bool = True) -> Assumption:
+    """S1 bounds every record's loss gradient: ``|y| ≤ 1`` and ‖a‖ ≤ S1 for the logistic loss.
+    Enforced by :func:`project_records` (``enforced=True``), or else checked on the problem's
+    real rows (the replacing record cannot be checked)."""
     s1 = float(np.min(S1))
+    statement = (f"every record (a, y) of provider i, and the one replacing it, has |y| ≤ 1 and "
+                 f"‖a‖₂ ≤ S1 = {s1:g}, so the logistic ∇ℓ(a, y; w) = −y a σ(−y aᵀw) has norm ≤ "
+                 f"S1 for every w and ≤ S1/2 at w = 0 (Lemma 1's S1)")
+    logistic = type(problem.loss) in (Logistic, L1Logistic)
+    if enforced:
+        return Assumption(statement, enforced=True, how=PROJECTION + f"; loss "
+                          f"{problem.loss.name!r}", holds=logistic, remedy=RECORD_REMEDY)
     mask = np.asarray(problem.mask) > 0
     radius = float(np.max(np.linalg.norm(np.asarray(problem.features, np.float64), axis=-1)[mask]))
     signs = bool(np.all(np.abs(np.abs(np.asarray(problem.labels, np.float64)[mask]) - 1) < 1e-12))
-    logistic = type(problem.loss) in (Logistic, L1Logistic)
     return Assumption(
-        f"every record (a, y) of provider i, and the one replacing it, has y = ±1 and ‖a‖₂ ≤ "
-        f"S1 = {s1:g}, so the logistic ∇ℓ(a, y; w) = −y a σ(−y aᵀw) has norm ≤ S1 for every w "
-        f"and ≤ S1/2 at w = 0 (Lemma 1's S1)", enforced=False,
+        statement, enforced=False,
         how=f"this problem: loss {problem.loss.name!r}, max ‖a‖ = {radius:.6g}, labels ±1: "
-            f"{signs}; not clipped", holds=logistic and signs and radius <= s1 + 1e-12,
-        remedy=RECORD_REMEDY)
+            f"{signs}; not projected (enforce_bound=False)",
+        holds=logistic and signs and radius <= s1 + 1e-12, remedy=RECORD_REMEDY)
 
 
-RECORD_REMEDY = ("use the logistic loss with labels ±1 and records normalised to ‖a‖₂ ≤ S1 before "
-                 "the run (as the paper's Adult rows are: problems.adult_synthetic, or divide each "
+RECORD_REMEDY = ("keep the projection of the records (enforce_bound=True, the default) on the "
+                 "logistic loss, or use the logistic loss with labels ±1 and records normalised to "
+                 "‖a‖₂ ≤ S1 before the run (as the paper's Adult rows are: problems.adult_synthetic, or divide each "
                  "row by a public bound), or declare a larger public S1 in the Params (a bound "
                  "known before seeing the data, never the data's own max ‖a‖)")
 """What to change when :func:`record_assumption` fails (the reason of the ``inf`` report)."""
@@ -296,8 +326,10 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
     ℓ2 sensitivities ``sensitivity``; the guarantee is the smallest of zCDP, RDP and PLD. Under
     the lattice sampler (``alg.sampler == "lattice"``) the release is the discrete Gaussian on
     ``γℤ^d``, ``γ = σ/R``: the sensitivity declared is Lemma 1's analytical bound plus the
-    rounding slack (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`, ``clipped=False``:
-    no clip enforces Δ), PLD is dropped and the sampler's distance is added to δ.
+    rounding slack (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`, ``clipped`` where
+    the records are projected, covering the projection's float error), PLD is dropped and the
+    sampler's distance is added to δ. ``alg.enforce_bound`` (absent: ``False``) says whether S1
+    is enforced by :func:`project_records` or checked on the data (:func:`record_assumption`).
 
     Args:
       alg: the algorithm (names, sampler, draw count).
@@ -315,15 +347,17 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
       Thm 2 as :data:`PAPER_PRINTED`.
     """
     n, steps = sensitivity.shape
+    enforced = bool(getattr(alg, "enforce_bound", False))
     declared = alg.release_sensitivity(sensitivity, problem.dim, sigma, problem, law="gaussian",
-                                       clipped=False)
+                                       clipped=enforced)
     events = PrivacyEvents.from_schedule("gaussian", declared, sigma, n_agents=n,
                                          steps=steps, description=description,
                                          lattice=alg.sampler == "lattice")
     report = alg.report(
         events, problem, network, params, steps, delta=delta,
         methods=("closed_form", "rdp", "pld"), relation=RELATION,
-        released=RELEASED, assumptions=(record_assumption(problem, params.S1), *assumptions))
+        released=RELEASED, assumptions=(record_assumption(problem, params.S1, enforced=enforced),
+                                        *assumptions))
     eps = np.broadcast_to(np.asarray(params.eps, np.float64).reshape(-1, 1), (n, 1))
     eps_bar, _ = moments_accountant(report.steps[None, :], eps, float(params.delta),
                                     total_delta=delta)
@@ -337,7 +371,8 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
 
 def check_private(alg, params, problem) -> None:
     """Host checks of a private run: the losses the sensitivities are derived for, S1 bounding
-    every per-sample gradient (no clipping: the data must be normalized), and Thm 1's ε and δ.
+    every per-sample gradient (enforced by :func:`project_records` where ``alg.enforce_bound``,
+    else the data must be normalized), and Thm 1's ε and δ.
 
     Raises:
       ValueError: naming the loss, S1 and the data's bound, ε or δ.
@@ -346,13 +381,16 @@ def check_private(alg, params, problem) -> None:
         raise ValueError(f"{alg.name}'s sensitivity and step sizes are derived for logistic "
                          f"regression with an ℓ1 or ℓ2 regularizer (Sec. VI); got loss "
                          f"{problem.loss.name!r}")
+    check_noise_params(type(params).__name__, params.eps, params.delta)
+    if getattr(alg, "enforce_bound", False):
+        return  # the step projects every record onto ‖a‖ ≤ S1
     bound = float(np.max(problem.gradient_bound(data_only=True)))
     s1 = float(np.min(params.S1))
     if not s1 >= bound - 1e-12:
         raise ValueError(f"{type(params).__name__}.S1 = {s1:g} is below the data's per-sample "
-                         f"gradient bound {bound:g} (max ‖a‖): normalize the rows to ‖a‖ ≤ 1 "
+                         f"gradient bound {bound:g} (max ‖a‖): keep enforce_bound=True (the "
+                         "records are projected), normalize the rows to ‖a‖ ≤ 1 "
                          "(normalize_adult) or raise S1")
-    check_noise_params(type(params).__name__, params.eps, params.delta)
 
 
 def table_markdown(rows: list[dict]) -> str:
@@ -373,7 +411,8 @@ __all__ = [
     "FIRST_STEP_FACTOR", "RELATION", "RELEASED", "eps_for_zcdp_guarantee", "release_ratios",
     "lattice_ratio_slack",
     "zcdp_guarantee", "advanced_composition_optimal", "check_noise_params", "check_private",
-    "composition_table", "gaussian_releases", "record_assumption",
+    "composition_table", "gaussian_releases", "project_records", "record_assumption",
+    "PROJECTION",
     "moments_accountant", "moments_accountant_bruteforce", "noise_multiplier",
     "plain_composition", "release_report", "table_markdown",
 ]

@@ -53,7 +53,8 @@ import numpy as np
 
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.algorithms.recal import privacy as acct
-from jaxdp.algorithms.recal._baseline_common import NoiseScheduleParams, start, step_report
+from jaxdp.algorithms.recal._baseline_common import (BoundedGradient, NoiseScheduleParams, start,
+                                                     step_report)
 from jaxdp.algorithms.recal.algorithm import TokenAlgorithm, local_grad
 from jaxdp.algorithms.recal.privacy import mradmm_solve_sensitivity
 from jaxdp.core import Algorithm, param
@@ -127,8 +128,9 @@ def sigma_t(params, releases: Array, like: Array) -> Array:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Synchronous(Algorithm):
-    """Every agent transmits every iteration: PLF = number of releasing iterations."""
+class _Synchronous(BoundedGradient, Algorithm):
+    """Every agent transmits every iteration: PLF = number of releasing iterations. Every
+    ∇f_i(x) the step uses is clipped to c (:meth:`gradients`; ``enforce_bound``, default)."""
 
     # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
@@ -172,7 +174,7 @@ class DPICADMM(_Synchronous):
         denom = (per_agent(params.beta, x) + 2 * rho * deg) * params.decay ** (-jnp.asarray(
             k, x.dtype))  # 1/α_k = (β_i + 2ρd_i)/γ^k (paper 003 §VII: α_k = α₀γ^k)
         beta_k = denom - 2 * rho * deg  # the proximal weight giving that step
-        g = problem.local_grads(x)
+        g = self.gradients(problem, x, params)  # clip(∇f_i(x_i), c): Assumption 3 enforced
         v = beta_k * x - g - state.p + rho * (deg * x + network.apply_A(x))
         x_new = problem.prox(v / denom, 1.0 / denom[:, 0])  # IC-ADMM (20)
         releases, messages = self._counted(state.releases, state.messages, jnp.array(True),
@@ -211,8 +213,9 @@ class DPICADMM(_Synchronous):
 
 # -- DP-RWADMM ----------------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class DPRWADMM(TokenAlgorithm):
-    """Random-walk (token) ADMM, Walkman's linearized form, noise on the token (reconstructed)."""
+class DPRWADMM(BoundedGradient, TokenAlgorithm):
+    """Random-walk (token) ADMM, Walkman's linearized form, noise on the token (reconstructed).
+    The holder's ∇f_i(y_i) is clipped to c (``enforce_bound``, default: Assumption 3 enforced)."""
 
     name = "dp_rwadmm"
     cites = (
@@ -235,7 +238,8 @@ class DPRWADMM(TokenAlgorithm):
     def _activate(self, state, noise, problem, n, params):
         i, beta = state.holder, params.beta
         yi, li = state.y[i], state.lam[i]
-        y_new = state.x - (local_grad(problem, i, yi) + li) / beta  # (W1) at the received z̃
+        g = acct.bounded_gradient(local_grad(problem, i, yi), params.c, self.enforce_bound)
+        y_new = state.x - (g + li) / beta  # (W1) at the received z̃
         l_new = li + beta * (y_new - state.x)  # (W2)
         t_new = state.t + ((y_new + l_new / beta) - (yi + li / beta)) / n  # (W3)
         z_new = problem.loss.prox(t_new, 1.0 / beta, problem.reg)  # (W4): prox_{r/β}
@@ -309,7 +313,8 @@ class DPMRADMM(_Synchronous):
         deg = per_agent(network.degrees, x)
         anchor = rho * (deg * x + network.apply_A(x))  # ρ Σ_j (x_i + x_j)
         odd = k % 2 == 0  # the paper's odd iterations 1, 3, ... are engine steps 0, 2, ...
-        x_exact = self._argmin(x, p, anchor, rho * deg, problem, params)
+        x_exact = self._argmin(x, p, anchor, rho * deg, self.bounded_problem(problem, params),
+                               params)  # every ∇f_i of the solve clipped to c
         releases, messages = self._counted(state.releases, state.messages, odd,
                                            2 * network.n_edges)
         x_private = add_noise(x_exact, sigma_t(params, releases, x), noise["xi"],

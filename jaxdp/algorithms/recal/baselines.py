@@ -22,6 +22,12 @@ Everything below is therefore a reconstruction from the cited papers, flagged as
   sensitivities ``Δ + γ(1 + 2uL)√d``, the Δ being analytical; zCDP and RDP, no PLD; the sampler's
   distance added to δ); ``"float"`` adds ``σ_t ξ`` in floating point (report: ``inf``, the
   real-valued curves kept as ``ideal …``).
+* Gradient bound (``enforce_bound``, default ``True``): every ∇f_i(x) a step uses is
+  ``clip_by_norm(∇f_i(x), c)`` (:class:`~jaxdp.algorithms.recal._baseline_common.BoundedGradient`),
+  so paper 003's Assumption 3 (‖∇f_i(x)‖ ≤ c for every x), on which every sensitivity below rests,
+  holds for any data; where it already holds the clip is the identity and the step is the
+  method's own. ``False`` runs the unclipped step, whose report is finite only where the loss
+  bounds the gradient for every x (:func:`~jaxdp.algorithms.recal.privacy.gradient_assumption`).
 * Local regularizer: every agent's loss carries its ``l1‖x‖₁`` (jaxdp's ℓ1 problems), handled by
   ``problem.prox`` with each method's step; their sum is RECAL's ``n r``.
 
@@ -71,7 +77,8 @@ import numpy as np
 from jaxdp._types import Array
 from jaxdp.algorithms.catalogue.classic import EXTRA, NIDS
 from jaxdp.algorithms.recal import privacy as acct
-from jaxdp.algorithms.recal._baseline_common import NoiseScheduleParams, step_report
+from jaxdp.algorithms.recal._baseline_common import (BoundedGradient, NoiseScheduleParams,
+                                                     step_report)
 from jaxdp.algorithms.recal.admm_baselines import (  # re-exported: their public path is also here
     DPICADMM, DPMRADMM, DPRWADMM, DPICADMMParams, DPICADMMState, DPMRADMMParams, DPMRADMMState,
     DPRWADMMParams, DPRWADMMState, icadmm_sensitivity, mradmm_sensitivity, penalty, sigma_t,
@@ -98,9 +105,12 @@ class CountedState:
 
 # -- DP-NIDS and DP-EXTRA ------------------------------------------------------------------------
 @dataclasses.dataclass(frozen=True)
-class _NoisyStep(PrivateVariant):
+class _NoisyStep(BoundedGradient, PrivateVariant):
     """DP-NIDS and DP-EXTRA: a core algorithm whose message goes out with Gaussian noise
-    ``σ_t = σ₁ R^{−(t−1)/2}`` (one draw per agent, broadcast), Δ derived given the transcript."""
+    ``σ_t = σ₁ R^{−(t−1)/2}`` (one draw per agent, broadcast), Δ derived given the transcript.
+    The core step sees the problem through :meth:`bounded_problem`: every ∇f_i(x) it uses is
+    clipped to c (``enforce_bound``, default), the identity where paper 003's Assumption 3
+    holds."""
 
     routes: tuple = (("*", chain(gaussian_channel(name="gauss"), broadcast=True)),)
     params_type = DPStepParams
@@ -124,8 +134,8 @@ class _NoisyStep(PrivateVariant):
         return super().noise(key, state.inner, params, k)
 
     def step_on_proxy(self, state, noise, problem, network, params, k):
-        (inner, released), proxy, sent = super().step_on_proxy(state.inner, noise, problem,
-                                                                network, params, k)
+        (inner, released), proxy, sent = super().step_on_proxy(
+            state.inner, noise, self.bounded_problem(problem, params), network, params, k)
         first = k == 0
         messages = jnp.where(first, self.sent_at_first, 1) * 2 * network.n_edges
         new = CountedState(inner=inner, releases=state.releases + jnp.where(first, 0, 1),
