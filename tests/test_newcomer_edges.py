@@ -71,7 +71,7 @@ def test_list_describes_every_network(capsys):
     out = capsys.readouterr().out
     networks = out.split("networks:")[1].split(":\n")[0]
     for name in GRAPHS:
-        line = next(l for l in networks.splitlines() if l.split()[:1] == [name])
+        line = next(row for row in networks.splitlines() if row.split()[:1] == [name])
         assert len(line.split()) > 1, f"{name} has no description"
 
 

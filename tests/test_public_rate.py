@@ -7,8 +7,6 @@ every *other* record at a different rate, which the Poisson-subsampling accounta
 DP-DSGD at b = 8, m = 8 vs 9, σ = 0.5, C = 1, 10 steps claimed ε = 2.04 at δ = 1e-2 where the
 exact ε of the worst pair is 3.89 (:func:`exact_epsilon`).
 """
-import dataclasses
-
 import jax
 import jax.numpy as jnp
 import numpy as np

@@ -21,8 +21,10 @@ import dataclasses
 
 import jax
 import numpy as np
-from jax.extend.core import ClosedJaxpr, Jaxpr, Primitive
+from jax.extend.core import Primitive
 from jax.interpreters import ad, batching, mlir
+
+from jaxdp._jaxpr import sub_jaxprs
 
 product_p = Primitive("jaxdp_product")
 """The identity marking one product call (params ``product``, ``route``, ``call``, ``level``,
@@ -138,18 +140,8 @@ def _subprograms(eqn):
     if name == "scan":
         length = int(eqn.params["length"])
         return [(eqn.params["jaxpr"].jaxpr, length, f"scan({length})")]
-    where = {"while": "while_loop", "pjit": "jit"}.get(name, name)
-    return [(sub, 1, where) for sub in _jaxprs_in(eqn.params.values())]
-
-
-def _jaxprs_in(values):
-    for value in values:
-        if isinstance(value, ClosedJaxpr):
-            yield value.jaxpr
-        elif isinstance(value, Jaxpr):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            yield from _jaxprs_in(value)
+    where = {"while": "while_loop", "pjit": "jit"}.get(name, name)  # JAX < 0.7 names jit pjit
+    return [(sub, 1, where) for sub in sub_jaxprs(eqn.params.values())]
 
 
 def refusal(calls: list[ProductCall], owner: str) -> str:

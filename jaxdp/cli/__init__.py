@@ -26,7 +26,8 @@ from jaxdp.cli._common import ENDED_WORSE, MEANINGFUL_EPSILON, RESUME_DIR, X_AXE
 from jaxdp.cli._common import _meaningless  # noqa: F401 — kept importable from jaxdp.cli
 from jaxdp.cli._parsing import _algorithm_help, _parse, _parser, reference_markdown
 
-__all__ = ["ENDED_WORSE", "MEANINGFUL_EPSILON", "RESUME_DIR", "X_AXES", "main", "plain", "reference_markdown"]
+__all__ = ["ENDED_WORSE", "MEANINGFUL_EPSILON", "RESUME_DIR", "X_AXES", "main", "plain",
+           "reference_markdown"]
 
 _ERRORS = (ValueError, KeyError, TypeError, FileNotFoundError, ImportError, OSError)
 

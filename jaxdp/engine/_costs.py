@@ -38,8 +38,9 @@ import dataclasses
 import math
 
 import jax
-import jax.extend.core
 import jax.numpy as jnp
+
+from jaxdp._jaxpr import sub_jaxprs
 
 COST_KEYS = ("grad_calls", "sample_grads", "prox_calls", "hessian_calls", "rounds", "messages",
              "bits")
@@ -139,18 +140,8 @@ def _walk(jaxpr, times: float, totals: dict, problem, net) -> None:
                 _count(name[len(_PREFIX):].split("__")[0], eqn, times, totals, problem, net)
             continue
         inner = times * eqn.params["length"] if eqn.primitive.name == "scan" else times
-        for sub in _sub_jaxprs(eqn.params):
+        for sub in sub_jaxprs(eqn.params.values()):
             _walk(sub, inner, totals, problem, net)
-
-
-def _sub_jaxprs(params: dict):
-    """The jaxprs an equation holds (a scan's body, a cond's branches, a jit's callee, ...)."""
-    for value in params.values():
-        for item in value if isinstance(value, (tuple, list)) else (value,):
-            if isinstance(item, jax.extend.core.ClosedJaxpr):
-                yield item.jaxpr
-            elif isinstance(item, jax.extend.core.Jaxpr):
-                yield item
 
 
 def _count(kind: str, eqn, times: float, totals: dict, problem, net) -> None:

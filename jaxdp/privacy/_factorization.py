@@ -72,7 +72,6 @@ import numpy as np
 from jaxdp._precision import einsum, matmul
 from jaxdp.privacy._pairwise import (
     AMBIGUOUS,
-    RANGE_TOL,
     PairwiseResult,
     cap_pairwise,
     gaussian_epsilon,

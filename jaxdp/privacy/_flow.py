@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
+from jaxdp._jaxpr import sub_jaxprs
 from jaxdp.privacy._sites import ROLES, parse_site, public_inputs
 
 PRIVATE_LEAVES = ("features", "labels", "mask", "x_star", "f_star", "test_features",
@@ -261,7 +262,7 @@ class _Walk:
             return self._while(eqn, ins, where)
         if name == "cond":
             return self._cond(eqn, ins, where)
-        subs = list(_jaxprs_in(eqn.params.values()))
+        subs = list(sub_jaxprs(eqn.params.values()))
         if len(subs) == 1 and len(subs[0].invars) + len(subs[0].constvars) == len(eqn.invars) \
                 and len(subs[0].outvars) == len(eqn.outvars):
             return self.run(subs[0], ins, where + (name,))
@@ -325,16 +326,6 @@ def _read_vars(jaxpr: Jaxpr) -> set:
     """The variables of ``jaxpr`` that an equation or its output reads."""
     read = {v for e in jaxpr.eqns for v in e.invars if not isinstance(v, Literal)}
     return read | {v for v in jaxpr.outvars if not isinstance(v, Literal)}
-
-
-def _jaxprs_in(values):
-    for value in values:
-        if isinstance(value, ClosedJaxpr):
-            yield value.jaxpr
-        elif isinstance(value, Jaxpr):
-            yield value
-        elif isinstance(value, (tuple, list)):
-            yield from _jaxprs_in(value)
 
 
 # -- 2. differential flow --------------------------------------------------------------------------

@@ -457,7 +457,7 @@ def _draws(events, algorithm, problem, steps: int) -> int:
 __all__ = [
     "CLIP_FIELDS", "METHODS", "NOISE_FIELDS", "accounting_delta", "baseline_report",
     "calibrate_noise", "epsilon", "lattice", "lattice_coefficients", "lattice_draws",
-    "declared", "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
+    "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
     "release_sensitivity", "releases_per_step", "theorem2_a", "theorem2_epsilon",
     "theorem2_order", "theorem2_sigma", "zcdp_epsilon", "zcdp_sigma",
 ]
