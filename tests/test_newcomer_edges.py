@@ -263,3 +263,23 @@ def test_the_tradeoff_has_reference_lines_plain_ticks_and_says_ended_worse(small
     assert [t.get_text() for t in ax.get_xticklabels()] == ["0.5", "3", "4"]
     assert not any(t.get_text() for t in ax.xaxis.get_minorticklabels())
     plt.close(fig)
+
+
+# -- issue 40, item 7: a federated round that selects nobody ------------------------------------
+@pytest.mark.parametrize("name", ["fedadam", "fedyogi", "fedadagrad", "fedavg"])
+def test_a_round_with_no_selected_client_leaves_the_server_model(name):
+    """Poisson selection at a tiny rate selects nobody in the first rounds: the server model (and
+    FedAdam's moments) stay where they were; a momentum step on Δ = 0 moved it by 0.066 before."""
+    prob = problems.make_problem("least_squares", n_agents=4, m=5, d=2, seed=0)
+    net = network.make_network("complete", 4)
+    alg = algorithms.get(name, selection="poisson", rate=1e-6)
+    everyone = algorithms.get(name, selection="poisson", rate=1.0)
+    params = alg.default_params()
+    key = jax.random.key(0)
+    state = everyone.init(key, prob, net, params)
+    state, _ = everyone.step(state, everyone.noise(key, state, params, 0), prob, net, params, 0)
+    for k in range(1, 3):  # the first round left momentum that an empty round could replay
+        noise = alg.noise(jax.random.fold_in(key, k), state, params, k)
+        new, _ = alg.step(state, noise, prob, net, params, k)
+        np.testing.assert_array_equal(np.asarray(new.x), np.asarray(state.x))
+        state = new

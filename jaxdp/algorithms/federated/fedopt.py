@@ -30,6 +30,10 @@ of ``optax.ema`` (``debias=False``) and ``optax.scale_by_rms`` cannot express ``
 
 The optimizer's state (a pytree shaped like one model ``(d,)``) is part of the algorithm's state;
 ``per_agent=False`` Params (one server).
+
+A round whose Poisson selection is empty (``selection="poisson"``) has no pseudo-gradient: the
+server skips it, keeping the model and the optimizer's moments (an update on Δ_t = 0 would still
+move the model through the momentum m_t), as FedAvg leaves x^t and decent-bench skips the round.
 """
 from __future__ import annotations
 
@@ -37,6 +41,7 @@ import dataclasses
 from typing import Any, ClassVar, NamedTuple
 
 import chex
+import jax
 import jax.numpy as jnp
 import optax
 
@@ -148,7 +153,11 @@ class FedOpt(Federated):
         delta, sent = self.average(network, upload, self.weights(problem, rows.mask, x.dtype),
                                    "update")
         update, opt = self.server(params).update(-delta, state.opt, x[0])  # pseudo-gradient −Δ_t
-        x_new = broadcast(x[0] + update, n)
+        # A round that selects nobody has no Δ_t: the server skips it (model and moments kept),
+        # as FedAvg's average of nothing leaves x^t and decent-bench skips the round.
+        anyone = jnp.any(rows.mask)
+        opt = jax.tree.map(lambda new, old: jnp.where(anyone, new, old), opt, state.opt)
+        x_new = broadcast(jnp.where(anyone, x[0] + update, x[0]), n)
         state = self.advance(state, rows, y, problem, x=x_new, opt=opt)
         return state, {"update": sent, "x": x_new}
 
