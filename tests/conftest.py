@@ -24,7 +24,32 @@ def pytest_addoption(parser):
     parser.addoption("--runslow", action="store_true", default=False, help="run slow tests")
 
 
+SLOW = (
+    "test_tuning_results.py::test_reproduction_writes_its_files_and_every_claim",
+    "test_channels.py::test_named_messages_are_what_the_step_says_it_sends",
+    "test_cli.py::test_notebooks_run_top_to_bottom",  # the docs build executes them too
+    "test_cli.py::test_readme_python_examples_run",  # test_docs runs the README's blocks too
+    "test_pairwise_scan.py::test_dense_and_neighbour_list_products_agree_with_their_gradients",
+    "test_models.py::test_models_page_examples_run",
+    "test_models.py::test_convolution_runs_inside_run_with_a_private_algorithm",
+    "test_audit_table.py::test_a_tiny_table_writes_its_files_and_one_claim_per_row",
+    "algorithms/test_ltadmm.py::test_reproduction_writes_its_files_and_every_claim",
+    "test_mfdl_training.py::test_reproduction_runs_at_tiny_settings_with_a_standard_figure",
+    "test_mfdl.py::test_reproduction_runs_at_tiny_settings_with_a_standard_figure",
+    "test_gpu_driver.py::test_gpu_driver_rehearsal_writes_every_stage",
+    "test_ltadmm_privacy.py::test_zcdp_formula_is_the_reports_curve_and_inverts",
+    "test_pairwise_certificate.py::test_the_certificate_is_never_below_an_attained_sensitivity",
+    "test_figures.py::test_reproduction_figures_meet_the_standard",
+)
+"""Tests of the default run that took 15–45 s each (``--durations``) and are moved behind
+``--runslow`` to keep the README's test command under 30 minutes on two cores: reproductions,
+notebooks and page examples (the docs build executes those too); they run with --runslow."""
+
+
 def pytest_collection_modifyitems(config, items):
+    for item in items:
+        if any(item.nodeid.startswith(("tests/" + prefix, prefix)) for prefix in SLOW):
+            item.add_marker(pytest.mark.slow)
     if config.getoption("--runslow"):
         return
     skip = pytest.mark.skip(reason="slow: pass --runslow")

@@ -168,12 +168,12 @@ def _check(r, v, scale, law, dtype, sampler, post=None, post_inverse=None):
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("sampler", ("lattice", "float"))
 def test_dp_dgd_first_message(sampler, dtype):
-    """DP-DGD (default params, σ = C = 1): agent 0's x¹ = 0 − α g̃⁰ with g̃⁰ the release of
+    """DP-DGD (α = 0.05, σ = C = 1): agent 0's x¹ = 0 − α g̃⁰ with g̃⁰ the release of
     clip(∇f_0(0), C) = ±0.25·1, recomputed white-box with the library's clip."""
     pair = _pair(dtype, 2.0 ** 10)
     net = _ring(dtype)
     alg = algorithms.DPDGD() if sampler == "lattice" else algorithms.DPDGD(sampler="float")
-    params = alg.default_params()
+    params = algorithms.DPDGDParams(alpha=0.05, clip=1.0, sigma=1.0)  # the mechanism attacked
     zeros = jnp.zeros((N_AGENTS, DIM), dtype)
     v = np.asarray(clip_by_norm(pair[0].local_grads(zeros), params.clip))[0]
     np.testing.assert_array_equal(v, np.full(DIM, V))  # white-box, exact

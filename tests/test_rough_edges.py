@@ -327,7 +327,7 @@ def test_run_algorithm_help_lists_its_params_and_metrics(capsys):
     assert done.value.code == 0
     out = capsys.readouterr().out
     assert "parameters of dp_dgd (DPDGDParams" in out
-    assert "  sigma        default 1" in out
+    assert f"  sigma        default {algorithms.DPDGDParams().sigma:g}" in out
     assert "metrics of nonconvex_logistic (--metric): " in out and "grad_norm_sq" in out
 
 

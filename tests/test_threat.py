@@ -9,7 +9,7 @@ import pytest
 
 from jaxdp import channels
 from jaxdp.algorithms import DGD
-from jaxdp.cli import main
+from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.privacy import (
     Coalition,
     Eavesdropper,
@@ -95,7 +95,7 @@ def test_cli_run_threat_is_recorded(tmp_path, capsys):
     args = ["run", "dp_dgd", "--problem", "least_squares", "--network", "ring", "--agents", "6",
             "--seeds", "2", "--steps", "10", "--no-progress", "--threat", "neighbours",
             "--out", str(tmp_path)]
-    assert main(args) == 0
+    assert main(args) in (0, ENDED_WORSE)  # finished; the tiny run may end worse
     saved = json.loads((tmp_path / "privacy.json").read_text())
     assert saved["threat"] == "neighbours" and saved["threat_fallback"] is True
     assert "Threat model (neighbours)" in capsys.readouterr().out

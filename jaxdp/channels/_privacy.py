@@ -38,7 +38,7 @@ THROUGH_PRODUCTS = Assumption(
     "apply_L, apply_A, gather), which the channel intercepts",
     enforced=False,
     how="the proxy network refuses W, P and L; a product's row given to other agents while its "
-        "self term is clean makes the report inf (declared: a federated server's sum; found: "
+        "self term is clean makes the report ∞ (declared: a federated server's sum; found: "
         "self_term_flow at the initial state); other reads of other agents' rows outside the "
         "products are not detected", holds=None)
 

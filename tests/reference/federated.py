@@ -202,6 +202,10 @@ def fedopt(st, noise, problem, W, p, k, *, optimizer, local_steps=5, selection_s
     for i in chosen:
         uploads[i] = client_update(problem, i, x, _a(p["alpha"], i), local_steps) - x
     g = -_server_average(uploads, [1.0] * n, chosen, d)
+    if not len(chosen):  # nobody selected: the server skips the round (model and moments kept)
+        rows = np.tile(x, (n, 1))
+        return ({"x": rows, "counts": counts_after(st, chosen), "opt": st["opt"],
+                 **losses_after(st, chosen, x + uploads, problem)}, {"update": uploads, "x": rows})
     lr, b1, b2, tau = (float(p[f]) for f in ("server_lr", "b1", "b2", "tau"))
     if not bias_correction:
         del v0  # the state's v_{-1} was set by init
