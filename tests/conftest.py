@@ -40,8 +40,20 @@ SLOW = (
     "test_ltadmm_privacy.py::test_zcdp_formula_is_the_reports_curve_and_inverts",
     "test_pairwise_certificate.py::test_the_certificate_is_never_below_an_attained_sensitivity",
     "test_figures.py::test_reproduction_figures_meet_the_standard",
+    "test_tuning_results.py::",  # a 30 s tuning fixture per reproduction
+    "test_gpu_driver.py::test_pairwise_gpu_cells_rehearsal_writes_a_row_per_cell",
+    "algorithms/test_dpsgd.py::test_report_is_the_shared_event_builders_finite_epsilon[fixed-"
+    "replace_record-dp_dsgt]",  # DP-DSGD's cases stay
+    "algorithms/test_dpsgd.py::test_report_is_the_shared_event_builders_finite_epsilon[poisson-"
+    "add_remove_record-dp_dsgt]",
+    "test_pairwise_scan.py::test_equals_the_dense_accountant_with_a_full_band",
+    "test_factorization.py::test_pairwise_decoder_beats_mfdls_ldp_optimum_at_a_fixed_pairwise_bud",
+    "algorithms/test_recal.py::test_reproduction_writes_its_files_and_every_claim",
+    "algorithms/test_dpp2.py::test_reproduction_writes_figure_data_and_every_claim",
+    "algorithms/test_dpadmm.py::test_reproduction_writes_its_files_and_every_claim",
+    "test_cli.py::test_baselines_reproduction_reports_each_claim",
 )
-"""Tests of the default run that took 15–45 s each (``--durations``) and are moved behind
+"""Tests of the default run that took 11–45 s each (``--durations``) and are moved behind
 ``--runslow`` to keep the README's test command under 30 minutes on two cores: reproductions,
 notebooks and page examples (the docs build executes those too); they run with --runslow."""
 
