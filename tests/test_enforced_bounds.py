@@ -111,13 +111,18 @@ def test_the_papers_unclipped_variant_reports_only_a_proven_global_bound(name):
     assert np.isfinite(alg.privacy(bounded, net, alg.default_params(), 4).epsilon_max)
 
 
-def test_clipping_is_the_identity_where_the_papers_bound_holds():
-    """Where ‖∇f_i(x)‖ ≤ c everywhere (logistic, ‖a‖ ≤ c), the enforced step is the paper's."""
-    rng = np.random.default_rng(2)
+def _normalised_logistic(seed: int, lam: float):
+    """Logistic records with ‖a‖ = 1 and y = ±1 (the papers' normalised rows)."""
+    rng = np.random.default_rng(seed)
     rows = rng.normal(size=(N, M, D))
     rows /= np.linalg.norm(rows, axis=-1, keepdims=True)
-    prob = problems.from_arrays(rows, np.sign(rng.normal(size=(N, M))), loss="logistic",
-                                reg={"lam": 0.0}, reference=False)
+    return problems.from_arrays(rows, np.sign(rng.normal(size=(N, M))), loss="logistic",
+                                reg={"lam": lam}, reference=False)
+
+
+def test_clipping_is_the_identity_where_the_papers_bound_holds():
+    """Where ‖∇f_i(x)‖ ≤ c everywhere (logistic, ‖a‖ ≤ c), the enforced step is the paper's."""
+    prob = _normalised_logistic(seed=2, lam=0.0)
     net = network.make_network("ring", N)
     alg = _float(algorithms.get("dp_icadmm"))
     params = alg.default_params()
@@ -171,11 +176,7 @@ def test_paper002_projects_records_onto_the_declared_ball(name):
 def test_paper002_projection_is_the_identity_on_normalised_records():
     """On records with ‖a‖ ≤ S1 and y = ±1 (the paper's normalised Adult rows) the enforced
     step equals the paper's printed one, and the unprojected variant still checks the data."""
-    rng = np.random.default_rng(4)
-    rows = rng.normal(size=(N, M, D))
-    rows /= np.linalg.norm(rows, axis=-1, keepdims=True)
-    prob = problems.from_arrays(rows, np.sign(rng.normal(size=(N, M))), loss="logistic",
-                                reg={"lam": 0.01}, reference=False)
+    prob = _normalised_logistic(seed=4, lam=0.01)
     net = network.make_network("complete", N)
     alg = _float(algorithms.get("dp_admm"))
     paper = dataclasses.replace(alg, enforce_bound=False)
