@@ -19,6 +19,24 @@ def _floating(tree) -> list:
                                                                      jnp.floating)]
 
 
+def _has_agent_axis(leaf, n: int) -> bool:
+    return bool(np.ndim(leaf)) and np.shape(leaf)[0] == n
+
+
+def shift_noise(noise, where):
+    """``noise`` with every floating leaf ``leaf`` moved by ``where(leaf)`` (an array or 0): a
+    whole unit moves the lattice sampler's release by its scale, so no tangent is needed."""
+    def shift(leaf):
+        return leaf + where(leaf) if jnp.issubdtype(leaf.dtype, jnp.floating) else leaf
+    return jax.tree.map(shift, noise)
+
+
+def shift_agent(noise, n: int, agent: int):
+    """``noise`` with ``agent``'s rows of every floating leaf with an agent axis moved by one."""
+    return shift_noise(noise, lambda leaf: jnp.zeros_like(leaf).at[agent].set(1)
+                       if _has_agent_axis(leaf, n) else 0)
+
+
 def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarray, list[str]]:
     """Which agents' noise each agent's release of one step moves.
 
@@ -40,56 +58,39 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
     first = alg.noise(jax.random.fold_in(key, 1), state, params, jnp.asarray(0))
     state, _ = alg.step(state, first, problem, network, params, jnp.asarray(0))
     noise = alg.noise(jax.random.fold_in(key, 2), state, params, jnp.asarray(1))
-    leaves, tree = jax.tree.flatten(noise)
-    floats = [i for i, leaf in enumerate(leaves) if jnp.issubdtype(leaf.dtype, jnp.floating)]
-
     later = alg.noise(jax.random.fold_in(key, 3), state, params, jnp.asarray(2))
 
-    def released(*values):
+    def released(drawn, reach_now: bool) -> list:
         """The floating releases of step 1, or of step 2 (drawing ``later``) where step 1's
         draws reach no release of step 1 (an algorithm that sends its model before the update)."""
-        full = list(leaves)
-        for i, v in zip(floats, values):
-            full[i] = v
-        after, messages = alg.step(state, jax.tree.unflatten(tree, full), problem, network,
-                                   params, jnp.asarray(1))
+        after, messages = alg.step(state, drawn, problem, network, params, jnp.asarray(1))
         if not reach_now:
             _, messages = alg.step(after, later, problem, network, params, jnp.asarray(2))
-        return _floating(messages)
+        return [np.asarray(m) for m in _floating(messages)]
 
-    reach_now = True
-    now = released(*[leaves[i] for i in floats])
-    reach_now = any(np.any(np.asarray(a) != np.asarray(b)) for a, b in zip(
-        released(*[leaves[i] + 1 for i in floats]), now))
+    def changes(a, b) -> list:
+        return [x != y for x, y in zip(a, b)]
 
-    base = released(*[leaves[i] for i in floats])
-
-    def moved(shifts) -> list:
-        """Which released entries change when the draws move by ``shifts`` (a whole unit: the
-        lattice sampler's release moves by its scale; no tangent is needed)."""
-        out = released(*[leaves[i] + s for i, s in zip(floats, shifts)])
-        return [np.asarray(a) != np.asarray(b) for a, b in zip(out, base)]
-
-    names = [jax.tree_util.keystr(p) for p, _ in jax.tree_util.tree_leaves_with_path(noise)]
+    now = released(noise, True)
+    reach_now = any(c.any() for c in changes(released(shift_noise(noise, lambda _: 1), True),
+                                             now))
+    base = released(noise, reach_now)
     shared = []
     dep = np.zeros((n, n), bool)
     for j in range(n):
-        shifts = [jnp.zeros_like(leaves[i]).at[j].set(1) if leaves[i].ndim and
-                  leaves[i].shape[0] == n else jnp.zeros_like(leaves[i]) for i in floats]
-        for out in moved(shifts):
-            if out.ndim and out.shape[0] == n:
+        for out in changes(released(shift_agent(noise, n, j), reach_now), base):
+            if _has_agent_axis(out, n):
                 dep[:, j] |= out.reshape(n, -1).any(axis=1)
             elif out.any():
                 shared.append(f"a release without an agent axis (shape {out.shape}) moves with "
                               f"agent {j}'s draws")
-    for i in floats:
-        if leaves[i].ndim and leaves[i].shape[0] == n:
+    for path, leaf in jax.tree_util.tree_leaves_with_path(noise):
+        if not jnp.issubdtype(leaf.dtype, jnp.floating) or _has_agent_axis(leaf, n):
             continue
-        shifts = [jnp.ones_like(leaves[k]) if k == i else jnp.zeros_like(leaves[k])
-                  for k in floats]
-        if any(out.any() for out in moved(shifts)):
-            shared.append(f"the draw {names[i]} (shape {leaves[i].shape}, no agent axis) reaches "
-                          "a release")
+        alone = shift_noise(noise, lambda other, leaf=leaf: 1 if other is leaf else 0)
+        if any(c.any() for c in changes(released(alone, reach_now), base)):
+            shared.append(f"the draw {jax.tree_util.keystr(path)} (shape {leaf.shape}, no agent "
+                          "axis) reaches a release")
     return dep, shared
 
 

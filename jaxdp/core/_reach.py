@@ -14,14 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-
-def _shifted(noise, n: int, source: int):
-    """``noise`` with agent ``source``'s rows of every floating leaf with an agent axis + 1."""
-    def shift(leaf):
-        if jnp.issubdtype(leaf.dtype, jnp.floating) and leaf.ndim and leaf.shape[0] == n:
-            return leaf.at[source].add(1)
-        return leaf
-    return jax.tree.map(shift, noise)
+from jaxdp.core._noise_owner import shift_agent
 
 
 def _sent_rows(messages, n: int) -> np.ndarray:
@@ -46,7 +39,7 @@ def first_arrivals(alg, problem, network, params, steps: int, source: int = 0,
         for k in range(steps):
             noise = alg.noise(jax.random.fold_in(key, k), state, params, jnp.asarray(k))
             if shift and k == 0:
-                noise = _shifted(noise, n, source)
+                noise = shift_agent(noise, n, source)
             state, messages = alg.step(state, noise, problem, network, params, jnp.asarray(k))
             sent.append(_sent_rows(messages, n))
         return sent
