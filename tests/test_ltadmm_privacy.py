@@ -62,7 +62,7 @@ def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_pr
     """sampling="poisson", records=1000: the same releases through dp-accounting directly (q = 0.008, noise
     multiplier σ_e/(2ζ) = 0.25, 16000 releases, δ = 1e-4): RDP ≈ 660 (default orders), PLD ≈ 620
     — not 19.6. The real-valued mechanism's accountants: the float sampler (the lattice, the
-    default, amplifies by Zhu & Wang's general bound: tests/test_subsampled_lattice.py)."""
+    default, has the same accountants with its lattice sensitivity: tests/test_lattice_tight.py)."""
     import dp_accounting as dpa
 
     alg = algorithms.LTADMMDP(sampling="poisson", records=1000, sampler="float")
@@ -93,7 +93,8 @@ def test_default_orders_are_within_half_a_percent_of_a_fine_grid(paper_problem):
 def test_fixed_batches_are_accounted_without_replacement_under_replace_one(paper_problem):
     """sampling="fixed": b = 8 of m = 1000 rows without replacement, replace-one, per-sample
     clip Δ = 2ζ/b, equal to dp-accounting's SampledWithoutReplacementDpEvent (the float sampler's
-    real-valued mechanism); PLD is refused; the lattice report keeps zCDP and RDP."""
+    real-valued mechanism); PLD through the dominating pairs is below it; the lattice report
+    has every accountant."""
     import dp_accounting as dpa
 
     alg = algorithms.LTADMMDP(local_steps=1, clip="per_sample", sampler="float")
@@ -104,11 +105,15 @@ def test_fixed_batches_are_accounted_without_replacement_under_replace_one(paper
         1000, 8, dpa.GaussianDpEvent(0.25 / (2 / 8))), 300))
     np.testing.assert_allclose(lp.epsilon(alg, paper_problem, params, 300, "rdp", delta=1e-4),
                                acc.get_epsilon(1e-4), rtol=1e-10)
-    with pytest.raises(ValueError, match="no event for sampling without replacement"):
-        lp.epsilon(alg, paper_problem, params, 300, "pld", delta=1e-4)
+    pairs = dpa.pld.PLDAccountant(value_discretization_interval=1e-3)
+    pairs.compose(dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(
+        8 / 1000, dpa.GaussianDpEvent(0.25 / (2 / 8))), 300))
+    pld = lp.epsilon(alg, paper_problem, params, 300, "pld", delta=1e-4)
+    np.testing.assert_allclose(pld, pairs.get_epsilon(1e-4), rtol=1e-10)
+    assert np.all(pld < acc.get_epsilon(1e-4))
     report = dataclasses.replace(alg, sampler="lattice").privacy(paper_problem, None, params, 300,
                                                                  delta=1e-4)
-    assert report.relation == "replace_record" and set(report.sound) == {"zcdp", "rdp"}
+    assert report.relation == "replace_record" and set(report.sound) == {"zcdp", "rdp", "pld"}
 
 
 def test_the_poisson_claim_under_reports_fixed_size_batches(paper_problem):

@@ -44,7 +44,7 @@ class Channel:
         ``(N, d)`` draw; the messages are then drawn from their law given those sums and
         recorded. Messages and models have the joint law of independent per-message draws, and a
         run that never reads the messages pays for the ``(N, d)`` draw only. Lattice noise (the
-        default) draws every message's integer: a sum of discrete Gaussians is not one.
+        default) draws every message's integer: a sum of rounded Gaussians is not one.
       aggregate: do not draw or record the messages of such a channel (the models are the
         default's, draw for draw); products record nothing, so ``observe``, attacks and audits
         need the default. Needs a single random row transform, a Gaussian, last among the row

@@ -6,7 +6,7 @@ Each directed message ``e = (j → i)`` of a product call is released as
           m_e = v_j + σ ξ_e + σ_{cor} ξ'_e\\quad\\text{(float sampler)},
 
 ``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.lattice_release`, ``K_e``
-an independent discrete Gaussian ``N_ℤ(0, R²)`` (``R = 4096``) and ``c_e`` a **coupled** integer
+an independent rounded Gaussian ``round(R·Z)`` (``R = 4096``) and ``c_e`` a **coupled** integer
 that depends on draws of other directed messages. The message is computed from the lattice
 release ``fl(γ(a + K_e))`` of :func:`~jaxdp.privacy.add_noise` (the eavesdropper's release),
 whose integer is recovered exactly (:func:`lattice_integer`), plus ``c_e``: the integer
@@ -29,7 +29,7 @@ whose integer is recovered exactly (:func:`lattice_integer`), plus ``c_e``: the 
   (:attr:`Transform.leak`) under every threat model.
 
 **Eavesdropper.** ``c`` is independent of every data set and of ``K``: the messages are
-post-processing of the per-message discrete Gaussian releases ``γ(a + K_e)`` and of
+post-processing of the per-message lattice Gaussian releases ``γ(a + K_e)`` and of
 data-independent randomness, so the report is the plain per-message Gaussian's with ``σ``
 alone.
 
@@ -46,9 +46,10 @@ supported on ``u``'s outgoing messages, ``‖s_e‖₂ ≤ Δ_L/γ`` per message
 ``c = ρK'`` exactly, for all integer vectors ``(w, t)`` with ``w + ρBt = s`` the map
 ``F(k, k') = a + k + ρBk'`` gives ``F(K + w, K' + t) = n + s``; hence the view under ``s`` is the
 image under the fixed ``F`` of ``(K + w, K' + t)``, under ``0`` of ``(K, K')``, and by data
-processing its Rényi divergence of every order ``α`` is at most that of the discrete Gaussian
-pair, ``α(‖w‖² + ‖t‖²)/(2R²)`` (Canonne, Kamath & Steinke, NeurIPS 2020, Prop. 5 and Thm 4;
-exact for integer shifts). *Optimum.* The cost separates over undirected edges and
+processing its Rényi divergence of every order ``α`` is at most that of the pair of rounded
+Gaussians shifted by integers, itself at most the continuous Gaussian pair's
+``α(‖w‖² + ‖t‖²)/(2R²)`` (``round(RZ) + w = round(RZ + w)`` for integer ``w``: data processing
+again). *Optimum.* The cost separates over undirected edges and
 coordinates: for ``u``'s message ``e = u → i`` (shift ``s``), its reverse ``i → u`` (shift 0) and
 their common ``t`` (``τ = ±t``), ``w_e = s − ρτ``, ``w_{rev} = ρτ`` and the cost is
 ``g(τ) = (s − ρτ)² + (1 + ρ²)τ² = f s² + (1 + 2ρ²)(τ − τ*)²`` with ``τ* = ρs/(1 + 2ρ²)`` and
@@ -59,7 +60,7 @@ value). The integer ``τ = round(τ*)`` costs at most ``f s² + (1 + 2ρ²)/4`` 
 agent ``v`` that observes knows its own seeds and noise: for the edge (one message per call and
 round) ``{u, v}`` the coupling has no free variable but ``K_{u→v}``, cost ``Δ_L²/γ²``; the report
 takes the worse of the outsider and any single curious agent. *Result.* The call is dominated
-by the discrete Gaussian pair of the eavesdropper's events with each message's sensitivity
+by the Gaussian pair of the eavesdropper's events with each message's sensitivity
 ``Δ_L`` replaced by ``Δ_L√φ_u``, ``φ_u`` the factor above averaged over ``u``'s messages with the
 curious agent's edges at 1; the accountants valid for those events (zCDP and RDP, adaptive
 composition over calls and steps) are valid here. The ideal mechanism differs from the sampled

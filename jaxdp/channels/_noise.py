@@ -148,7 +148,7 @@ def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
              sampler: str = "lattice") -> Gaussian:
     """Add ``σ r^k z``, ``z ~ N(0, I)`` (fields ``f"{name}_sigma"`` > 0, ``f"{name}_decay"`` > 0).
 
-    ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K`` discrete Gaussian,
+    ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K = round(4096·z)``,
     ``γ = σr^k/4096``: private as floats (:func:`jaxdp.privacy.lattice_release`);
     ``sampler="float"`` adds float draws (faster, aggregatable; the report's guarantee is ``inf``).
 
@@ -162,7 +162,7 @@ def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
             sampler: str = "lattice") -> Laplace:
     """Add ``b r^k z``, ``z`` standard Laplace (fields ``f"{name}_b"``, ``f"{name}_decay"``, > 0).
 
-    ``sampler="lattice"`` (default): the discrete Laplace on ``γℤ``, ``γ = br^k/65536``, private
+    ``sampler="lattice"`` (default): the rounded Laplace on ``γℤ``, ``γ = br^k/65536``, private
     as floats; ``sampler="float"``: float draws (the report's guarantee is ``inf``).
 
     Raises:

@@ -10,9 +10,9 @@
   :func:`log_laplace_epsilon_curve`, :func:`gaussian_zcdp`, :func:`zcdp_to_dp`,
   :func:`zcdp_for_epsilon`, :func:`gaussian_rdp`, :func:`rdp_to_dp`, :data:`DEFAULT_ORDERS`; and the
   host :func:`closed_form_curve` of a :class:`PrivacyEvents`.
-* dp-accounting bridge (host): :func:`pld_epsilon`, :func:`rdp_epsilon`; and
-  :func:`subsampled_rdp_epsilon` and :func:`release_rdp`, the subsampled discrete Gaussian's RDP
-  (Poisson or fixed-size batches; lattice reports).
+* dp-accounting bridge (host): :func:`pld_epsilon`, :func:`rdp_epsilon` (continuous and lattice
+  releases alike: a lattice release is a post-processing of the continuous mechanism),
+  :func:`poisson_gaussian_epsilon` (one Poisson-subsampled Gaussian, add/remove or replace-one).
 * :class:`PrivacyReport`: the guarantee (``epsilon``: the smallest sound curve) with its relation
   (:data:`RELATIONS`), coverage and :class:`Assumption` s, beside the papers' curves.
 * Threat models (:mod:`jaxdp.privacy._threat`): :class:`Eavesdropper` (the default),
@@ -64,8 +64,9 @@ from jaxdp.privacy._closed_form import (
     zcdp_for_epsilon,
     zcdp_to_dp,
 )
-from jaxdp.privacy._dp_accounting import check_delta, pld_epsilon, rdp_epsilon
-from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat, lattice_methods
+from jaxdp.privacy._dp_accounting import (check_delta, pld_epsilon, poisson_gaussian_epsilon,
+                                          rdp_epsilon)
+from jaxdp.privacy._events import MECHANISMS, PrivacyEvents, concat
 from jaxdp.privacy._lattice import (
     GAUSSIAN_DRAW_BOUND,
     GAUSSIAN_RESOLUTION,
@@ -102,7 +103,6 @@ from jaxdp.privacy._flow import FlowReport, Violation, check_information_flow
 from jaxdp.privacy._sites import marking, mechanism_site
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
 from jaxdp.privacy._sampler_error import SAMPLER_SHARE
-from jaxdp.privacy._subsampled import release_rdp, subsampled_rdp_epsilon
 from jaxdp.privacy._cone import CONE, cone_pairwise, cone_steps, hop_distances, within_cone
 from jaxdp.privacy._threat import (
     NOISE_OWNERS,
@@ -225,7 +225,6 @@ __all__ = [
     "add_noise",
     "check_sampler",
     "lattice_draws",
-    "lattice_methods",
     "lattice_release",
     "lattice_sensitivity",
     "LatticeClampWarning",
@@ -268,10 +267,9 @@ __all__ = [
     "log_rdp_to_dp",
     "log_zcdp_to_dp",
     "pld_epsilon",
+    "poisson_gaussian_epsilon",
     "rdp_epsilon",
     "rdp_to_dp",
-    "subsampled_rdp_epsilon",
-    "release_rdp",
     "zcdp_for_epsilon",
     "zcdp_to_dp",
 ]

@@ -11,6 +11,9 @@ RELATIONS = {
     "add_remove_record": ("record", "one record added to or removed from one agent's data set"),
     "replace_record": ("record", "one record of one agent's data set replaced by another"),
     "replace_agent": ("agent", "one agent's whole local data set (its objective f_i) replaced"),
+    "add_remove_agent": ("agent", "one agent's whole local data set added or removed (McMahan et "
+                                  "al. 2018's user-adjacent data sets: the agent stays, with no "
+                                  "data)"),
 }
 """Neighbouring relations: key → (privacy unit, meaning). Bounds on *how much* the replaced data
 may differ (a gradient bound, a clipping norm) are :class:`Assumption` s of the report."""

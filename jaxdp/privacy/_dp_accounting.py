@@ -9,12 +9,24 @@ Each agent's releases become a ``ComposedDpEvent`` of ``LaplaceDpEvent`` / ``Gau
 scale relative to a sensitivity of 1 (ℓ1 for Laplace, ℓ2 for Gaussian), so a release is passed with
 ``noise_multiplier = scale / Δ``. The neighbouring relation only matters for subsampled releases:
 Poisson sampling is accounted under add-or-remove-one, fixed-size sampling without replacement under
-replace-one (dp-accounting's ``RdpAccountant`` only: Wang, Balle & Kasiviswanathan 2019, Thm 27;
-its PLD accountant has no such event, and :func:`pld_epsilon` rejects those events). The two schemes
-cannot be mixed in one accountant.
+replace-one. dp-accounting's ``RdpAccountant`` has the Gaussian's RDP under sampling without
+replacement (Wang, Balle & Kasiviswanathan 2019, Thm 27); its PLD accountant has no such event,
+and :func:`pld_epsilon` uses the dominating pairs of Zhu, Dong & Wang, "Optimal Accounting of
+Differential Privacy via Characteristic Function", AISTATS 2022 (subsampling without replacement
+under substitution): a batch of ``b`` of the
+``m`` records drawn without replacement, one record replaced, with a base mechanism whose
+replace-one pair is ``(N(Δ, σ²), N(0, σ²))``, is dominated by ``((1 − γ)N(0, σ²) + γN(Δ, σ²),
+N(0, σ²))`` and its reverse, ``γ = b/m`` — the two pairs of dp-accounting's Poisson-subsampled
+Gaussian (Laplace) of rate ``γ`` and sensitivity ``Δ`` under add-or-remove-one, whose ε is the
+larger of the two. (For ``ε ≥ 0`` the first pair's profile is ``γ·δ_{P‖Q}(log(1 + (e^ε −
+1)/γ))``, the bound of Balle, Barthe & Gaboardi, NeurIPS 2018, for sampling without replacement
+under substitution, by their advanced joint convexity; the test suite checks both pairs against exact
+summation of the worst replace-one pairs on the lattice.) The two schemes cannot be mixed in one
+accountant.
 
 Work is shared where it is exact: agents with identical schedules are accounted once; releases with
-equal ``(scale/Δ, q)`` inside a stretch between two reported steps are one ``SelfComposedDpEvent``
+equal ``(scale/Δ, q)`` inside a stretch between two reported steps are one release composed
+``count`` times, each distinct release evaluated once (its RDP curve, its PLD)
 (equal up to 1e-10 relative, grouped at the larger ``Δ/scale``); and full-batch Gaussian releases
 there are merged into one Gaussian with ``μ = √(Σ μ_t²)``, ``μ_t = Δ_t/σ_t`` — exact, because
 Gaussian mechanisms compose into a Gaussian mechanism (Dong, Roth & Su 2019, Cor. 3.3).
@@ -92,9 +104,12 @@ def _unique_rows(table) -> tuple[np.ndarray, np.ndarray]:
     return first, inverse.reshape(-1)
 
 
-def _release(dpa, mechanism: str, log_mu: float, q: float, size: int = 0):
+def _release(dpa, mechanism: str, log_mu: float, q: float, size: int = 0, *,
+             pairs: bool = False):
     """One release as a DpEvent: ``noise_multiplier = scale/Δ = exp(-log μ)``; ``size`` > 0 is the
-    dataset size m of a batch of ``q·m`` drawn without replacement (0: Poisson sampling).
+    dataset size m of a batch of ``q·m`` drawn without replacement (0: Poisson sampling), as
+    dp-accounting's ``SampledWithoutReplacementDpEvent`` or, with ``pairs`` (the PLD accountant),
+    as the Poisson-subsampled event of rate ``q`` whose pairs dominate it (module docstring).
 
     ``μ = Δ/scale > e^350`` (a budget beyond 1e150, whose noise multiplier would underflow inside
     dp-accounting) is a ``NonPrivateDpEvent``: ε = inf.
@@ -102,53 +117,36 @@ def _release(dpa, mechanism: str, log_mu: float, q: float, size: int = 0):
     if not log_mu <= _MAX_LOG_MU:
         return dpa.NonPrivateDpEvent()
     z = float(np.exp(-log_mu))
-    if mechanism == DISCRETE_LAPLACE:
-        return _discrete_laplace(log_mu)
     event = dpa.LaplaceDpEvent(z) if mechanism == "laplace" else dpa.GaussianDpEvent(z)
     if q == 1.0:
         return event
-    if size:
+    if size and not pairs:
         return dpa.SampledWithoutReplacementDpEvent(int(size), int(round(q * size)), event)
     return dpa.PoissonSampledDpEvent(float(q), event)
 
 
-DISCRETE_LAPLACE = "discrete_laplace"
-"""A lattice Laplace release in a PLD row (see :func:`_discrete_laplace`)."""
-
-
-def _discrete_laplace(log_mu: float):
-    """A lattice Laplace release of ``μ = Δ/b`` as dp-accounting's discrete Laplace: noise
-    parameter ``1/R`` per lattice step and the integer sensitivity ``⌈μR⌉`` (the integer shift's ℓ1
-    norm is at most ``μR``; one coordinate carrying it all, as for the continuous Laplace)."""
-    from dp_accounting import dp_event
-
-    from jaxdp.privacy._lattice import LAPLACE_RESOLUTION
-    r = LAPLACE_RESOLUTION
-    sensitivity = int(np.ceil(np.exp(log_mu) * r * (1.0 + 1e-12)))
-    return dp_event.DiscreteLaplaceDpEvent(noise_parameter=1.0 / r, sensitivity=sensitivity)
-
-
-def _discrete_interval(events: PrivacyEvents, interval: float) -> float:
-    """The PLD grid step for events with lattice Laplace streams: a tenth of their smallest
-    per-release ε (at least 1e-5). Their privacy losses are multiples of ``1/R``, and the
-    pessimistic rounding of each release's losses up to the grid adds up to one grid step per
-    release, which at the default 1e-3 doubles the ε of releases of ε ≈ 1e-3."""
+def _pld_interval(events: PrivacyEvents, interval: float) -> float:
+    """The PLD grid step: ``interval``, or a tenth of the smallest per-release ε of a Laplace
+    stream (at least 1e-5) when that is smaller: the pessimistic rounding of each release's losses
+    up to the grid adds up to one grid step per release, which at the default 1e-3 doubles the ε
+    of releases of ε ≈ 1e-3."""
     mus = [np.exp(s.log_ratio[np.isfinite(s.log_ratio)]) for s in events.streams
-           if s.lattice and s.mechanism == "laplace"]
+           if s.mechanism == "laplace"]
     mus = np.concatenate(mus) if mus else np.zeros(0)
     mus = mus[mus > 0]
     return interval if mus.size == 0 else float(max(1e-5, min(interval, 0.1 * mus.min())))
 
 
-def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray, size: int = 0) -> list:
-    """Releases with equal ``(μ, q)`` (to 1e-10 relative) as SelfComposedDpEvents, at the max μ."""
+def _grouped(dpa, mechanism: str, log_mu: np.ndarray, q: np.ndarray, size: int = 0,
+             pairs: bool = False) -> list:
+    """Releases with equal ``(μ, q)`` (to 1e-10 relative) as ``(event, count)``, at the max μ."""
     if log_mu.size == 0:
         return []
     keys = np.stack([np.round(log_mu, 10), q], axis=1)
     uniq, inverse, counts = np.unique(keys, axis=0, return_inverse=True, return_counts=True)
     worst = np.full(len(uniq), -np.inf)
     np.maximum.at(worst, inverse.reshape(-1), log_mu)
-    return [dpa.SelfComposedDpEvent(_release(dpa, mechanism, m, qq, size), int(c))
+    return [(_release(dpa, mechanism, m, qq, size, pairs=pairs), int(c))
             for m, qq, c in zip(worst, uniq[:, 1], counts, strict=True)]
 
 
@@ -157,11 +155,12 @@ def _merged_gaussian(dpa, log_mu: np.ndarray) -> list:
     if log_mu.size == 0:
         return []
     log_mu2 = np.logaddexp.reduce(2.0 * log_mu)
-    return [_release(dpa, "gaussian", 0.5 * log_mu2, 1.0)]
+    return [(_release(dpa, "gaussian", 0.5 * log_mu2, 1.0), 1)]
 
 
-def _segment_events(dpa, row: _Row, start: int, stop: int) -> list:
-    """DpEvents for the releases of steps ``start .. stop-1`` of one agent, all streams."""
+def _segment_events(dpa, row: _Row, start: int, stop: int, pairs: bool) -> list:
+    """``(DpEvent, count)`` for the releases of steps ``start .. stop-1`` of one agent, all
+    streams."""
     events = []
     for mechanism, log_mu, q, size in row:
         log_mu, q = log_mu[start:stop], q[start:stop]
@@ -170,20 +169,27 @@ def _segment_events(dpa, row: _Row, start: int, stop: int) -> list:
             full = live & (q == 1.0)
             events += _merged_gaussian(dpa, log_mu[full])
             live &= ~full
-        events += _grouped(dpa, mechanism, log_mu[live], q[live], size)
+        events += _grouped(dpa, mechanism, log_mu[live], q[live], size, pairs)
     return events
 
 
-def _curve(dpa, make_accountant: Callable, row: _Row, checkpoints: np.ndarray,
-           delta: float) -> np.ndarray:
-    """ε after each checkpoint, composing one agent's releases incrementally.
+def _curve(dpa, curve, row: _Row, checkpoints: np.ndarray, delta: float,
+           pairs: bool = False) -> np.ndarray:
+    """ε after each checkpoint, composing one agent's releases incrementally (``curve``:
+    :class:`_RdpCurve` or :class:`_PldCurve`, which evaluate each distinct release once).
 
     dp-accounting logs (through absl) every fractional Rényi order whose series does not converge
     (small orders at noise multipliers below 1) and drops that order, which keeps ε a valid bound;
     those messages are silenced here.
     """
     with _quiet_absl():
-        return _compose(dpa, make_accountant, row, checkpoints, delta)
+        state, out, start = curve.empty(), [], 0
+        for stop in checkpoints:
+            for event, count in _segment_events(dpa, row, start, stop, pairs):
+                state = curve.compose(state, event, count)
+            out.append(curve.epsilon(state, delta))
+            start = stop
+        return np.asarray(out, dtype=np.float64)
 
 
 @contextlib.contextmanager
@@ -197,23 +203,85 @@ def _quiet_absl():
         logger.setLevel(level)
 
 
-def _compose(dpa, make_accountant: Callable, row: _Row, checkpoints: np.ndarray,
-             delta: float) -> np.ndarray:
-    accountant, out, start = make_accountant(), [], 0
-    for stop in checkpoints:
-        events = _segment_events(dpa, row, start, stop)
-        if events:
-            accountant.compose(dpa.ComposedDpEvent(events))
-        out.append(accountant.get_epsilon(delta))
-        start = stop
-    return np.asarray(out, dtype=np.float64)
+class _RdpCurve:
+    """RDP composition by adding each distinct release's curve (dp-accounting's
+    ``RdpAccountant`` on the release alone, computed once) times its count; ε by dp-accounting's
+    ``compute_epsilon`` (the conversion its accountant uses)."""
+
+    def __init__(self, dpa, orders: np.ndarray, relation):
+        self._dpa, self._orders, self._relation, self._cache = dpa, orders, relation, {}
+
+    def empty(self) -> np.ndarray:
+        return np.zeros(len(self._orders))
+
+    def _rdp(self, event) -> np.ndarray:
+        key = repr(event)
+        if key not in self._cache:
+            accountant = self._dpa.rdp.RdpAccountant(orders=self._orders,
+                                                     neighboring_relation=self._relation)
+            accountant.compose(event)
+            self._cache[key] = np.asarray(accountant._rdp, np.float64)  # its composed curve
+        return self._cache[key]
+
+    def compose(self, state: np.ndarray, event, count: int) -> np.ndarray:
+        return state + count * self._rdp(event)
+
+    def epsilon(self, state: np.ndarray, delta: float) -> float:
+        from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
+        return float(compute_epsilon(self._orders, state, delta)[0])
+
+
+class _PldCurve:
+    """PLD composition with each distinct release's PLD built once (dp-accounting's
+    ``from_gaussian_mechanism`` / ``from_laplace_mechanism``, pessimistic, as its
+    ``PLDAccountant`` builds them) and self-composed by FFT for its count."""
+
+    def __init__(self, dpa, interval: float):
+        self._dpa, self._interval, self._cache = dpa, interval, {}
+
+    def empty(self):
+        return None
+
+    def _pld(self, event):
+        key = repr(event)
+        if key not in self._cache:
+            self._cache[key] = self._build(event)
+        return self._cache[key]
+
+    def _build(self, event):
+        pld, dpa = self._dpa.pld.privacy_loss_distribution, self._dpa
+        if isinstance(event, dpa.NonPrivateDpEvent):
+            return None
+        q = 1.0
+        if isinstance(event, dpa.PoissonSampledDpEvent):
+            q, event = event.sampling_probability, event.event
+        if isinstance(event, dpa.GaussianDpEvent):
+            return pld.from_gaussian_mechanism(
+                event.noise_multiplier, sampling_prob=q,
+                value_discretization_interval=self._interval)
+        return pld.from_laplace_mechanism(event.noise_multiplier, sampling_prob=q,
+                                          value_discretization_interval=self._interval)
+
+    def compose(self, state, event, count: int):
+        base = self._pld(event)
+        if base is None or state is _NON_PRIVATE:
+            return _NON_PRIVATE
+        part = base if count == 1 else base.self_compose(count)
+        return part if state is None else state.compose(part)
+
+    def epsilon(self, state, delta: float) -> float:
+        if state is None:
+            return 0.0
+        return np.inf if state is _NON_PRIVATE else float(state.get_epsilon_for_delta(delta))
+
+
+_NON_PRIVATE = object()  # a composition that holds a NonPrivateDpEvent: ε = inf
 
 
 def _per_agent(events: PrivacyEvents, at_steps, row_curve: Callable) -> np.ndarray:
     """Apply ``row_curve(i, row, checkpoints)`` per distinct schedule: ``(N,)`` or ``(N, S)``."""
     checkpoints = check_steps(at_steps, events.steps)
-    table = [(DISCRETE_LAPLACE if s.lattice and s.mechanism == "laplace" else s.mechanism,
-              s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
+    table = [(s.mechanism, s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
     first, inverse = _unique_rows(table)
     values = np.stack([row_curve(int(i), [(m, log_mu[i], q[i], int(size[i]))
                                           for m, log_mu, q, size in table],
@@ -259,26 +327,25 @@ def pld_epsilon(events: PrivacyEvents, delta: float, value_discretization_interv
     Returns:
       ``(N,)`` final ε, or ``(N, S)`` ε after each of the ``S`` entries of ``at_steps``.
 
+    Sampling without replacement (replace-one) is accounted through its dominating pairs (module
+    docstring).
+
     Raises:
-      ValueError: ``delta`` outside ``(0, 1)``, bad ``at_steps``, or a stream sampled without
-        replacement (no PLD event for it in dp-accounting).
+      ValueError: ``delta`` outside ``(0, 1)``, bad ``at_steps``, or subsampled streams of both
+        sampling schemes.
     """
     import dp_accounting as dpa
 
     delta = check_delta(delta)
-    if relation_of(events) == "replace_one":
-        raise ValueError("pld_epsilon: dp-accounting's PLDAccountant has no event for sampling "
-                         "without replacement (sampling='without_replacement' with q < 1); use "
-                         "rdp_epsilon, or the 'closed_form' curve (no amplification)")
+    relation_of(events)  # refuses Poisson and without-replacement streams together
     fallback_rows, closed = [], []
-    value_discretization_interval = _discrete_interval(events, value_discretization_interval)
+    value_discretization_interval = _pld_interval(events, value_discretization_interval)
 
-    def make_accountant():
-        return dpa.pld.PLDAccountant(value_discretization_interval=value_discretization_interval)
+    curve = _PldCurve(dpa, value_discretization_interval)
 
     def row_curve(i, row, checkpoints):
         if not _pld_too_wide(row, max_step_ratio):
-            return _curve(dpa, make_accountant, row, checkpoints, delta)
+            return _curve(dpa, curve, row, checkpoints, delta, pairs=True)
         fallback_rows.append(i)
         if not closed:
             closed.append(closed_form_curve(events, delta)[1])
@@ -330,8 +397,33 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
     relation = (dpa.NeighboringRelation.REPLACE_ONE if relation_of(events) == "replace_one"
                 else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
 
-    def make_accountant():
-        return dpa.rdp.RdpAccountant(orders=orders, neighboring_relation=relation)
+    curve = _RdpCurve(dpa, orders, relation)
+    return _per_agent(events, at_steps, lambda i, row, cps: _curve(dpa, curve, row, cps, delta))
 
-    return _per_agent(events, at_steps,
-                      lambda i, row, cps: _curve(dpa, make_accountant, row, cps, delta))
+
+def poisson_gaussian_epsilon(mu: float, q: float, at_steps: Sequence[int], delta: float, *,
+                             replace: bool = False,
+                             value_discretization_interval: float = 1e-3) -> np.ndarray:
+    """``(S,)`` ε after each of ``at_steps`` rounds of one Poisson-subsampled Gaussian release of
+    ``μ = Δ/σ`` per round, by dp-accounting's PLD. ``replace=False``: one record (client) added
+    or removed, ``Δ`` its largest contribution. ``replace=True``: one record replaced by another,
+    each contribution of norm at most ``Δ``, by dp-accounting's ``REPLACE_ONE`` pair
+    ``((1 − q)N(0, σ²) + qN(−Δ, σ²), (1 − q)N(0, σ²) + qN(Δ, σ²))`` (the replaced record is in
+    the batch with probability ``q`` in both worlds, its contribution ``±Δ`` apart at most).
+    At ``q = 1`` the pairs are those of the Gaussian of sensitivity ``Δ`` (``2Δ`` replacing)."""
+    import dp_accounting as dpa
+
+    delta = check_delta(delta)
+    relation = (dpa.NeighboringRelation.REPLACE_ONE if replace
+                else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
+    accountant = dpa.pld.PLDAccountant(relation, value_discretization_interval)
+    event = dpa.GaussianDpEvent(1.0 / mu)
+    if q < 1.0:
+        event = dpa.PoissonSampledDpEvent(q, event)
+    out, done = [], 0
+    with _quiet_absl():
+        for t in np.asarray(at_steps, np.int64):
+            accountant.compose(event, int(t - done))
+            done = int(t)
+            out.append(accountant.get_epsilon(delta))
+    return np.asarray(out, np.float64)

@@ -100,11 +100,11 @@ class PrivacyEvents:
         directly when the scale underflows float64.
       extra_streams: further single-stream ``PrivacyEvents`` released at the same steps (see
         :func:`concat`).
-      lattice: the release is the lattice mechanism (:func:`~jaxdp.privacy.lattice_release`): an
-        integer draw from the discrete Gaussian or discrete Laplace on ``ℤ^d`` (scale in lattice
-        steps), and ``sensitivity`` already bounds the integer shift (rounding included, see
-        :func:`~jaxdp.privacy.lattice_sensitivity`). Only the accountants valid for the discrete
-        mechanisms read such a stream (:func:`lattice_methods`).
+      lattice: the release is the lattice mechanism (:func:`~jaxdp.privacy.lattice_release`): the
+        continuous Gaussian or Laplace mechanism on the lattice-rounded value, its output rounded
+        to the lattice (a post-processing), and ``sensitivity`` already bounds the rounded values'
+        distance (see :func:`~jaxdp.privacy.lattice_sensitivity`). Every accountant applies; a
+        report adds the sampler's distance to its ideal law to δ.
 
     Raises:
       ValueError: unknown mechanism, shapes that are not ``(N, K)`` or do not match, a negative or
@@ -260,22 +260,6 @@ class PrivacyEvents:
         """The streams released by the lattice mechanism."""
         return tuple(s for s in self.streams if s.lattice)
 
-    def without_amplification(self) -> PrivacyEvents:
-        """The same releases with no subsampling claimed for the lattice streams (``q = 1``): the
-        amplification bounds of dp-accounting are proven for the continuous Gaussian only, and a
-        release of a fixed batch is bounded by its full-batch curve with the same sensitivity.
-        The ``"rdp"`` curve of a lattice report whose streams are all lattice Gaussians of one
-        sampling scheme also gets an amplified bound (Zhu & Wang 2019's general theorem for
-        Poisson batches, Wang, Balle & Kasiviswanathan 2019's for fixed-size batches without
-        replacement; :mod:`jaxdp.privacy._subsampled`); every other curve and case uses these
-        releases."""
-        def plain(s):
-            if not s.lattice:
-                return s
-            return dataclasses.replace(s, sampling_rate=1.0, sampling="poisson", dataset_size=None)
-        first, *rest = [plain(s) for s in self.streams]
-        return dataclasses.replace(first, extra_streams=tuple(rest))
-
     @property
     def n_agents(self) -> int:
         """``N``."""
@@ -300,28 +284,6 @@ class PrivacyEvents:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.sensitivity) - self.log_scale
-
-
-def lattice_methods(events: PrivacyEvents, methods: Sequence[str]) -> list[str]:
-    """The accountants of ``methods`` that are valid for ``events``' lattice streams.
-
-    The discrete Gaussian with an integer shift of ℓ2 norm Δ is ``Δ²/(2σ²)``-zCDP and has the
-    Gaussian's Rényi divergences at every order (Canonne, Kamath & Steinke 2020, Prop. 5 and
-    Thm 4), so ``"closed_form"`` (zCDP) and ``"rdp"`` hold: without amplification by subsampling,
-    except for subsampled lattice Gaussians, whose ``"rdp"`` is also bounded through the general
-    subsampling theorems (Zhu & Wang, ICML 2019, Thm 5 for Poisson batches; Wang, Balle &
-    Kasiviswanathan, AISTATS 2019, Thm 9 for fixed-size batches; :mod:`jaxdp.privacy._subsampled`);
-    the discrete Laplace is ``Δ/b``-DP, so ``"closed_form"`` (pure DP) holds, and ``"pld"`` uses
-    dp-accounting's discrete-Laplace PLD (integer sensitivity, parameter ``1/R``). The continuous
-    Gaussian PLD does not describe the discrete Gaussian and is dropped, as is RDP for the
-    discrete Laplace.
-    """
-    streams = events.lattice_streams
-    if not streams:
-        return list(methods)
-    gaussian_only = all(s.mechanism == "gaussian" for s in streams)
-    return [m for m in methods if m == "closed_form" or (m == "rdp" and gaussian_only)
-            or (m == "pld" and not any(s.mechanism == "gaussian" for s in streams))]
 
 
 def concat(events_list: Sequence[PrivacyEvents], description: str | None = None) -> PrivacyEvents:

@@ -30,10 +30,9 @@ from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._contract import (HUGE_LOG10, RELATIONS, Assumption, check_release,
                                      default_steps, format_log10, noise_assumption)
 from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
-from jaxdp.privacy._events import PrivacyEvents, lattice_methods
+from jaxdp.privacy._events import PrivacyEvents
 from jaxdp.privacy._sampler_error import (LATTICE_NOTE, SAMPLER_SHARE, run_sampler_tv,
                                           within_sampler_error)
-from jaxdp.privacy._subsampled import lattice_rdp_epsilon
 from jaxdp.privacy._threat import (FALLBACK_NOTE, Eavesdropper, Neighbours, as_threat,
                                    fallback_refusal)
 
@@ -45,10 +44,12 @@ NOTES = {
             "subsampling ignored (a valid upper bound)",
     "rdp": "Rényi DP (Mironov 2017) by dp-accounting's RdpAccountant at its default orders, "
            "improved RDP→DP conversion (Canonne, Kamath & Steinke 2020); Poisson subsampling "
-           "amplification under add/remove-one adjacency",
+           "amplification under add/remove-one adjacency, sampling without replacement under "
+           "replace-one (Wang, Balle & Kasiviswanathan 2019)",
     "pld": "privacy loss distribution by dp-accounting's PLDAccountant (pessimistic estimate, "
            "value_discretization_interval={interval}); Poisson subsampling amplification under "
-           "add/remove-one adjacency; agents with a release of Δ/scale > 50 get the closed-form "
+           "add/remove-one adjacency, sampling without replacement under replace-one by its "
+           "dominating pairs (Zhu, Dong & Wang 2022); agents with a release of Δ/scale > 50 get the closed-form "
            "bound",
 }
 
@@ -153,7 +154,7 @@ class PrivacyReport:
           value_discretization_interval: the PLD grid step.
           lattice_draws: ``D``, the number of lattice draws of the whole run (every agent, every
             step), required when ``events`` has lattice streams: the sampler's law is within
-            ``η`` (:func:`~jaxdp.privacy.sampler_tv`) of the ideal discrete law per draw, so the
+            ``η`` (:func:`~jaxdp.privacy.sampler_tv`) of the ideal rounded law per draw, so the
             run is within ``τ = Dη`` in total variation, and an ``(ε, δ')`` bound of the ideal
             mechanism gives ``(ε, δ' + (1 + e^ε)τ)`` for the one that runs. Every curve is computed
             at ``δ' = δ(1 − 2^{-6})`` and is ``inf`` where ``(1 + e^ε)τ > 2^{-6}δ``.
@@ -178,10 +179,8 @@ class PrivacyReport:
                  else check_steps(at_steps, events.steps))
         lattice = bool(events.lattice_streams)
         if lattice:
-            methods = lattice_methods(events, methods)
             tv = run_sampler_tv(events, lattice_draws)
             delta_full, delta = delta, delta * (1.0 - SAMPLER_SHARE)
-            events_full, events = events, events.without_amplification()
         curves, logs, notes = {}, {}, {}
         for method in methods:
             if method == "closed_form":
@@ -189,9 +188,8 @@ class PrivacyReport:
                 curves[name], logs[name] = eps[:, steps - 1], log10[:, steps - 1]
                 notes[name] = NOTES[name]
             elif method == "rdp":
-                curves["rdp"], notes["rdp"] = (
-                    lattice_rdp_epsilon(events_full, delta, steps, NOTES["rdp"]) if lattice
-                    else (rdp_epsilon(events, delta, at_steps=steps), NOTES["rdp"]))
+                curves["rdp"] = rdp_epsilon(events, delta, at_steps=steps)
+                notes["rdp"] = NOTES["rdp"]
             else:
                 curves["pld"] = pld_epsilon(events, delta, value_discretization_interval,
                                             at_steps=steps)
@@ -201,7 +199,7 @@ class PrivacyReport:
             if capped:
                 contract.setdefault("reason", capped)
             notes = {m: f"{n} {LATTICE_NOTE.format(tv=tv)}" for m, n in notes.items()}
-            delta, events = delta_full, events_full
+            delta = delta_full
         return cls(steps=steps, curves=curves, delta=delta, notes=notes, events=events,
                    log10_curves=logs, sound=tuple(curves),
                    released=contract.pop("released", events.description), **contract)

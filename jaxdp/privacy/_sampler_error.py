@@ -1,4 +1,4 @@
-"""The lattice sampler's error in a report: its total-variation distance to the ideal discrete
+"""The lattice sampler's error in a report: its total-variation distance to the ideal rounded
 mechanism over a run, added to δ (``(1 + e^ε)τ`` within a share ``SAMPLER_SHARE`` of δ, else
 ``inf``)."""
 from __future__ import annotations
@@ -11,13 +11,14 @@ from jaxdp.privacy._events import PrivacyEvents
 SAMPLER_SHARE = 2.0 ** -6
 
 
-LATTICE_NOTE = ("Lattice noise: the discrete mechanism, computed at δ(1 − 2⁻⁶); the sampler's "
-                "distance to the ideal discrete law over the run, τ = {tv:.3g}, adds (1 + e^ε)τ "
-                "≤ 2⁻⁶δ to δ (inf where it would not).")
+LATTICE_NOTE = ("Lattice noise: the release is the continuous mechanism's output rounded to the "
+                "lattice (post-processing; the sensitivity includes the rounding of the value), "
+                "computed at δ(1 − 2⁻⁶); the sampler's distance to the ideal rounded law over the "
+                "run, τ = {tv:.3g}, adds (1 + e^ε)τ ≤ 2⁻⁶δ to δ (inf where it would not).")
 
 
 def run_sampler_tv(events: PrivacyEvents, draws: int) -> float:
-    """``τ = Dη``: the run's total-variation distance from the ideal discrete mechanism."""
+    """``τ = Dη``: the run's total-variation distance from the ideal rounded mechanism."""
     from jaxdp.privacy._lattice import sampler_tv
     if not isinstance(draws, (int, np.integer)) or isinstance(draws, bool) or draws < 1:
         raise ValueError("PrivacyReport.from_events: events with lattice streams need "

@@ -18,23 +18,26 @@ r"""User-level DP-FedAvg: central noise at a trusted server, or local noise at e
   model of DP (Kasiviswanathan et al. 2011) applied to FedAvg's update, as in the local-DP
   baselines of federated learning (e.g. Truex et al. 2020).
 
-**Relation and accounting.** Both are reported under ``replace_agent``: one client's whole data set
-replaced (user-level; the clients, as agents of the network, stay). The clip bounds what the data
-can move (enforced), and everything else a client computes from is the released model.
+**Relation and accounting.** Both report under ``replace_agent`` by default: one client's whole
+data set replaced (user-level; the clients, as agents of the network, stay). DP-FedAvg also offers
+McMahan et al.'s own relation, ``relation="add_remove_agent"``: one client's data set added or
+removed (the client stays, with no data, so its update is 0). The clip bounds what the data can
+move (enforced), and everything else a client computes from is the released model.
 
 * Local: each round, each client's upload has Δ = 2C (both clipped updates have norm ≤ C) with
   noise zC; its selection is the server's public choice (no amplification claimed): K releases of
   a lattice Gaussian, composed (zCDP and RDP).
 * Central, guarantee without amplification: given the selection, replacing client k's data moves
-  ``Σ_{S} clip(Δ)`` by at most 2C, plus the float error of the server's sum (:func:`sum_slack`),
-  with noise zC, K rounds composed. **With Poisson amplification** (a second sound curve, the
-  guarantee is the smaller): replace-one is remove-then-add through the data set ``D⁻`` where
-  client k contributes nothing; by Mironov's weak triangle inequality (Rényi DP, CSF 2017,
-  Prop. 11), ``D_α(P‖R) ≤ (α − ½)/(α − 1)·D_{2α}(P‖Q) + D_{2α−1}(Q‖R)``, with both divergences
-  add/remove-one pairs of a Poisson-subsampled lattice Gaussian of sensitivity C, bounded in both
-  directions at integer orders by :func:`jaxdp.privacy.release_rdp` (Zhu & Wang, ICML
-  2019, Thm 5); per round given the past, so rounds compose by adding RDP (Mironov 2017, Prop. 1).
-  The lattice sampler's distance to its ideal law is charged as in every lattice report.
+  ``Σ_{S} clip(Δ)`` by at most 2C (C adding or removing it), plus the float error of the
+  server's sum (:func:`sum_slack`), with noise zC, K rounds composed. **With Poisson
+  amplification** (a second sound curve; the guarantee is the smaller): the released sum is a
+  post-processing of the continuous Gaussian mechanism on the lattice-rounded sum
+  (:mod:`jaxdp.privacy._lattice`), each client's contribution to it of norm at most
+  ``C' = lattice_sensitivity(C·sum_slack)``, present with probability q. Replace-one: the
+  dp-accounting PLD of the pair ``((1 − q)N(0, σ²) + qN(−C', σ²), (1 − q)N(0, σ²) + qN(C', σ²))``
+  (``REPLACE_ONE``); add/remove: its Poisson-subsampled Gaussian of sensitivity ``C'``
+  (:func:`jaxdp.privacy.poisson_gaussian_epsilon`). Rounds compose adaptively in the PLD. The
+  lattice sampler's distance to its ideal law is charged as in every lattice report.
 """
 from __future__ import annotations
 
@@ -52,16 +55,19 @@ from jaxdp.core import param
 from jaxdp.network import averaging_gap
 from jaxdp.privacy import (
     SAMPLER_SHARE, Assumption, PrivacyEvents, PrivacyReport, TrustedServer, add_noise,
-    clip_by_norm, lattice_sensitivity, noise_draws, unit_roundoff,
+    clip_by_norm, lattice_sensitivity, noise_draws, poisson_gaussian_epsilon, sampler_tv,
+    unit_roundoff,
 )
 
-AMPLIFIED = "rdp, Poisson replace"
+AMPLIFIED = "pld, Poisson"
 AMPLIFIED_NOTE = (
-    "RDP of the Poisson-subsampled lattice Gaussian (Zhu & Wang, ICML 2019, Thm 5, both "
-    "directions) for one client added or removed, turned into one replaced by Mironov's weak "
-    "triangle inequality (CSF 2017, Prop. 11) at integer orders α = 2..128, composed over the "
-    "rounds, converted by dp-accounting's compute_epsilon at δ(1 − 2⁻⁶); the sampler's distance "
-    "τ is charged as in every lattice report")
+    "privacy loss distribution (dp-accounting PLDAccountant) of the Poisson-subsampled Gaussian "
+    "of which the lattice release is a post-processing, each client's contribution of norm ≤ C' "
+    "(the clip with the server sum's float error and the lattice rounding), {relation}, composed "
+    "over the rounds at δ(1 − 2⁻⁶); the sampler's distance τ is charged as in every lattice "
+    "report")
+_PAIRS = {"replace_agent": "replace-one pair ((1−q)N(0)+qN(−C'), (1−q)N(0)+qN(C')) (REPLACE_ONE)",
+          "add_remove_agent": "add/remove-one pairs (ADD_OR_REMOVE_ONE)"}
 CLEAR_UPLOADS = (
     "DP-FedAvg's uploads clip(Δ_k, C) carry no noise (the trusted server adds it to their sum): "
     "an observer who sees an upload (the eavesdropper on every link, the server as a client's "
@@ -121,9 +127,13 @@ class DPFedAvg(_Private):
     selection: str = "poisson"
     rate: float = 0.5
     weighting: str = "uniform"
+    relation: str = "replace_agent"  # or "add_remove_agent" (McMahan et al. 2018)
 
     def __post_init__(self):
         super().__post_init__()
+        if self.relation not in _PAIRS:
+            raise ValueError(f"{self.name}: relation must be one of {sorted(_PAIRS)}; got "
+                             f"{self.relation!r}")
         if self.selection != "poisson" or self.weighting != "uniform":
             raise ValueError(f"{self.name}: McMahan et al.'s estimator Σ clip(Δ_k)/(qN) needs "
                              f"selection='poisson' and weighting='uniform'; got "
@@ -150,7 +160,7 @@ class DPFedAvg(_Private):
         the trusted server's falls back on it (:meth:`account_under`)."""
         del params
         return PrivacyReport.infinite(
-            network.n_agents, steps, delta, CLEAR_UPLOADS, relation="replace_agent",
+            network.n_agents, steps, delta, CLEAR_UPLOADS, relation=self.relation,
             released="every message on every link, the clients' clipped uploads included")
 
     def account_under(self, threat, problem, network, params, steps, *, delta):
@@ -169,13 +179,15 @@ class DPFedAvg(_Private):
         trusted server's observer sees."""
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
         c_eff = c * sum_slack(network, problem.features.dtype)
+        replace = self.relation == "replace_agent"
         events = self.declare_releases(PrivacyEvents.from_schedule(
-            "gaussian", sensitivity=np.full((n, 1), 2 * c_eff), scale=np.full((n, 1), scale),
-            n_agents=n, steps=steps,
+            "gaussian", sensitivity=np.full((n, 1), (2 if replace else 1) * c_eff),
+            scale=np.full((n, 1), scale), n_agents=n, steps=steps,
             description="r^t = Σ_{k∈S_t} clip(Δ_k, C) + σξ, σ = zC, t < K (server)"), problem)
         report = self.report(
-            events, problem, network, params, steps, delta=delta, methods=("closed_form", "rdp"),
-            relation="replace_agent",
+            events, problem, network, params, steps, delta=delta,
+            methods=("closed_form", "rdp", "pld"),
+            relation=self.relation,
             released="the server's broadcast x^1..x^K (a post-processing of r^0..r^{K−1}); the "
                      "uploads to the trusted server are not observed",
             assumptions=(CLIP_ASSUMPTION, Assumption(
@@ -186,10 +198,11 @@ class DPFedAvg(_Private):
             return report
         dim, dtype = problem.dim, problem.features.dtype
         mu = float(lattice_sensitivity(c_eff, dim, scale, dtype, law="gaussian")) / scale
-        tv = self.lattice_draw_count(problem, network, params, steps) * _gaussian_tv()
-        eps = amplified_epsilon(np.log(mu), self.rate, report.steps, delta, tv)
+        tv = self.lattice_draw_count(problem, network, params, steps) * sampler_tv("gaussian")
+        eps = amplified_epsilon(mu, self.rate, report.steps, delta, tv, replace=replace)
+        note = AMPLIFIED_NOTE.format(relation=_PAIRS[self.relation])
         return report.with_curve(AMPLIFIED, np.broadcast_to(eps, (n, eps.size)).copy(),
-                                 AMPLIFIED_NOTE, sound=True)
+                                 note, sound=True)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -240,7 +253,8 @@ class LDPFedAvg(_Private):
             description="client k's upload clip(Δ_k, C) + σξ_k, σ = zC, every round t < K"),
             problem)
         return self.report(
-            events, problem, network, params, steps, delta=delta, methods=("closed_form", "rdp"),
+            events, problem, network, params, steps, delta=delta,
+            methods=("closed_form", "rdp", "pld"),
             relation="replace_agent",
             released="every client's noisy upload to the server (the observer) in each round, "
                      "counted whether or not it is selected; the broadcasts are post-processing",
@@ -260,33 +274,15 @@ def sum_slack(network, dtype) -> float:
     return (1 + n * averaging_gap(network)) * (1 + 2 * n * gamma)
 
 
-def _gaussian_tv() -> float:
-    from jaxdp.privacy import sampler_tv
-    return sampler_tv("gaussian")
-
-
-def replace_rdp(log_mu: float, q: float, orders: np.ndarray) -> np.ndarray:
-    """RDP at integer ``orders`` α (2α ≤ 256) of one replace-one release, from the add/remove
-    bounds at orders 2α and 2α − 1 (Mironov 2017, Prop. 11; see the module)."""
-    from jaxdp.privacy import release_rdp
-
-    orders = np.asarray(orders, np.int64)
-    return ((orders - 0.5) / (orders - 1) * release_rdp(log_mu, q, 2 * orders)
-            + release_rdp(log_mu, q, 2 * orders - 1))
-
-
-def amplified_epsilon(log_mu: float, q: float, at_steps, delta: float, tv: float) -> np.ndarray:
-    """``(K',)`` ε after each of ``at_steps`` rounds of :func:`replace_rdp`, at δ(1 − 2⁻⁶), ``inf``
-    where the sampler's ``(1 + e^ε)τ`` exceeds ``2⁻⁶δ``."""
-    from dp_accounting.rdp.rdp_privacy_accountant import compute_epsilon
-
-    orders = np.arange(2, 129)
-    per_round = replace_rdp(log_mu, q, orders)
-    eps = np.array([compute_epsilon(orders, t * per_round, delta * (1 - SAMPLER_SHARE))[0]
-                    for t in np.asarray(at_steps)])
+def amplified_epsilon(mu: float, q: float, at_steps, delta: float, tv: float, *,
+                      replace: bool) -> np.ndarray:
+    """``(K',)`` ε after each of ``at_steps`` rounds of the Poisson-subsampled Gaussian of
+    ``μ = C'/σ`` (:func:`~jaxdp.privacy.poisson_gaussian_epsilon`) at δ(1 − 2⁻⁶), ``inf`` where
+    the sampler's ``(1 + e^ε)τ`` exceeds ``2⁻⁶δ``."""
+    eps = poisson_gaussian_epsilon(mu, q, at_steps, delta * (1 - SAMPLER_SHARE), replace=replace)
     cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
     return np.where(eps <= cap, eps, np.inf)
 
 
 __all__ = ["AMPLIFIED", "CLEAR_UPLOADS", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg",
-           "amplified_epsilon", "replace_rdp", "sum_slack"]
+           "amplified_epsilon", "sum_slack"]

@@ -245,17 +245,15 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
             delta: float) -> np.ndarray:
     """Per-agent final ε of ``algorithm`` after ``steps`` engine steps by one method.
 
-    Under the lattice sampler (the default) these are the lattice report's curves: lattice
-    sensitivities, amplification by subsampling only through the general theorems (Zhu & Wang
-    2019 for Poisson batches, Wang, Balle & Kasiviswanathan 2019 for fixed-size batches;
-    :mod:`jaxdp.privacy._subsampled`), no PLD, the sampler's distance in δ
-    (``inf`` above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the
+    Under the lattice sampler (the default) these are the lattice report's curves: every
+    accountant of the continuous mechanism (a lattice release is its post-processing), with the
+    lattice sensitivities and the sampler's distance in δ (``inf`` above its cap). Under ``sampler="float"`` they are the real-valued mechanism's (the
     report's ``"ideal …"`` curves, not a guarantee for the floats released).
 
     Args:
       algorithm, problem, params, steps: as :func:`privacy_events`.
       method: ``"guarantee"`` (the report's: the minimum of its sound curves), ``"zcdp"``,
-        ``"rdp"``, ``"pld"`` (Poisson sampling, float sampler only), or Theorem 2 (LT-ADMM-DP with
+        ``"rdp"``, ``"pld"``, or Theorem 2 (LT-ADMM-DP with
         the soft clip): ``"paper_printed"`` (log₁₀) or ``"paper_corrected"`` (ln).
       delta: δ in (0, 1).
 
