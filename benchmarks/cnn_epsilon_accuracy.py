@@ -110,8 +110,8 @@ def accuracy_summary(final: np.ndarray) -> dict:
 def machine() -> dict:
     import dp_accounting
     import jax
-    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], capture_output=True,
-                            text=True).stdout.strip()
+    commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], check=False,
+                            capture_output=True, text=True).stdout.strip()
     return {"cpus": os.cpu_count(), "platform": platform.platform(),
             "processor": platform.processor(), "devices": [str(d) for d in jax.devices()],
             "jax": jax.__version__, "dp_accounting": getattr(dp_accounting, "__version__", "?"),
@@ -141,9 +141,9 @@ def run(epsilons: list[float], seeds: int, steps: int) -> dict:
 
 def table(result: dict) -> str:
     """The markdown table of ``result`` (as in benchmarks/README.md)."""
-    lines = ["| target ε | σ (calibrated) | calibrate s | headline ε (method) | continuous PLD ε "
-             "| headline / PLD | continuous RDP ε | test accuracy (mean ± std) |",
-             "|---:|---:|---:|---:|---:|---:|---:|---|"]
+    header = ("| target ε | σ (calibrated) | calibrate s | headline ε (method) | continuous PLD ε "
+              "| headline / PLD | continuous RDP ε | test accuracy (mean ± std) |")
+    lines = [header, "|---:|---:|---:|---:|---:|---:|---:|---|"]
     for r in result["rows"]:
         if "sigma" not in r:
             lines.append(f"| {r['target']:g} | — | — | {r['error'][:60]} | | | | |")
