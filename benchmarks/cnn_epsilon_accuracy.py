@@ -108,13 +108,14 @@ def accuracy_summary(final: np.ndarray) -> dict:
 
 
 def machine() -> dict:
-    import dp_accounting
+    from importlib.metadata import version
+
     import jax
     commit = subprocess.run(["git", "-C", str(HERE), "rev-parse", "HEAD"], check=False,
                             capture_output=True, text=True).stdout.strip()
     return {"cpus": os.cpu_count(), "platform": platform.platform(),
             "processor": platform.processor(), "devices": [str(d) for d in jax.devices()],
-            "jax": jax.__version__, "dp_accounting": getattr(dp_accounting, "__version__", "?"),
+            "jax": jax.__version__, "dp_accounting": version("dp-accounting"),
             "commit": commit, "load_avg_at_start": os.getloadavg()}
 
 
