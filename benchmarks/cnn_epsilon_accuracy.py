@@ -67,22 +67,34 @@ def calibrated(alg, problem, net, params, steps: int, epsilon: float) -> dict:
             "headline_le_target": bool(headline <= epsilon)}
 
 
+def mechanism(alg, problem, params) -> tuple[float, float]:
+    """``(q, Δ)`` of the run's releases, from the library's own derivations: the sampler's rate
+    (``poisson_rate``) and the release's add/remove-one ℓ2 sensitivity before any lattice slack
+    (``release_sensitivity``, C/b)."""
+    from jaxdp.algorithms._sampling import poisson_rate
+    from jaxdp.algorithms.ltadmm.privacy import release_sensitivity
+    n = problem.n_agents
+    rate = poisson_rate(alg.batch_size, alg.records, problem.n_samples, n)
+    sens = release_sensitivity(alg, params, n)
+    if np.ptp(rate) or np.ptp(sens):  # one event for all agents: the notebook's case
+        raise ValueError(f"agents differ in q {rate} or Δ {sens.ravel()}: one event per agent")
+    return float(rate[0]), float(sens.ravel()[0])
+
+
+def gaussian_event(q: float, multiplier: float, steps: int):
+    """``steps`` Poisson-subsampled (rate q) continuous Gaussians of noise multiplier σ/Δ."""
+    import dp_accounting as dpa
+    return dpa.SelfComposedDpEvent(
+        dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(multiplier)), steps)
+
+
 def continuous_ideal(alg, problem, params, sigma: float, steps: int) -> dict:
     """ε of the continuous Poisson-subsampled Gaussian with the run's q, Δ and ``sigma``:
     dp-accounting's PLD (the tight ideal) and RDP accountants."""
     import dp_accounting as dpa
     from absl import logging
-
-    from jaxdp.algorithms._sampling import poisson_rate
-    from jaxdp.algorithms.ltadmm.privacy import release_sensitivity
-    n = problem.n_agents
-    rate = poisson_rate(alg.batch_size, alg.records, problem.n_samples, n)
-    sens = release_sensitivity(alg, params.replace(sigma=sigma), n)
-    if np.ptp(rate) or np.ptp(sens):  # one event for all agents: the notebook's case
-        raise ValueError(f"agents differ in q {rate} or Δ {sens.ravel()}: one event per agent")
-    q, delta_2 = float(rate[0]), float(sens.ravel()[0])
-    event = dpa.SelfComposedDpEvent(
-        dpa.PoissonSampledDpEvent(q, dpa.GaussianDpEvent(sigma / delta_2)), steps)
+    q, delta_2 = mechanism(alg, problem, params)
+    event = gaussian_event(q, sigma / delta_2, steps)
     logging.set_verbosity(logging.ERROR)  # RDP orders that fail to converge are dropped, quietly
     pld, rdp = dpa.pld.PLDAccountant(), dpa.rdp.RdpAccountant()
     pld.compose(event)
@@ -90,6 +102,19 @@ def continuous_ideal(alg, problem, params, sigma: float, steps: int) -> dict:
     return {"q": q, "sensitivity": delta_2, "noise_multiplier": sigma / delta_2,
             "ideal_pld_epsilon": float(pld.get_epsilon(DELTA)),
             "ideal_rdp_epsilon": float(rdp.get_epsilon(DELTA))}
+
+
+def ideal_sigma(alg, problem, params, steps: int, epsilon: float) -> dict:
+    """The σ the continuous PLD accountant needs for ``epsilon`` (dp-accounting's
+    ``calibrate_dp_mechanism``, multiplier to 1e-4), timed: the noise a tight sound accountant
+    could at best ask for."""
+    import dp_accounting as dpa
+    q, delta_2 = mechanism(alg, problem, params)
+    start = time.perf_counter()
+    multiplier = dpa.calibrate_dp_mechanism(
+        dpa.pld.PLDAccountant, lambda z: gaussian_event(q, z, steps), epsilon, DELTA, tol=1e-4)
+    return {"ideal_sigma": float(multiplier) * delta_2,
+            "ideal_calibrate_s": time.perf_counter() - start}
 
 
 def accuracies(alg, problem, net, params, sigmas: list[float], steps: int, seeds: int):
@@ -119,7 +144,9 @@ def machine() -> dict:
             "commit": commit, "load_avg_at_start": os.getloadavg()}
 
 
-def run(epsilons: list[float], seeds: int, steps: int) -> dict:
+def run(epsilons: list[float], seeds: int, steps: int, with_ideal: bool = False) -> dict:
+    """Every row (calibration, report, ideal ε; ``with_ideal``: the ideal σ too), then one sweep
+    over every row's σ (and ideal σ), and σ = 0 last."""
     info = machine()
     problem, net, alg, params = setting()
     rows = []
@@ -127,15 +154,21 @@ def run(epsilons: list[float], seeds: int, steps: int) -> dict:
         row = calibrated(alg, problem, net, params, steps, eps)
         if "sigma" in row:
             row.update(continuous_ideal(alg, problem, params, row["sigma"], steps))
+            if with_ideal:
+                row.update(ideal_sigma(alg, problem, params, steps, eps))
         rows.append(row)
         print(json.dumps(row), flush=True)
     swept = [r for r in rows if "sigma" in r]
-    final, seconds = accuracies(alg, problem, net, params, [r["sigma"] for r in swept] + [0.0],
-                                steps, seeds)
+    ideal = [r for r in swept if "ideal_sigma" in r]
+    sigmas = [r["sigma"] for r in swept] + [r["ideal_sigma"] for r in ideal] + [0.0]
+    final, seconds = accuracies(alg, problem, net, params, sigmas, steps, seeds)
     for g, row in enumerate(swept):
         row.update(accuracy_summary(final[:, g]))
+    for g, row in enumerate(ideal, start=len(swept)):
+        row.update({f"ideal_{k}": v for k, v in accuracy_summary(final[:, g]).items()})
     return {"setting": __doc__.split("\n\n")[1], "machine": info,
-            "args": {"epsilons": epsilons, "seeds": seeds, "steps": steps, "delta": DELTA},
+            "args": {"epsilons": epsilons, "seeds": seeds, "steps": steps, "delta": DELTA,
+                     "ideal_sigma": with_ideal},
             "rows": rows, "non_private": {"sigma": 0.0, **accuracy_summary(final[:, -1])},
             "sweep_s": seconds, "load_avg_at_end": os.getloadavg()}
 
@@ -158,6 +191,13 @@ def table(result: dict) -> str:
     ref = result["non_private"]
     lines.append(f"| ∞ (σ = 0) | 0 | | | | | | {ref['accuracy_mean']:.3f} ± "
                  f"{ref['accuracy_std']:.3f} |")
+    ideal = [r for r in result["rows"] if "ideal_sigma" in r]
+    if ideal:
+        lines += ["", "| target ε | σ continuous PLD needs | sound σ / that | its test accuracy |",
+                  "|---:|---:|---:|---|"]
+        lines += [f"| {r['target']:g} | {r['ideal_sigma']:.4f} | "
+                  f"{r['sigma'] / r['ideal_sigma']:.2f}× | {r['ideal_accuracy_mean']:.3f} ± "
+                  f"{r['ideal_accuracy_std']:.3f} |" for r in ideal]
     return "\n".join(lines)
 
 
@@ -172,6 +212,9 @@ def main(argv=None):
     parser.add_argument("--cpu-cores", action="store_true",
                         help="jaxdp.use_cpu_cores() (one JAX device per core, seeds sharded); "
                              "slower on a loaded 2-core machine")
+    parser.add_argument("--ideal-sigma", action="store_true",
+                        help="also the σ the continuous PLD accountant needs for each ε, and the "
+                             "accuracy at it (the best a tight accountant could reach)")
     args = parser.parse_args(argv)
     epsilons = [float(e) for e in args.epsilons.split(",")]
     if args.seeds < 1 or args.steps < 1 or not all(e > 0 for e in epsilons):
@@ -180,7 +223,7 @@ def main(argv=None):
     if args.cpu_cores:
         import jaxdp
         jaxdp.use_cpu_cores()
-    result = run(epsilons, args.seeds, args.steps)
+    result = run(epsilons, args.seeds, args.steps, args.ideal_sigma)
     result["args"]["label"] = args.label
     out = HERE / "results" / f"cnn_epsilon_accuracy_{args.label}.json"
     out.write_text(json.dumps(result, indent=1))

@@ -1,7 +1,8 @@
 """``benchmarks/cnn_epsilon_accuracy.py`` (issue 37): its continuous-ideal column is the
 Poisson-subsampled Gaussian of the run's own mechanism — q = b/M (M the shard capacity, no
 ``records`` declared) and noise multiplier σ/(C/b), since (G) divides the clipped sum by b — so it
-lies below the sound headline at the same σ; and the table marks a headline above its target."""
+lies below the sound headline at the same σ; the σ it needs for a target ε meets that target; and
+the table marks a headline above its target."""
 import sys
 from pathlib import Path
 
@@ -37,3 +38,11 @@ def test_table_flags_a_headline_above_its_target():
     bad = bench.table({"rows": [{**row, "headline_epsilon": 1.2, "headline_le_target": False}],
                        "non_private": ref})
     assert "> target" not in ok and "> target" in bad
+
+
+@pytest.mark.slow  # ~15 s: Brent's search over a PLD accountant
+def test_ideal_sigma_meets_its_target_on_the_continuous_accountant(notebook):
+    problem, _, alg, params = notebook
+    sigma = bench.ideal_sigma(alg, problem, params, 20, 2.0)["ideal_sigma"]
+    eps = bench.continuous_ideal(alg, problem, params, sigma, 20)["ideal_pld_epsilon"]
+    assert eps == pytest.approx(2.0, rel=1e-2)
