@@ -444,15 +444,19 @@ class PrivacyReport:
             (an exact closed form), so it joins the guarantee. Papers' theorems are not.
 
         Returns:
-          A new :class:`PrivacyReport`.
+          A new :class:`PrivacyReport`; its ``reason`` (why the guarantee was ``inf``) is dropped
+          when a sound curve makes every agent's guarantee finite.
         """
         logs = {k: v for k, v in self.log10_curves.items() if k != name}
         if log10 is not None:
             logs[name] = log10
         kept = tuple(m for m in self.sound if m != name) + ((name,) if sound else ())
-        return dataclasses.replace(self, curves={**self.curves, name: epsilon},
-                                   notes={**self.notes, name: note}, log10_curves=logs,
-                                   sound=kept)
+        out = dataclasses.replace(self, curves={**self.curves, name: epsilon},
+                                  notes={**self.notes, name: note}, log10_curves=logs,
+                                  sound=kept)
+        if sound and out.reason and np.all(np.isfinite(out.epsilon)):
+            out = dataclasses.replace(out, reason="")
+        return out
 
     def to_dict(self) -> dict:
         """A JSON-serialisable summary: every curve as floats (``inf`` kept) and as ``log10``."""
