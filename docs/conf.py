@@ -65,10 +65,11 @@ def _copy_notebooks(app) -> None:
 
 
 def _escape_bars(app, what, name, obj, options, lines) -> None:
-    """``|x|`` in a docstring is an absolute value or a set size, never a reST substitution."""
-    from catalogue import escape_bars
+    """``|x|`` in a docstring is an absolute value or a set size, never a reST substitution; its
+    TeX-style ``x^{k+1}`` is shown as ``xᵏ⁺¹`` (prose is not math: ``jaxdp._text``)."""
+    from catalogue import docstring_text
 
-    lines[:] = escape_bars("\n".join(lines)).split("\n")
+    lines[:] = docstring_text("\n".join(lines)).split("\n")
 
 
 def setup(app):

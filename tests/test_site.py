@@ -177,3 +177,27 @@ def test_the_built_site_has_no_raw_markup(tmp_path):
         assert "_{" not in text and "^{" not in text, page.name
         assert not re.search(r"\bissue \d+", text), page.name
         assert "{ref}" not in text and "{doc}" not in text, page.name
+
+
+def test_docstring_scripts_are_written_as_text():
+    """The catalogue and the API pages show docstrings as prose: ``x_i^{k+1}`` in Unicode (or
+    ``^(…)`` where a character has no such form), literals and math as written."""
+    import sys
+
+    from jaxdp._text import plain_scripts
+
+    assert plain_scripts("x_i^{k+1}, β_{k+1}, r^{K−1}") == "x_iᵏ⁺¹, βₖ₊₁, rᴷ⁻¹"
+    assert plain_scripts("Σ_{h∈B} prox_{αr}") == "Σ_(h∈B) prox_(αr)"
+    kept = "``x^{k+1}`` and :math:`y_{i,j}` and $z^{2}$"
+    assert plain_scripts(kept) == kept
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        from catalogue import docstring_text, rst_docstring
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    from jaxdp import algorithms
+
+    assert docstring_text("|N_i| and x^{k+1}") == "\\|N_i\\| and xᵏ⁺¹"
+    assert "^{" in algorithms.EXTRA.__doc__  # the catalogue page of extra showed it raw
+    shown = re.sub(r"``.+?``|:math:`[^`]*`", "", rst_docstring(algorithms.EXTRA), flags=re.S)
+    assert "^{" not in shown and "_{" not in shown, shown

@@ -58,7 +58,6 @@ import importlib
 import importlib.util
 import json
 import math
-import re
 import time
 import warnings
 from pathlib import Path
@@ -75,6 +74,7 @@ from jaxdp.attacks.audit import (
     epsilon_lower_bound,
 )
 from jaxdp._plotting import figure, save
+from jaxdp._text import plain_scripts
 from jaxdp.experiments import _audit_cases
 from jaxdp.experiments._report import Report
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED
@@ -452,28 +452,10 @@ def observer_table(rows: list[dict]) -> str:
     return "\n".join(lines + ["", *summary]) + "\n"
 
 
-_SUPERSCRIPT = dict(zip("0123456789+-−=()abcdefghijklmnoprstuvwxyzK",
-                        "⁰¹²³⁴⁵⁶⁷⁸⁹⁺⁻⁻⁼⁽⁾ᵃᵇᶜᵈᵉᶠᵍʰⁱʲᵏˡᵐⁿᵒᵖʳˢᵗᵘᵛʷˣʸᶻᴷ"))
-_SUBSCRIPT = dict(zip("0123456789+-−=()aehijklmnoprstuvx", "₀₁₂₃₄₅₆₇₈₉₊₋₋₌₍₎ₐₑₕᵢⱼₖₗₘₙₒₚᵣₛₜᵤᵥₓ"))
-
-
-def _scripts(text: str) -> str:
-    """TeX-style ``x^{k+1}``/``x_{i,h}`` of a report's prose as plain text: Unicode super- and
-    subscripts (``xᵏ⁺¹``) where every character has one, else ``x^(…)``/``x_(…)``: the site renders
-    this text as Markdown, not math, where ``^{``/``_{`` would show as typed."""
-    def one(match):
-        table = _SUPERSCRIPT if match[1] == "^" else _SUBSCRIPT
-        body = match[2]
-        if all(c in table for c in body):
-            return "".join(table[c] for c in body)
-        return f"{match[1]}({body})"
-    return re.sub(r"([\^_])\{([^{}]*)\}", one, text)
-
-
 def _text(text: str) -> str:
     """Prose from a report, safe in markdown: sub- and superscripts as plain text
-    (:func:`_scripts`), then ``*``, ``_``, ``[``, ``]`` and ``<`` escaped."""
-    text = _scripts(text)
+    (:func:`jaxdp._text.plain_scripts`), then ``*``, ``_``, ``[``, ``]`` and ``<`` escaped."""
+    text = plain_scripts(text)
     for c in "*_[]<":
         text = text.replace(c, "\\" + c)
     return text
