@@ -29,7 +29,7 @@ FAMILIES = {
     "recal": ("bib-recal", "Wang, Guo, Yang & Shi 2024 (DP-RECAL)", "paper 003"),
     "ltadmm": ("bib-ltadmm", "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 "
                              "(LT-ADMM-DP)", "paper 004"),
-    "federated": ("", "", "federated baselines (issue 27)"),
+    "federated": ("", "", "federated baselines"),
 }
 ORIGINALS = {
     # class -> (bibliography anchor, short citation) of the method a class implements, where it is
