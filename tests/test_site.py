@@ -63,7 +63,8 @@ def test_no_internal_issue_numbers_on_the_site():
 def test_no_raw_subscript_or_superscript_markup_outside_math():
     """``ε_{u→v}`` outside ``$...$`` renders as typed: every ``_{``/``^{`` is math or code."""
     assert "dollarmath" in (DOCS / "conf.py").read_text()
-    found = [(p.name, line) for p in _sources() for line in _prose(p.read_text()).splitlines()
+    pages = {p for page in _sources() for p in (page, *_included(page))}
+    found = [(p.name, line) for p in sorted(pages) for line in _prose(p.read_text()).splitlines()
              if "_{" in line or "^{" in line]
     assert not found, found
 
