@@ -288,7 +288,7 @@ def page(entry: Entry) -> str:
     cls = entry.cls
     lines = [f"({entry.name})=", f"# `{entry.name}` — {cls.__name__}", "",
              f"**Citation:** {citation(entry)}  ",
-             f"**Cites:** {'; '.join(cls.cites) or '(none declared)'}  ",
+             f"**Cites:** {plain_scripts('; '.join(cls.cites)) or '(none declared)'}  ",
              f"**Class:** {{class}}`{cls.__module__}.{cls.__name__}` · "
              f"**Params:** {{class}}`{cls.params_type.__module__}.{cls.params_type.__name__}`  ",
              f"**Status:** {entry.status}  "]
