@@ -21,15 +21,17 @@ extensions = [
     "sphinx.ext.mathjax",
     "sphinx.ext.viewcode",
     "catalogue",  # docs/_ext/catalogue.py: writes catalogue/*.md from the registry
-    "cli_reference",  # docs/_ext/cli_reference.py: writes cli.md from the command's parser
+    "cli_reference",  # docs/_ext/cli_reference.py: writes cli_reference.md from the parser
 ]
-# privacy_table.md is written by `jaxdp reproduce audit-table` and included by privacy.md (no page
-# of its own)
-exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute", "privacy_table.md"]
+# privacy_table.md is written by `jaxdp reproduce audit-table` and included by privacy.md, and
+# cli_reference.md (every command's --help) is written by the cli_reference extension and included
+# by cli.md: neither is a page of its own
+exclude_patterns = ["_build", "**.ipynb_checkpoints", "jupyter_execute", "privacy_table.md",
+                    "cli_reference.md"]
 html_theme = "furo"
 html_title = "jaxdp"
 html_static_path = ["_static"]
-html_css_files = ["jaxdp.css"]         # docs/_static/jaxdp.css: table and text-block layout
+html_css_files = ["jaxdp.css"]         # docs/_static/jaxdp.css: table and code-block layout
 
 # -- MyST and notebooks ---------------------------------------------------------------------------
 myst_enable_extensions = ["dollarmath", "colon_fence"]
@@ -63,10 +65,11 @@ def _copy_notebooks(app) -> None:
 
 
 def _escape_bars(app, what, name, obj, options, lines) -> None:
-    """``|x|`` in a docstring is an absolute value or a set size, never a reST substitution."""
-    from catalogue import escape_bars
+    """``|x|`` in a docstring is an absolute value or a set size, never a reST substitution; its
+    TeX-style ``x^{k+1}`` is shown as ``xᵏ⁺¹`` (prose is not math: ``jaxdp._text``)."""
+    from catalogue import docstring_text
 
-    lines[:] = escape_bars("\n".join(lines)).split("\n")
+    lines[:] = docstring_text("\n".join(lines)).split("\n")
 
 
 def setup(app):

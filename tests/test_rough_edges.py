@@ -353,12 +353,13 @@ def test_the_command_line_page_is_generated_from_the_parser(tmp_path):
     text = module.write_cli_page(tmp_path).read_text()
     sub = _parser()._subparsers._group_actions[0]
     for name, command in sub.choices.items():
-        assert f"## jaxdp {name}" in text
+        assert f"### jaxdp {name} --help" in text
         for action in command._actions:
             for flag in action.option_strings:
                 assert flag in text, (name, flag)
     assert "cli_reference" in (root / "docs" / "conf.py").read_text()
     assert "\ncli\n" in (root / "docs" / "index.md").read_text()
+    assert "```{include} cli_reference.md" in (root / "docs" / "cli.md").read_text()
 
 
 def test_compare_prints_the_calibration_progress(tmp_path, capsys):

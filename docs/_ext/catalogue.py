@@ -16,6 +16,8 @@ import re
 import warnings
 from pathlib import Path
 
+from jaxdp._text import plain_scripts
+
 ROOT = Path(__file__).resolve().parents[2]
 
 FAMILIES = {
@@ -27,7 +29,7 @@ FAMILIES = {
     "recal": ("bib-recal", "Wang, Guo, Yang & Shi 2024 (DP-RECAL)", "paper 003"),
     "ltadmm": ("bib-ltadmm", "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 "
                              "(LT-ADMM-DP)", "paper 004"),
-    "federated": ("", "", "federated baselines (issue 27)"),
+    "federated": ("", "", "federated baselines"),
 }
 ORIGINALS = {
     # class -> (bibliography anchor, short citation) of the method a class implements, where it is
@@ -70,19 +72,25 @@ def escape_bars(text: str) -> str:
     return "".join(p if i % 2 else _BARS.sub(r"\\|\1\\|", p) for i, p in enumerate(parts))
 
 
+def docstring_text(text: str) -> str:
+    """A docstring as the site shows it: bars escaped (:func:`escape_bars`), TeX-style scripts
+    in Unicode (:func:`jaxdp._text.plain_scripts`)."""
+    return escape_bars(plain_scripts(text))
+
+
 def rst_docstring(cls: type) -> str:
     """The class docstring as autodoc shows it: Google sections through napoleon, bars escaped."""
     doc = inspect.getdoc(cls) or ""
     try:
         from sphinx.ext.napoleon import Config, GoogleDocstring
     except ImportError:  # the tests run without the docs extra
-        return escape_bars(doc)
+        return docstring_text(doc)
     # Attributes as a field list like Parameters: napoleon's ``:ivar:`` fields render as literal
     # "ivar name:" labels outside a class directive (the catalogue pastes the docstring bare).
     config = Config(napoleon_use_ivar=True, napoleon_custom_sections=[
         ("Attributes", "params_style"), ("Class attributes", "params_style"),
         ("Static configuration", "params_style")])
-    return escape_bars(str(GoogleDocstring(doc, config)))
+    return docstring_text(str(GoogleDocstring(doc, config)))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -280,7 +288,7 @@ def page(entry: Entry) -> str:
     cls = entry.cls
     lines = [f"({entry.name})=", f"# `{entry.name}` — {cls.__name__}", "",
              f"**Citation:** {citation(entry)}  ",
-             f"**Cites:** {'; '.join(cls.cites) or '(none declared)'}  ",
+             f"**Cites:** {plain_scripts('; '.join(cls.cites)) or '(none declared)'}  ",
              f"**Class:** {{class}}`{cls.__module__}.{cls.__name__}` · "
              f"**Params:** {{class}}`{cls.params_type.__module__}.{cls.params_type.__name__}`  ",
              f"**Status:** {entry.status}  "]
@@ -296,7 +304,7 @@ def page(entry: Entry) -> str:
     if entry.fields:
         lines += ["| field | default | meaning | domain | shape | unit |",
                   "|---|---|---|---|---|---|"]
-        lines += [f"| `{f.name}` | `{_cell(f.default)}` | {_cell(f.meaning)} | {f.domain} | "
+        lines += [f"| `{f.name}` | `{_cell(f.default)}` | {_cell(plain_scripts(f.meaning))} | {f.domain} | "
                   f"{f.shape} | {_cell(f.unit)} |" for f in entry.fields]
         lines += ["", "Checked before a run: every field finite, in its domain, and of its shape "
                   "(declared with `jaxdp.param`)."]

@@ -223,9 +223,9 @@ def _setting_arguments(s, *, out: str, resume: bool = True) -> None:
                         "(\"y=clip:2.0,name=cy+gaussian:1.0,name=gy\"). Its Params "
                         "(clip_norm, gauss_sigma, ...) are set with --param, and --epsilon "
                         "calibrates its noise")
-    s.add_argument("--x", action="append", default=None, choices=X_AXES,
+    s.add_argument("--x", action="append", default=None, choices=X_AXES, metavar="AXIS",
                    help="x axis of the figure (repeatable: one panel each; default: step): "
-                        "iterations or a cost counted per step")
+                        f"iterations or a cost counted per step, one of {', '.join(X_AXES)}")
     s.add_argument("--x64", action="store_true", help="run in float64")
     s.add_argument("--no-progress", action="store_true", help="hide progress bars")
     _force_argument(s, resume)
@@ -242,21 +242,23 @@ def _force_argument(s, resume: bool = True) -> None:
                             "are loaded, not recomputed; implies --force")
 
 
-def reference_markdown(width: int = 100) -> str:
-    """The command-line reference as Markdown: each command's ``--help``, verbatim (the site's
-    command-line page is generated from it, so it cannot drift from the parser)."""
+def reference_markdown(width: int = 88) -> str:
+    """The command-line reference as Markdown: each command's ``--help``, verbatim, one literal
+    block per command under a ``### jaxdp NAME --help`` heading (the site's command-line page
+    includes it, so it cannot drift from the parser). ``width`` is the terminal width argparse
+    wraps to: 88, the widest line the site's code column shows whole."""
     previous = os.environ.get("COLUMNS")
     os.environ["COLUMNS"] = str(width)  # argparse wraps help to the terminal's width
     try:
         parser = _parser()
         sub = parser._subparsers._group_actions[0]  # noqa: SLF001
         helps = {a.dest: a.help for a in sub._choices_actions}  # noqa: SLF001
-        parts = ["# Command line", "",
-                 "Generated from the `jaxdp` command's own parser: each section is the output of "
-                 "`jaxdp COMMAND --help`. `jaxdp run ALG --help` also lists ALG's parameters and "
-                 "the problem's metrics.", "", "```text", parser.format_help().rstrip(), "```"]
+        parts = ["Generated from the `jaxdp` command's own parser: each block is the output of "
+                 "`jaxdp COMMAND --help`. `jaxdp run ALG --help` also lists ALG's parameters "
+                 "and the problem's metrics.", "", "### jaxdp --help", "", "```text",
+                 parser.format_help().rstrip(), "```"]
         for name, command in sub.choices.items():
-            parts += ["", f"## jaxdp {name}", "", helps.get(name, ""), "", "```text",
+            parts += ["", f"### jaxdp {name} --help", "", helps.get(name, ""), "", "```text",
                       command.format_help().rstrip(), "```"]
         return "\n".join(parts) + "\n"
     finally:

@@ -74,6 +74,7 @@ from jaxdp.attacks.audit import (
     epsilon_lower_bound,
 )
 from jaxdp._plotting import figure, save
+from jaxdp._text import plain_scripts
 from jaxdp.experiments import _audit_cases
 from jaxdp.experiments._report import Report
 from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED
@@ -452,7 +453,9 @@ def observer_table(rows: list[dict]) -> str:
 
 
 def _text(text: str) -> str:
-    """Prose from a report, safe in markdown: ``*``, ``_``, ``[``, ``]`` and ``<`` escaped."""
+    """Prose from a report, safe in markdown: sub- and superscripts as plain text
+    (:func:`jaxdp._text.plain_scripts`), then ``*``, ``_``, ``[``, ``]`` and ``<`` escaped."""
+    text = plain_scripts(text)
     for c in "*_[]<":
         text = text.replace(c, "\\" + c)
     return text

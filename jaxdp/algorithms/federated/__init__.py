@@ -1,4 +1,4 @@
-"""Federated baselines on the same engine (issue 27): a data-less server as the average of K_N
+"""Federated baselines on the same engine: a data-less server as the average of K_N
 (:mod:`jaxdp.algorithms.federated._rounds`, where the design is argued); FedAvg, FedProx,
 SCAFFOLD, FedNova, FedDyn, FedPD and Fed-LT (:mod:`~jaxdp.algorithms.federated.algorithm`);
 FedAdam, FedYogi and FedAdagrad with optax server optimizers

@@ -1,0 +1,205 @@
+"""The documentation site reads as a page a person reads: checks on the Markdown sources.
+
+No Sphinx build here (cheap): the sources under ``docs/`` are parsed. The built HTML is checked
+only by ``test_the_built_site_has_no_raw_markup`` (slow: ``--runslow``).
+"""
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+GENERATED = ("_build", "catalogue", "jupyter_execute")  # written by the build, not sources
+WIDTH = 88
+"""The widest line of a code block that the site's content column shows without scrolling."""
+FENCE = re.compile(r"^(?P<fence>`{3,}|~{3,})(?P<info>[^\n]*)\n(?P<body>.*?)^(?P=fence)[ \t]*$",
+                   re.S | re.M)
+
+
+def _sources():
+    """Every Markdown source of the site (the generated pages excluded)."""
+    return sorted(p for p in DOCS.rglob("*.md")
+                  if not set(p.relative_to(DOCS).parts) & set(GENERATED))
+
+
+def _included(page):
+    """The files a page includes (``{include}`` directives), as paths."""
+    return [(page.parent / name).resolve()
+            for name in re.findall(r"^```\{include\} (\S+)", page.read_text(), re.M)
+            if (page.parent / name).exists()]
+
+
+def _blocks(text):
+    """``(info, body)`` of each fenced block: ``info`` the language or ``{directive}``."""
+    return [(m["info"].strip(), m["body"]) for m in FENCE.finditer(text)]
+
+
+def _prose(text):
+    """``text`` without its code and math: fenced blocks, ``$$...$$``, ``$...$``, inline code."""
+    text = FENCE.sub("", text)
+    text = re.sub(r"\$\$.*?\$\$", "", text, flags=re.S)
+    text = re.sub(r"``.+?``|`[^`]+`", "", text, flags=re.S)  # inline code, {math}`...` roles
+    return re.sub(r"\$[^$\n]+\$", "", text)
+
+
+def _cli_reference():
+    from jaxdp.cli import reference_markdown
+
+    return reference_markdown()
+
+
+def test_no_internal_issue_numbers_on_the_site():
+    """Page titles and text name what changed, not the tracker's internal issue numbers."""
+    pattern = re.compile(r"\bissues? \d+|\bthe issue's\b|-issue-\d+", re.I)
+    pages = {p for page in _sources() for p in (page, *_included(page))}
+    pages.add(DOCS / "_ext" / "catalogue.py")  # writes the catalogue pages' text
+    assert ROOT / "benchmarks" / "README.md" in pages  # included by benchmarks.md
+    found = [(p.name, line) for p in sorted(pages) for line in p.read_text().splitlines()
+             if pattern.search(line)]
+    assert not found, found
+
+
+def test_no_raw_subscript_or_superscript_markup_outside_math():
+    """``ε_{u→v}`` outside ``$...$`` renders as typed: every ``_{``/``^{`` is math or code."""
+    assert "dollarmath" in (DOCS / "conf.py").read_text()
+    pages = {p for page in _sources() for p in (page, *_included(page))}
+    found = [(p.name, line) for p in sorted(pages) for line in _prose(p.read_text()).splitlines()
+             if "_{" in line or "^{" in line]
+    assert not found, found
+
+
+def test_prose_stripping_keeps_what_is_outside_math_and_code():
+    """The check above can fail: raw markup in text is kept, math and code are removed."""
+    assert "_{" in _prose("the pairwise ε_{u→v} of Muffliato")
+    assert "_{" not in _prose("the pairwise $ε_{u→v}$ and `x_{k}` and ``y^{2}``")
+    assert "_{" not in _prose("$$\nε_{u→v}\n$$\n```python\nx_{1} = 0\n```\n")
+    assert "_{" not in _prose("a span `Σ_{s≤k} δ_s\nover two lines` ends")
+
+
+def test_every_code_line_fits_the_content_column():
+    """Every line of a fenced code block on a page (and of the generated command-line reference)
+    is at most 88 characters: a longer line's end was hidden behind a scroll bar. Program output
+    (``text`` blocks) is printed as the program wrote it; the stylesheet wraps it instead."""
+    long = [(p.name, info, line) for p in _sources() for info, body in _blocks(p.read_text())
+            if not info.startswith("{") or info.startswith(("{code", "{literal"))
+            if info != "text" for line in body.splitlines() if len(line) > WIDTH]
+    long += [("cli reference", "text", line) for _, body in _blocks(_cli_reference())
+             for line in body.splitlines() if len(line) > WIDTH]
+    assert not long, long
+
+
+def test_the_stylesheet_shows_every_block_whole():
+    """Code and output blocks wrap at the column's edge instead of hiding their end (furo's
+    ``pre { overflow: auto }`` hides it behind a scroll bar that appears only on scrolling)."""
+    css = re.sub(r"/\*.*?\*/", "", (DOCS / "_static" / "jaxdp.css").read_text(), flags=re.S)
+    rules = re.findall(r"([^{}]*)\{([^{}]*)\}", css)
+    wrapped = {sel.strip() for sels, body in rules if re.search(r"white-space:\s*pre-wrap", body)
+               for sel in sels.split(",")}
+    assert {"div.highlight pre", "div.highlight-text pre"} <= wrapped, wrapped
+
+
+def test_the_landing_page_says_what_jaxdp_covers():
+    text = (DOCS / "index.md").read_text()
+    assert not re.search(r"\b(five|four|six) papers\b", text)
+    for topic in ("federated", "threat model", "audit", "model", "tun", "catalogue"):
+        assert topic in text.lower(), topic
+    assert "\nfederated\n" in text  # the federated page is in the toctree
+
+
+def _sections(text):
+    """``{heading: body}`` of a page's ``##`` sections."""
+    parts = re.split(r"^## (.+)$", text, flags=re.M)
+    return dict(zip(parts[1::2], parts[2::2]))
+
+
+def test_the_command_line_page_shows_an_example_with_output_per_command():
+    """docs/cli.md: for each command, what it is for, one runnable example (a ``bash`` block
+    starting ``jaxdp NAME``) and the output it printed (a ``text`` block); the full ``--help``
+    reference is included under it, one literal block per command."""
+    from jaxdp.cli import _parser
+
+    page = DOCS / "cli.md"
+    assert page.exists(), "docs/cli.md, the command-line guide, is a source page"
+    sections = _sections(page.read_text())
+    sub = _parser()._subparsers._group_actions[0]  # noqa: SLF001
+    for name in sub.choices:
+        body = sections.get(f"jaxdp {name}", "")
+        blocks = _blocks(body)
+        commands = [b for info, b in blocks if info == "bash"]
+        assert any(b.lstrip().startswith(f"jaxdp {name}") for b in commands), name
+        assert any(info == "text" and b.strip() for info, b in blocks), (name, "no output")
+        assert body.split("```")[0].strip(), (name, "no text saying what it is for")
+    assert "```{include} cli_reference.md" in page.read_text()
+    reference = _cli_reference()
+    assert reference.count("```text\nusage: jaxdp ") == len(sub.choices) + 1
+
+
+def test_the_command_line_pages_figures_exist():
+    """Every image the command-line page shows is committed, and small."""
+    text = (DOCS / "cli.md").read_text()
+    images = re.findall(r"!\[[^\]]*\]\(([^)]+)\)", text)
+    assert images, "no figure on the command-line page"
+    for image in images:
+        path = DOCS / image
+        assert path.exists() and path.stat().st_size < 150_000, image
+
+
+def test_the_federated_page_covers_the_family_and_is_in_the_toctree():
+    page = DOCS / "federated.md"
+    assert page.exists()
+    text = page.read_text()
+    for name in ("FedAvg", "FedProx", "SCAFFOLD", "FedNova", "FedDyn", "FedAdam", "DP-FedAvg",
+                 "LDP-FedAvg", "trusted_server", "selection", "poisson"):
+        assert name in text, name
+    blocks = _blocks(text)
+    assert any(info == "bash" and b.lstrip().startswith("jaxdp compare") for info, b in blocks)
+    assert any(info == "text" for info, _ in blocks), "the compare command's output"
+    assert any(info == "python" and "DPFedAvg" in b and "privacy(" in b for info, b in blocks)
+    assert "\nfederated\n" in (DOCS / "index.md").read_text()
+
+
+@pytest.mark.slow
+def test_the_built_site_has_no_raw_markup(tmp_path):
+    """Build the site (about 150 s) and read every page's HTML: no raw ``_{``/``^{`` in text, no
+    internal issue numbers, no unresolved MyST reference."""
+    import html
+    import subprocess
+    import sys
+
+    subprocess.run([sys.executable, "-m", "sphinx", "-b", "html", "-q", str(DOCS),
+                    str(tmp_path)], check=True, cwd=ROOT)
+    for page in tmp_path.rglob("*.html"):
+        if "_modules" in page.parts or page.name in ("genindex.html", "search.html"):
+            continue
+        raw = page.read_text()
+        body = re.sub(r"<(pre|script|style|math)\b.*?</\1>", "", raw, flags=re.S)
+        body = re.sub(r"\\\(.*?\\\)|\\\[.*?\\\]", "", body, flags=re.S)  # MathJax
+        text = html.unescape(re.sub(r"<code\b.*?</code>|<[^>]+>", "", body, flags=re.S))
+        assert "_{" not in text and "^{" not in text, page.name
+        assert not re.search(r"\bissue \d+", text), page.name
+        assert "{ref}" not in text and "{doc}" not in text, page.name
+
+
+def test_docstring_scripts_are_written_as_text():
+    """The catalogue and the API pages show docstrings as prose: ``x_i^{k+1}`` in Unicode (or
+    ``^(…)`` where a character has no such form), literals and math as written."""
+    import sys
+
+    from jaxdp._text import plain_scripts
+
+    assert plain_scripts("x_i^{k+1}, β_{k+1}, r^{K−1}") == "x_iᵏ⁺¹, βₖ₊₁, rᴷ⁻¹"
+    assert plain_scripts("Σ_{h∈B} prox_{αr}") == "Σ_(h∈B) prox_(αr)"
+    kept = "``x^{k+1}`` and :math:`y_{i,j}` and $z^{2}$"
+    assert plain_scripts(kept) == kept
+    sys.path.insert(0, str(DOCS / "_ext"))
+    try:
+        from catalogue import docstring_text, rst_docstring
+    finally:
+        sys.path.remove(str(DOCS / "_ext"))
+    from jaxdp import algorithms
+
+    assert docstring_text("|N_i| and x^{k+1}") == "\\|N_i\\| and xᵏ⁺¹"
+    assert "^{" in algorithms.EXTRA.__doc__  # the catalogue page of extra showed it raw
+    shown = re.sub(r"``.+?``|:math:`[^`]*`", "", rst_docstring(algorithms.EXTRA), flags=re.S)
+    assert "^{" not in shown and "_{" not in shown, shown
