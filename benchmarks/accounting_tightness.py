@@ -1,6 +1,6 @@
-"""How tight is the sound headline ε against the ideal continuous accountant (issue 37's table)?
+"""How tight is the sound headline ε against the ideal continuous accountant?
 
-For each configuration of a grid (issue 37): sampling rate ``q``, noise multiplier ``z``, number of
+For each configuration of a grid: sampling rate ``q``, noise multiplier ``z``, number of
 releases ``steps``, dimension ``d``, at δ = 1e-5, two numbers:
 
 * **sound**: the headline ``epsilon_max`` of ``PrivacyReport.from_events`` on one agent's lattice
@@ -16,9 +16,8 @@ releases ``steps``, dimension ``d``, at δ = 1e-5, two numbers:
   - Gaussian, Poisson batches (add/remove-one, record level): ``PoissonSampledDpEvent(q,
     GaussianDpEvent(z))``, both orders (add and remove) as dp-accounting takes them.
   - Gaussian, fixed-size batches drawn without replacement (replace-one, record level; ``Δ`` is
-    the *replace* sensitivity ``Δ_rep``, e.g. 2C/b): the relation the library uses
-    (``jaxdp/privacy/_subsampled.py``, Fact 3, whose tests take this pair as the worst one): the
-    PLD of ``((1 − γ)N(0, σ²) + γN(Δ_rep, σ²), N(0, σ²))`` in both orders, ``γ = q`` — i.e.
+    the *replace* sensitivity ``Δ_rep``, e.g. 2C/b): the dominating pairs the library uses
+    (``jaxdp/privacy/_dp_accounting.py``; Zhu, Dong & Wang 2022): the PLD of ``((1 − γ)N(0, σ²) + γN(Δ_rep, σ²), N(0, σ²))`` in both orders, ``γ = q`` — i.e.
     dp-accounting's Poisson-sampled Gaussian with sensitivity ``Δ_rep``, the same number as the
     Poisson row at equal ``(q, z)``.
   - ``q = 1`` (no sampling: user level, or any full-batch release): ``GaussianDpEvent(z)``.
@@ -35,7 +34,7 @@ configurations whose ideal ε exceeds 1e3 or is 0 are skipped (counted). Per fam
 ratio and the worst configuration. Float32 throughout (the default dtype of a run).
 
 Usage:
-    python benchmarks/accounting_tightness.py --label before          # the issue-37 grid
+    python benchmarks/accounting_tightness.py --label before          # the full grid
     python benchmarks/accounting_tightness.py --label before --quick  # a small grid, < 1 min
     python benchmarks/accounting_tightness.py --label before --thin   # steps=1e4 only at q ≤ 1e-2
 

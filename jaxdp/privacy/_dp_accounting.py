@@ -236,8 +236,9 @@ class _PldCurve:
     ``from_gaussian_mechanism`` / ``from_laplace_mechanism``, pessimistic, as its
     ``PLDAccountant`` builds them) and self-composed by FFT for its count."""
 
-    def __init__(self, dpa, interval: float):
+    def __init__(self, dpa, interval: float, relation=None):
         self._dpa, self._interval, self._cache = dpa, interval, {}
+        self._relation = relation or dpa.NeighboringRelation.ADD_OR_REMOVE_ONE
 
     def empty(self):
         return None
@@ -258,7 +259,8 @@ class _PldCurve:
         if isinstance(event, dpa.GaussianDpEvent):
             return pld.from_gaussian_mechanism(
                 event.noise_multiplier, sampling_prob=q,
-                value_discretization_interval=self._interval)
+                value_discretization_interval=self._interval,
+                neighboring_relation=self._relation)
         return pld.from_laplace_mechanism(event.noise_multiplier, sampling_prob=q,
                                           value_discretization_interval=self._interval)
 
@@ -416,14 +418,15 @@ def poisson_gaussian_epsilon(mu: float, q: float, at_steps: Sequence[int], delta
     delta = check_delta(delta)
     relation = (dpa.NeighboringRelation.REPLACE_ONE if replace
                 else dpa.NeighboringRelation.ADD_OR_REMOVE_ONE)
-    accountant = dpa.pld.PLDAccountant(relation, value_discretization_interval)
+    curve = _PldCurve(dpa, value_discretization_interval, relation)
     event = dpa.GaussianDpEvent(1.0 / mu)
     if q < 1.0:
         event = dpa.PoissonSampledDpEvent(q, event)
-    out, done = [], 0
+    state, out, done = curve.empty(), [], 0
     with _quiet_absl():
         for t in np.asarray(at_steps, np.int64):
-            accountant.compose(event, int(t - done))
+            if t > done:
+                state = curve.compose(state, event, int(t - done))
             done = int(t)
-            out.append(accountant.get_epsilon(delta))
+            out.append(curve.epsilon(state, delta))
     return np.asarray(out, np.float64)

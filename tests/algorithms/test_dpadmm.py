@@ -292,8 +292,8 @@ def test_paper_sensitivity_of_algorithm_2_is_the_printed_one_and_disrupts_traini
 def test_privacy_report_paper_curve_is_the_moments_accountant_and_dominates_tight_ones():
     """privacy(): "paper, as printed" equals ε̄(t, ε, δ) at every reported t (report δ = Thm 1's
     δ, the paper's reading); the real-valued mechanism (float sampler, "ideal" curves) has PLD ≤
-    RDP ≤ the paper's; the default lattice guarantee is the least of zCDP and RDP (no PLD), above
-    the ideal RDP by its rounding slack only; replace-one-record."""
+    RDP ≤ the paper's; the default lattice guarantee is the least of zCDP, RDP and PLD (the PLD),
+    above the ideal PLD by its rounding slack only; replace-one-record."""
     problem, net = adult_like("l2"), complete()
     params = algorithms.DPADMMParams(D_w=2.0, eps=0.1, delta=1e-3)
     ideal = algorithms.DPADMM(**FLOAT).privacy(problem, net, params, steps=100, delta=1e-3)
@@ -304,10 +304,10 @@ def test_privacy_report_paper_curve_is_the_moments_accountant_and_dominates_tigh
     assert round(report.worst(PAPER_PRINTED), 4) == 1.0193
     assert ideal.epsilon_max == np.inf and ideal.sound == ("guarantee",)
     assert ideal.worst("ideal pld") <= ideal.worst("ideal rdp") <= report.worst(PAPER_PRINTED)
-    assert report.sound == ("zcdp", "rdp")
-    assert report.epsilon_max == report.worst("rdp") <= report.worst("zcdp")
+    assert report.sound == ("zcdp", "rdp", "pld")
+    assert report.epsilon_max == report.worst("pld") <= report.worst("rdp") <= report.worst("zcdp")
     slack = dpp.lattice_ratio_slack(problem.dim)  # Δ/σ grows by s: ≈ 100 s/(Δ/σ) % more ε
-    assert ideal.worst("ideal rdp") < report.epsilon_max < ideal.worst("ideal rdp") * (
+    assert ideal.worst("ideal pld") < report.epsilon_max < ideal.worst("ideal pld") * (
         1 + 2 * slack * float(dpp.noise_multiplier(0.1, 1e-3)))
     assert PAPER_PRINTED not in report.sound and report.relation == "replace_record"
     naive = algorithms.NaivePrivateADMM().privacy(problem, net, algorithms.NaivePrivateADMMParams(

@@ -269,11 +269,9 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
     if method.startswith("paper"):
         return _theorem2(algorithm, problem, params, steps, delta, method)
     events = privacy_events(algorithm, problem, params, steps)
-    if events.lattice:  # the lattice report's own accountants (zCDP, RDP)
-        if method == "pld":
-            raise ValueError("no PLD for the lattice sampler (the discrete Gaussian): use 'zcdp', "
-                             "'rdp' or 'guarantee', or sampler='float' for the ideal PLD")
-        methods = {"zcdp": ("closed_form",), "rdp": ("rdp",)}.get(method, ("closed_form", "rdp"))
+    if events.lattice:  # the lattice report's own accountants
+        methods = {"zcdp": ("closed_form",), "rdp": ("rdp",), "pld": ("pld",)}.get(
+            method, ("closed_form", "rdp", "pld"))
         report = PrivacyReport.from_events(events, delta, methods=methods,
                                            at_steps=(events.steps,),
                                            lattice_draws=lattice_draws(algorithm, problem, steps))
@@ -399,15 +397,6 @@ def _contract(algorithm) -> dict:
             "assumptions": (clip, sampling)}
 
 
-def _methods(algorithm, problem) -> tuple[str, ...]:
-    """zCDP (no amplification) and RDP; PLD too for Poisson batches or full batches (b = m_i for
-    every agent: plain Gaussian releases) — dp-accounting has no PLD for sampling without
-    replacement."""
-    rows = np.sum(np.asarray(problem.mask) > 0, axis=1)
-    full = bool(np.all(rows == algorithm.batch_size))
-    return ("closed_form", "rdp") + (("pld",) if algorithm.sampling == "poisson" or full else ())
-
-
 def ltadmm_report(algorithm, problem, network, params, steps: int, *,
                   delta: float) -> PrivacyReport:
     """LT-ADMM-DP's report at ≤ 20 rounds: the guarantee from every noisy gradient (τ per round;
@@ -416,7 +405,7 @@ def ltadmm_report(algorithm, problem, network, params, steps: int, *,
     del network
     events = privacy_events(algorithm, problem, params, steps)  # indexed by local step
     rounds = default_steps(steps, 20)
-    report = PrivacyReport.from_events(events, delta, methods=_methods(algorithm, problem),
+    report = PrivacyReport.from_events(events, delta, methods=("closed_form", "rdp", "pld"),
                                        at_steps=rounds * algorithm.local_steps,
                                        lattice_draws=_draws(events, algorithm, problem, steps),
                                        **_contract(algorithm))
@@ -444,7 +433,7 @@ def baseline_report(algorithm, problem, network, params, steps: int, *,
     del network
     events = privacy_events(algorithm, problem, params, steps)
     return PrivacyReport.from_events(
-        events, delta, methods=_methods(algorithm, problem),
+        events, delta, methods=("closed_form", "rdp", "pld"),
         lattice_draws=_draws(events, algorithm, problem, steps), **_contract(algorithm))
 
 
