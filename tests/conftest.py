@@ -25,6 +25,11 @@ def pytest_addoption(parser):
 
 
 SLOW = (
+    # DP-FedAvg's remedy line calibrates three targets through its amplified PLD curve (~30 s)
+    "test_cli_federated.py::test_info_lists_the_static_settings",
+    # three calibrations at rtol 1e-6, each probe a PLD report (~40 s); test_calibration_meets_
+    # the_target_by_each_method covers the lattice calibration in the default run
+    "test_ltadmm_privacy.py::test_reports_state_the_contract_and_cover_the_models",
     "test_tuning_results.py::test_reproduction_writes_its_files_and_every_claim",
     "test_channels.py::test_named_messages_are_what_the_step_says_it_sends",
     "test_cli.py::test_notebooks_run_top_to_bottom",  # the docs build executes them too

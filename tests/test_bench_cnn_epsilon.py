@@ -25,7 +25,8 @@ def test_ideal_is_the_runs_mechanism_and_below_the_sound_headline(notebook):
     assert ideal["noise_multiplier"] == pytest.approx(sigma * bench.BATCH / bench.CLIP)
     sound = alg.privacy(problem, net, params.replace(sigma=sigma), steps=steps,
                         delta=bench.DELTA).epsilon_max
-    assert ideal["ideal_pld_epsilon"] <= ideal["ideal_rdp_epsilon"] <= sound
+    assert ideal["ideal_pld_epsilon"] <= ideal["ideal_rdp_epsilon"]
+    assert ideal["ideal_pld_epsilon"] <= sound <= 1.1 * ideal["ideal_pld_epsilon"]
 
 
 def test_table_flags_a_headline_above_its_target():

@@ -98,7 +98,7 @@ def test_poisson_pairs_summed_exactly_stay_below_the_report(rounded, q, z):
     ((1−q)ρ + qρ_μ, ρ) and its reverse, summed over ℤ, is below the report's PLD (the continuous
     accountant, which is sound by post-processing) and within 2 % of it."""
     rho, r = rounded
-    mu = int(round(r / z))
+    mu = round(r / z)
     mixture = (1 - q) * rho + q * _shifted(rho, mu)
     exact = _exact_epsilon([(mixture, rho), (rho, mixture)], DELTA)
     events = jdp.PrivacyEvents.from_schedule("gaussian", mu, r, 1, 1, sampling_rate=q)
@@ -114,7 +114,7 @@ def test_replace_one_pairs_without_replacement_summed_exactly_stay_below_the_rep
     a, b with |a|, |b|, |c| ≤ s, here the antipodal (±s, c = 0), the one-sided (c = −s: 0 against
     2s) and mixed ones — summed exactly, is below the report's PLD of the dominating pairs."""
     rho, r = rounded
-    s = int(round(r / (2 * z)))
+    s = round(r / (2 * z))
 
     def mix(c, a):
         return (1 - gamma) * _shifted(rho, c) + gamma * _shifted(rho, a)
@@ -139,7 +139,7 @@ def test_poisson_replace_pairs_summed_exactly_stay_below_the_replace_one_account
     with probability q; every pair over a, b ∈ {−s, −s/2, 0, s/2, s}, summed exactly, is below
     poisson_gaussian_epsilon(replace=True), and the antipodal pair attains it within 2 %."""
     rho, r = rounded
-    s = int(round(r / z))
+    s = round(r / z)
     grid = (-s, -s // 2, 0, s // 2, s)
     pairs = [((1 - q) * rho + q * _shifted(rho, a), (1 - q) * rho + q * _shifted(rho, b))
              for a in grid for b in grid if a != b]

@@ -167,7 +167,8 @@ def _remedy(alg, problem, net, params, steps: int, delta: float) -> str:
     found = []
     for eps in REMEDY_EPSILONS:
         try:
-            tuned = calibrate_params(alg, problem, net, params, steps, epsilon=eps, delta=delta)
+            tuned = calibrate_params(alg, problem, net, params, steps, epsilon=eps, delta=delta,
+                                     rtol=1e-3)  # printed to 4 digits, rounded up
             found.append(f"ε = {eps:g}: {field} = {_round_up(float(np.max(tuned[field]))):.4g}")
         except ValueError as e:
             found.append(f"ε = {eps:g}: unreachable by {field} ({str(e).splitlines()[0]})")

@@ -167,7 +167,8 @@ class PrivacyReport:
 
         Raises:
           ValueError: an unknown method, bad ``delta`` or ``at_steps``, or a method that does not
-            support the events (``"rdp"`` with subsampled Laplace).
+            support the events (``"rdp"`` alone with subsampled Laplace; beside other methods it
+            is left out).
         """
         delta = check_delta(delta)
         unknown = [m for m in methods if m not in ("closed_form", "rdp", "pld")]
@@ -175,6 +176,9 @@ class PrivacyReport:
             raise ValueError(
                 f"unknown privacy method(s) {unknown}; known: 'closed_form', 'rdp', 'pld'"
             )
+        if len(methods) > 1 and any(s.mechanism == "laplace" and np.any(
+                (s.sampling_rate < 1) & (s.sensitivity > 0)) for s in events.streams):
+            methods = [m for m in methods if m != "rdp"]  # no RDP of a subsampled Laplace
         steps = (default_steps(events.steps) if at_steps is None
                  else check_steps(at_steps, events.steps))
         lattice = bool(events.lattice_streams)
