@@ -305,23 +305,22 @@ def _pld_too_wide(row: _Row, max_step_ratio: float) -> bool:
     return False
 
 
-def _converged_interval(final_epsilon: Callable[[float], float], interval: float,
-                        releases: int) -> float:
-    """The PLD grid step for one agent: ``interval``, made ten times finer (down to 1e-6) while
-    the final ε is below 5, the grid's rounding could matter (``releases·interval`` above 1 % of
-    ε: the pessimistic rounding moves each release's losses up by at most one step, so ε by at most
-    ``releases·interval``) and each refinement lowers ε by more than 1 %. Every grid gives an upper
-    bound; at small sampling rates and many steps the 1e-3 grid can double a small ε (q = 1e-3,
-    noise multiplier 10, 10⁴ steps: 0.11 against 0.027)."""
-    eps = final_epsilon(interval)
-    while (interval > 1e-6 and np.isfinite(eps) and 0.0 < eps < 5.0
+def _refined_final(final_epsilon: Callable[[float], float], eps: float, interval: float,
+                   releases: int) -> float:
+    """The final ε on a PLD grid made ten times finer (down to 1e-5) while ε (``eps`` on the grid
+    ``interval``) is below 5, the grid's rounding could matter (``releases·interval`` above 1 % of
+    ε: the pessimistic rounding moves each release's losses up by at most one step, so ε by at
+    most ``releases·interval``) and each refinement lowers ε by more than 1 %. Every grid gives an
+    upper bound; at small sampling rates and many steps the 1e-3 grid can double a small ε
+    (q = 1e-3, noise multiplier 10, 10⁴ steps: 0.11 against 0.027)."""
+    while (interval >= 1e-4 and np.isfinite(eps) and 0.0 < eps < 5.0
            and releases * interval > 0.01 * eps):
-        finer = interval / 10.0
-        eps_finer = final_epsilon(finer)
+        interval /= 10.0
+        eps_finer = final_epsilon(interval)
         if not eps_finer < 0.99 * eps:
-            break
-        interval, eps = finer, eps_finer
-    return interval
+            return min(eps, eps_finer)
+        eps = eps_finer
+    return eps
 
 
 def pld_epsilon(events: PrivacyEvents, delta: float, value_discretization_interval: float = 1e-3,
@@ -330,9 +329,10 @@ def pld_epsilon(events: PrivacyEvents, delta: float, value_discretization_interv
     """Per-agent (ε, δ)-DP by privacy-loss-distribution composition (dp-accounting PLDAccountant).
 
     The PLD is a pessimistic discretisation, so ε is an upper bound; a coarser
-    ``value_discretization_interval`` is faster and looser; it is refined per agent while that
-    lowers a final ε below 5 by more than 1 % (:func:`_converged_interval`), so small budgets and
-    small sampling rates are not dominated by the grid. The cost grows with ``Δ/scale`` (a
+    ``value_discretization_interval`` is faster and looser; each agent's final ε is recomputed on
+    finer grids (to 1e-5) while that lowers an ε below 5 by more than 1 % (:func:`_refined_final`;
+    it bounds the earlier points too), so small budgets and small sampling rates are not dominated
+    by the grid. The cost grows with ``Δ/scale`` (a
     Laplace release's loss lies in ``[-Δ/b, Δ/b]``, the grid needs ``2Δ/(b·interval)`` points): an
     agent with a release of ``Δ/scale > max_step_ratio`` (or full-batch Gaussian releases with
     combined ``√Σ(Δ/σ)² > max_step_ratio``) is not sent to dp-accounting and gets the closed-form
@@ -371,13 +371,17 @@ def pld_epsilon(events: PrivacyEvents, delta: float, value_discretization_interv
 
     def row_curve(i, row, checkpoints):
         if not _pld_too_wide(row, max_step_ratio):
+            eps = _curve(dpa, pld_curve(value_discretization_interval), row, checkpoints, delta,
+                         pairs=True)
             final = checkpoints[-1:]
             releases = sum(int(np.sum((log_mu[:final[0]] > -np.inf) & (q[:final[0]] > 0)))
                            for _, log_mu, q, _ in row)
-            interval = _converged_interval(
+            refined = _refined_final(
                 lambda step: _curve(dpa, pld_curve(step), row, final, delta, pairs=True)[-1],
-                value_discretization_interval, releases)
-            return _curve(dpa, pld_curve(interval), row, checkpoints, delta, pairs=True)
+                float(eps[-1]), value_discretization_interval, releases)
+            # ε after fewer steps is at most ε after all of them: the refined final value bounds
+            # every earlier point too
+            return np.minimum(eps, refined)
         fallback_rows.append(i)
         if not closed:
             closed.append(closed_form_curve(events, delta)[1])
