@@ -102,7 +102,7 @@ from jaxdp.privacy._contract import (
 from jaxdp.privacy._flow import FlowReport, Violation, check_information_flow
 from jaxdp.privacy._sites import marking, mechanism_site
 from jaxdp.privacy._report import GUARANTEE, PAPER_CORRECTED, PAPER_PRINTED, PrivacyReport
-from jaxdp.privacy._sampler_error import SAMPLER_SHARE
+from jaxdp.privacy._sampler_error import SAMPLER_SHARE, sampler_cap
 from jaxdp.privacy._cone import CONE, cone_pairwise, cone_steps, hop_distances, within_cone
 from jaxdp.privacy._threat import (
     NOISE_OWNERS,
@@ -239,6 +239,7 @@ __all__ = [
     "RELATIONS",
     "RELEASES",
     "SAMPLER_SHARE",
+    "sampler_cap",
     "Assumption",
     "DEFAULT_ORDERS",
     "MECHANISMS",

@@ -27,9 +27,14 @@ def run_sampler_tv(events: PrivacyEvents, draws: int) -> float:
     return float(draws) * max(sampler_tv(law) for law in laws)
 
 
+def sampler_cap(delta: float, tv: float) -> float:
+    """The largest ε at which ``(1 + e^ε)τ`` fits in the δ share kept for the sampler."""
+    return np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
+
+
 def within_sampler_error(curves: dict, logs: dict, tv: float, delta: float):
     """``inf`` wherever ``(1 + e^ε)τ`` exceeds the δ share kept for the sampler."""
-    cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
+    cap = sampler_cap(delta, tv)
     out_curves, out_logs, final_bad = {}, {}, []
     for name, eps in curves.items():
         bad = ~(eps <= cap)

@@ -56,7 +56,7 @@ from jaxdp.network import averaging_gap
 from jaxdp.privacy import (
     SAMPLER_SHARE, Assumption, PrivacyEvents, PrivacyReport, TrustedServer, add_noise,
     clip_by_norm, lattice_sensitivity, noise_draws, poisson_gaussian_epsilon, sampler_tv,
-    unit_roundoff,
+    sampler_cap, unit_roundoff,
 )
 
 AMPLIFIED = "pld, Poisson"
@@ -280,8 +280,7 @@ def amplified_epsilon(mu: float, q: float, at_steps, delta: float, tv: float, *,
     ``μ = C'/σ`` (:func:`~jaxdp.privacy.poisson_gaussian_epsilon`) at δ(1 − 2⁻⁶), ``inf`` where
     the sampler's ``(1 + e^ε)τ`` exceeds ``2⁻⁶δ``."""
     eps = poisson_gaussian_epsilon(mu, q, at_steps, delta * (1 - SAMPLER_SHARE), replace=replace)
-    cap = np.log(SAMPLER_SHARE * delta / tv - 1.0) if SAMPLER_SHARE * delta > tv else -np.inf
-    return np.where(eps <= cap, eps, np.inf)
+    return np.where(eps <= sampler_cap(delta, tv), eps, np.inf)
 
 
 __all__ = ["AMPLIFIED", "CLEAR_UPLOADS", "DPFedAvg", "DPFedAvgParams", "LDPFedAvg",
