@@ -19,6 +19,10 @@ import warnings
 import numpy as np
 
 _LOW, _HIGH = 1e-6, 1e8  # the noise-field values searched (a scale: ε is monotone in it)
+# The largest relative jump of ε across the target accepted as the accountant's resolution: a PLD
+# on a grid is a step function of the noise scale (steps ~1e-5 relative on the 1e-5 grid), so an
+# ε within ``rtol`` may not exist; a jump above this is a capped guarantee (the sampler's limit).
+_RESOLUTION = 1e-3
 
 
 def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon: float,
@@ -40,7 +44,9 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
 
     Returns:
       ``params`` with ``field`` set (a scalar) so that ``epsilon_max`` is within ``rtol`` of
-      ``epsilon`` (not above it).
+      ``epsilon`` (not above it) — or, where the accountant's ε steps over the target (a PLD
+      grid: steps of ~1e-5 relative), the value just above the step, whose ε is below the target
+      by less than 0.1 %.
 
     Raises:
       ValueError: a bad ``epsilon``; a network whose agent count differs from the problem's; an
@@ -88,7 +94,7 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
     lo, hi, eps_hi = _bracket(eps_at, math.exp(start) if logged else start, epsilon, name,
                               field, delta, steps)
     lo, hi, eps_hi = _refine(eps_at, lo, hi, epsilon, rtol)
-    if abs(eps_hi - epsilon) > rtol * epsilon:  # ε jumps over the target (a capped guarantee)
+    if epsilon - eps_hi > max(rtol, _RESOLUTION) * epsilon:  # ε jumps over the target: capped
         raise ValueError(
             f"{name}: ε = {epsilon:g} is unreachable by {field} at δ = {delta:g} after {steps} "
             f"steps: reachable ε lies in [{eps_at(_HIGH):.4g}, {eps_hi:.4g}] (the guarantee "
@@ -99,8 +105,9 @@ def calibrate_params(algorithm, problem, network, params, steps: int, *, epsilon
 
 def _refine(eps_at, lo: float, hi: float, epsilon: float, rtol: float):
     """Shrink ``eps(lo) > epsilon >= eps(hi)`` until ``eps(hi)`` is within ``rtol`` of
-    ``epsilon`` (or the bracket is 1e-12 wide): Illinois regula falsi on ``g = log(ε/target)``
-    over ``log value``, a bisection step (in log) where ``eps(lo)`` is infinite or the bracket
+    ``epsilon``, or the bracket holds a step of ε (:func:`_a_step`), or it is ``rtol/4`` wide:
+    Illinois regula
+    falsi on ``g = log(ε/target)`` over ``log value``, a bisection step (in log) where ``eps(lo)`` is infinite or the bracket
     did not halve over the last two steps. Returns ``(lo, hi, eps(hi))``."""
     aim = epsilon * (1 - rtol / 4)  # aim just below the target: the iterates land feasible
     g = lambda e: math.log(e / aim) if 0 < e < math.inf else math.nan  # noqa: E731
@@ -108,7 +115,8 @@ def _refine(eps_at, lo: float, hi: float, epsilon: float, rtol: float):
     eps_hi, bisect, last = eps_at(hi), False, 0
     widths = [math.log(hi / lo)]
     for _ in range(200):
-        if abs(eps_hi - epsilon) <= rtol * epsilon or hi / lo - 1 < 1e-12:
+        if abs(eps_hi - epsilon) <= rtol * epsilon or hi / lo - 1 < rtol / 4 or \
+                _a_step(eps_at(lo), eps_hi, lo, hi):
             break
         t_lo, t_hi = math.log(lo), math.log(hi)
         secant = math.isfinite(g_lo) and math.isfinite(g_hi) and g_lo > g_hi and not bisect
@@ -128,6 +136,14 @@ def _refine(eps_at, lo: float, hi: float, epsilon: float, rtol: float):
         widths.append(math.log(hi / lo))
         bisect = len(widths) > 2 and widths[-1] > 0.5 * widths[-3]
     return lo, hi, eps_hi
+
+
+def _a_step(eps_lo: float, eps_hi: float, lo: float, hi: float) -> bool:
+    """Whether ``eps(lo) > eps(hi)`` across ``[lo, hi]`` is a step of the accountant's ε rather
+    than its slope: a gap below :data:`_RESOLUTION` (relative) steeper than slope −4 in log–log
+    (ε of a Gaussian or Laplace noise scale falls with slope −1 to −2)."""
+    gap = math.log(eps_lo / eps_hi) if 0 < eps_hi < eps_lo < math.inf else math.inf
+    return gap < _RESOLUTION and gap > 4 * math.log(hi / lo)
 
 
 def _bracket(eps_at, start: float, epsilon: float, name, field, delta, steps):
