@@ -68,7 +68,7 @@ def _reference_lost(channel, values, ck, net, k, links):
     for i in channel.losses:
         t = channel.transforms[i]
         p = [values[f] for f in t.fields]
-        proc = t.option("process")
+        proc = getattr(t, "process", None)
         if t.kind == "drop":
             u = _uniform(call_key, i, 2 * E)
             now = np.array([u[e] < p[0] for e in range(2 * E)])
@@ -83,7 +83,7 @@ def _reference_lost(channel, values, ck, net, k, links):
             links[i] = down
             now = np.array([down[edge_id[e]] for e in range(2 * E)])
         elif proc == "cyclic":
-            now = np.array([(k + edge_id[e]) % t.option("period") != 0 for e in range(2 * E)])
+            now = np.array([(k + edge_id[e]) % t.period != 0 for e in range(2 * E)])
         elif proc == "poisson":
             u = _uniform(step_key, i, E)
             now = np.array([u[edge_id[e]] >= 1 - np.exp(-p[0]) for e in range(2 * E)])
@@ -396,13 +396,14 @@ class Shrink(Transform):
 
     kind: ClassVar[str] = "shrink"
     role: ClassVar[str] = "contraction"
+    declared: ClassVar = (channels.declare("f", domain="probability", doc="f, the factor"),)
 
     def apply(self, v, p, who, k, z=None):
         return v * p[self.fields[0]]
 
 
 def shrink(f: float = 0.5, *, name: str = "shrink") -> Shrink:
-    return Shrink(name, ((f"{name}_f", float(f)),), domains=((f"{name}_f", "probability"),))
+    return Shrink.build(name, {"f": f})
 
 
 @dataclasses.dataclass(frozen=True)

@@ -184,7 +184,8 @@ def test_bad_configuration_is_refused(setup):
     with pytest.raises(ValueError, match="appear twice"):
         channels.chain(channels.gaussian(1.0), channels.gaussian(2.0))
     with pytest.raises(ValueError, match="clash"):
-        channels.merged_params_type(algorithms.DGDParams, (("alpha", 1.0),))
+        channels.merged_params_type(algorithms.DGDParams,
+                                    (("alpha", 1.0, algorithms.ParamSpec()),))
     alg, params = _dgd_channel()
     with pytest.raises(ValueError, match="gauss_sigma must be > 0"):
         alg.validate(params.replace(gauss_sigma=-1.0), prob, net)

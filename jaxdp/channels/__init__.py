@@ -19,7 +19,7 @@ read from its traced program (:func:`program_releases`, :meth:`WithChannel.progr
 that reaches other agents outside the channel's releases (a federated server's row, a shared
 self term) makes the report ``inf`` (:meth:`WithChannel.bypass`, :func:`self_term_flow`).
 """
-from jaxdp.channels._base import ROLES, Transform
+from jaxdp.channels._base import ROLES, Declared, Transform, declare
 from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
 from jaxdp.channels._correlated import (
     CoupledGaussian,
@@ -68,10 +68,10 @@ from jaxdp.channels._wrap import (
 
 __all__ = [
     "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
-    "ChannelNetwork", "ChannelState", "Clip", "CoupledGaussian", "Drop", "Gaussian",
+    "ChannelNetwork", "ChannelState", "Clip", "CoupledGaussian", "Declared", "Drop", "Gaussian",
     "GilbertElliott", "Laplace", "LinkFailures", "Loss", "Noise", "PairwiseCancelling",
     "PrivateVariant", "ProductCall", "Quantize", "RandomK", "TopK", "Transform", "WithChannel",
-    "ZeroSum", "activation", "chain", "channel_report", "clip", "drop", "gaussian",
+    "ZeroSum", "activation", "chain", "channel_report", "clip", "declare", "drop", "gaussian",
     "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "pairwise_cancelling",
     "parse_channel", "parse_channels", "printed_outsider_factor", "private_stage", "program_releases", "quantize",
     "random_k", "self_term_flow", "top_k", "with_channel", "zero_sum",

@@ -29,6 +29,14 @@ one kind of stage, and the channel, the proxy network and the privacy report onl
   and, whatever its role, :attr:`Transform.leak`: why its messages leak whatever the scales (the
   report is then ``inf`` with that reason).
 
+Its Params fields are declared once, on the class: :attr:`Transform.declared`, a tuple of
+:func:`declare` (the field's suffix, its domain, its meaning), from which the wrapped algorithm's
+merged Params carry each field's :class:`~jaxdp.algorithms.ParamSpec` (``param_specs``, ``jaxdp
+run ALG --channel SPEC --help``, validation) and a noise's scale field (the calibrator's
+:attr:`~jaxdp.channels.WithChannel.noise_field`) are read. An instance holds the values
+(:attr:`Transform.defaults`, ``((f"{name}_{suffix}", value), ...)``); its static options are
+typed dataclass fields (``k``, ``bits``, ``sampler``, ...).
+
 Example: a user's transform is one class (and, to read it from a spec string, an entry in
 :data:`jaxdp.channels.TRANSFORMS`)::
 
@@ -40,7 +48,16 @@ Example: a user's transform is one class (and, to read it from a spec string, an
         def apply(self, v, p, who, k, z=None):
             return -v
 
-    chain(clip(1.0), Flip("flip", ()), gaussian(0.5))
+    @dataclasses.dataclass(frozen=True)
+    class Shrink(Transform):
+        kind: ClassVar[str] = "shrink"
+        role: ClassVar[str] = "contraction"     # ‖f v‖ ≤ ‖v‖ for f in [0, 1]
+        declared: ClassVar = (declare("f", domain="probability", doc="f, the shrink factor"),)
+
+        def apply(self, v, p, who, k, z=None):
+            return v * p[self.fields[0]]
+
+    chain(clip(1.0), Flip("flip"), Shrink.build("shrink", {"f": 0.5}), gaussian(0.5))
 """
 from __future__ import annotations
 
@@ -50,10 +67,34 @@ from typing import Any, ClassVar
 import jax
 import jax.numpy as jnp
 
+from jaxdp.core._params import ParamSpec, param_spec
+
 ROLES = ("clip", "noise", "contraction", "post", "loss")
 """The privacy roles a transform declares (see the module docstring)."""
 CONTRACTIONS = ("clip", "contraction", "loss")
 """Roles that never raise a released norm (allowed between the clip and the noise)."""
+
+
+@dataclasses.dataclass(frozen=True)
+class Declared:
+    """One Params field a transform declares: the field ``f"{name}_{suffix}"`` of an instance
+    named ``name``, and its :class:`~jaxdp.algorithms.ParamSpec` (build with :func:`declare`)."""
+
+    suffix: str
+    spec: ParamSpec
+
+
+def declare(suffix: str, *, domain="positive", doc: str, per_agent: bool = True,
+            unit: str | None = None) -> Declared:
+    """A transform's Params field, declared once (as :func:`jaxdp.param` declares an algorithm's):
+    its suffix, its domain (a name of :data:`jaxdp.algorithms.DOMAINS` or a ``Domain``; ``"positive"``
+    unless given), its meaning and unit. A transform acting per undirected edge
+    (:attr:`Transform.undirected`) makes every field a scalar.
+
+    Raises:
+      ValueError: an unknown domain or an empty ``doc``.
+    """
+    return Declared(suffix, param_spec(domain=domain, per_agent=per_agent, doc=doc, unit=unit))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -62,26 +103,26 @@ class Transform:
 
     Attributes:
       name: prefix of its Params fields (unique within a channel).
-      defaults: ``((field, default), ...)``: its Params fields, full names, with defaults.
+      defaults: ``((field, value), ...)``: the values of its Params fields, full names
+        ``f"{name}_{suffix}"``, each suffix one of :attr:`declared` (build with :meth:`build`).
       norm: the clip's or the quantizer's norm; ``""`` otherwise.
-      options: ``((option, value), ...)``: static configuration (``k``, ``bits``, ``unbiased``,
-        ``stochastic``, ``error_feedback``, ``process``, ``period``, ``sampler``).
-      domains: ``((field, domain), ...)`` with domain ``"positive"`` (> 0), ``"nonnegative"``
-        or ``"probability"`` (in [0, 1]); fields not listed are ``"positive"``.
 
     Class attributes:
       kind: its name in channel names and spec strings (``"clip"``, ``"gaussian"``, ...).
       role: its privacy role (:data:`ROLES`, or ``None``: undeclared).
+      declared: its Params fields (:func:`declare`); an instance holds some or all of them.
+
+    Raises:
+      ValueError: a field in ``defaults`` that the class does not declare.
     """
 
     name: str
-    defaults: tuple[tuple[str, float], ...]
+    defaults: tuple[tuple[str, float], ...] = ()
     norm: str = ""
-    options: tuple[tuple[str, Any], ...] = ()
-    domains: tuple[tuple[str, str], ...] = ()
 
     kind: ClassVar[str] = "transform"
     role: ClassVar[str | None] = None
+    declared: ClassVar[tuple[Declared, ...]] = ()
     loss: ClassVar[bool] = False
     """Whether it loses messages (acts on the directed edges, not on the rows)."""
     undirected: ClassVar[bool] = False
@@ -93,18 +134,40 @@ class Transform:
     raises_norm: ClassVar[str] = "it may raise the norm"
     """How it may raise a norm (its :attr:`norm_note` without error feedback)."""
 
-    def option(self, name: str, default=None):
-        """A static option's value."""
-        return dict(self.options).get(name, default)
+    def __post_init__(self):
+        known = {f"{self.name}_{d.suffix}" for d in self.declared}
+        for field, _ in self.defaults:
+            if field not in known:
+                raise ValueError(
+                    f"{self.kind} transform {self.name!r}: field {field!r} is not one it declares "
+                    f"(its class declares {sorted(known) or 'no field'}: add a "
+                    "jaxdp.channels.declare(...) to its `declared`)")
+
+    @classmethod
+    def build(cls, name: str, values: dict, **static) -> Transform:
+        """An instance named ``name`` with Params values ``{suffix: value}`` and static
+        options ``static`` (its dataclass fields)."""
+        return cls(name, tuple((f"{name}_{s}", float(v)) for s, v in values.items()), **static)
 
     @property
     def fields(self) -> tuple[str, ...]:
         """Its Params field names."""
         return tuple(f for f, _ in self.defaults)
 
-    def domain(self, field: str) -> str:
-        """The admissible set of a Params field (``"positive"`` unless declared)."""
-        return dict(self.domains).get(field, "positive")
+    def field(self, suffix: str) -> str:
+        """The Params field name of a declared ``suffix``."""
+        return f"{self.name}_{suffix}"
+
+    def spec(self, field: str) -> ParamSpec:
+        """The declared :class:`~jaxdp.algorithms.ParamSpec` of a field (one scalar for every
+        agent if it acts per undirected edge)."""
+        spec = next(d.spec for d in self.declared if self.field(d.suffix) == field)
+        return dataclasses.replace(spec, per_agent=False) if self.undirected else spec
+
+    @property
+    def specs(self) -> tuple[tuple[str, float, ParamSpec], ...]:
+        """``((field, value, ParamSpec), ...)``: its fields as the merged Params declare them."""
+        return tuple((f, v, self.spec(f)) for f, v in self.defaults)
 
     @property
     def spec_name(self) -> str:
@@ -166,8 +229,9 @@ class Transform:
 
     @property
     def error_feedback(self) -> bool:
-        """Whether the sender keeps an error-feedback memory (the channel keeps it)."""
-        return bool(self.option("error_feedback"))
+        """Whether the sender keeps an error-feedback memory (the channel keeps it; a compressor
+        declares it as a dataclass field)."""
+        return False
 
     @property
     def stateful(self) -> bool:
@@ -203,15 +267,11 @@ class Transform:
         return bits_in
 
     def check_size(self, d: int) -> None:
-        """Refuse a message size ``d`` this transform cannot handle (``k > d``).
+        """Refuse a message size ``d`` this transform cannot handle (none unless overridden).
 
         Raises:
-          ValueError: naming the transform, ``k`` and ``d``.
+          ValueError: naming the transform and ``d``.
         """
-        k = self.option("k")
-        if k is not None and k > d:
-            raise ValueError(f"{self.kind}(k={k}) needs messages of at least k coordinates; "
-                             f"this algorithm sends messages of size D = {d}")
 
 
 def per_edge(value, net):

@@ -74,6 +74,12 @@ class Channel:
         return tuple(fd for t in self.transforms for fd in t.defaults)
 
     @property
+    def specs(self) -> tuple:
+        """``((field, default, ParamSpec), ...)``: every Params field of the stack as its
+        transform declares it (:attr:`Transform.specs`)."""
+        return tuple(fs for t in self.transforms for fs in t.specs)
+
+    @property
     def per_sender_copies(self) -> bool:
         """Whether a call draws one independent noisy copy per sender (broadcast, or a noise
         whose independent draw is per sender, :attr:`PairwiseCancelling.per_sender

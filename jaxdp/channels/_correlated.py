@@ -108,7 +108,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.channels._base import per_row, positive
+from jaxdp.channels._base import declare, per_row, positive
 from jaxdp.channels._noise import Gaussian
 from jaxdp.privacy import (
     GAUSSIAN_DRAW_BOUND,
@@ -199,15 +199,26 @@ def _add_coupled_jvp(primals, tangents):
 
 @dataclasses.dataclass(frozen=True)
 class PairwiseCancelling(CoupledGaussian):
-    """DECOR's noise (:func:`pairwise_cancelling`): ``c_{j→i} = −c_{i→j}`` per undirected edge."""
+    """DECOR's noise (:func:`pairwise_cancelling`): ``c_{j→i} = −c_{i→j}`` per undirected edge.
 
+    Attributes:
+      independent: ``"per_message"`` or ``"per_sender"`` (:attr:`per_sender`).
+    """
+
+    independent: str = "per_message"
     kind: ClassVar[str] = "pairwise_cancelling"
+    declared: ClassVar = (
+        declare("sigma", doc="σ_ind, the independent Gaussian noise's standard deviation "
+                             "(DECOR, Eq. (3))"),
+        declare("decay", doc="r, the decay per step of both noises (σ r^k)"),
+        declare("sigma_cor", domain="nonnegative",
+                doc="σ_cor, the pairwise-cancelling noise's standard deviation (DECOR, Eq. (3))"))
 
     @property
     def per_sender(self) -> bool:
         """Whether the independent draw is one per sender and call (DECOR's Eq. (3) as printed,
         ``independent="per_sender"``) rather than one per directed message."""
-        return self.option("independent", "per_message") == "per_sender"
+        return self.independent == "per_sender"
 
     @property
     def spec_name(self) -> str:
@@ -404,11 +415,9 @@ def pairwise_cancelling(sigma_ind: float = 1.0, sigma_cor: float = 1.0, *, decay
     positive("pairwise_cancelling decay", decay)
     if not float(sigma_cor) >= 0:
         raise ValueError(f"pairwise_cancelling sigma_cor must be >= 0; got {sigma_cor!r}")
-    return PairwiseCancelling(
-        name, ((f"{name}_sigma", float(sigma_ind)), (f"{name}_decay", float(decay)),
-               (f"{name}_sigma_cor", float(sigma_cor))),
-        options=(("sampler", check_sampler(sampler)), ("independent", independent)),
-        domains=((f"{name}_sigma_cor", "nonnegative"),))
+    return PairwiseCancelling.build(
+        name, {"sigma": sigma_ind, "decay": decay, "sigma_cor": sigma_cor},
+        sampler=check_sampler(sampler), independent=independent)
 
 
 def zero_sum(sigma: float = 1.0, *, decay: float = 1.0, name: str = "zerosum",
@@ -426,5 +435,4 @@ def zero_sum(sigma: float = 1.0, *, decay: float = 1.0, name: str = "zerosum",
     """
     positive("zero_sum sigma", sigma)
     positive("zero_sum decay", decay)
-    return ZeroSum(name, ((f"{name}_sigma", float(sigma)), (f"{name}_decay", float(decay))),
-                   options=(("sampler", check_sampler(sampler)),))
+    return ZeroSum.build(name, {"sigma": sigma, "decay": decay}, sampler=check_sampler(sampler))

@@ -20,7 +20,7 @@ from typing import ClassVar
 import jax
 import jax.numpy as jnp
 
-from jaxdp.channels._base import Transform, per_edge, probability
+from jaxdp.channels._base import Transform, declare, per_edge, probability
 
 
 @dataclasses.dataclass(frozen=True)
@@ -69,12 +69,16 @@ def _markov(previous, u, p_up_to_down, p_down_to_up):
     return jnp.where(previous, u >= p_down_to_up, u < p_up_to_down)
 
 
-def _probabilities(kind: str, name: str, values: dict) -> tuple:
-    """``(fields, domains)`` of probability fields ``f"{name}_{label}"``, each checked."""
+def _probabilities(kind: str, values: dict) -> dict:
+    """``values`` (``{label: probability}``), each checked in [0, 1]."""
     for label, v in values.items():
         probability(f"{kind} {label}", v)
-    fields = tuple((f"{name}_{label}", float(v)) for label, v in values.items())
-    return fields, tuple((f, "probability") for f, _ in fields)
+    return values
+
+
+def _probability(suffix: str, doc: str):
+    """A declared field in [0, 1]."""
+    return declare(suffix, domain="probability", doc=doc)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -82,6 +86,8 @@ class Drop(Loss):
     """Each directed message lost with probability ``p`` per call (:func:`drop`)."""
 
     kind: ClassVar[str] = "drop"
+    declared: ClassVar = (_probability("p", "p, each directed message's loss probability per "
+                                            "call"),)
 
     def lost(self, p: dict, key, state, net):
         n = 2 * net.n_edges
@@ -101,8 +107,7 @@ def drop(p: float = 0.1, *, name: str = "drop") -> Drop:
     Raises:
       ValueError: ``p`` outside [0, 1].
     """
-    fields, domains = _probabilities("drop", name, {"p": p})
-    return Drop(name, fields, domains=domains)
+    return Drop.build(name, _probabilities("drop", {"p": p}))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -111,6 +116,10 @@ class GilbertElliott(Loss):
 
     kind: ClassVar[str] = "gilbert_elliott"
     per_step: ClassVar[bool] = True
+    declared: ClassVar = (_probability("p_gb", "p_gb, an edge's good → bad probability per step"),
+                          _probability("p_bg", "p_bg, an edge's bad → good probability per step"),
+                          _probability("loss_good", "a message's loss probability, good state"),
+                          _probability("loss_bad", "a message's loss probability, bad state"))
 
     @property
     def stateful(self) -> bool:
@@ -146,30 +155,38 @@ def gilbert_elliott(p_gb: float = 0.1, p_bg: float = 0.5, loss_good: float = 0.0
     Raises:
       ValueError: a value outside [0, 1], or ``p_gb + p_bg == 0`` (no stationary law).
     """
-    fields, domains = _probabilities("gilbert_elliott", name, {
+    values = _probabilities("gilbert_elliott", {
         "p_gb": p_gb, "p_bg": p_bg, "loss_good": loss_good, "loss_bad": loss_bad})
     if not p_gb + p_bg > 0:
         raise ValueError("gilbert_elliott needs p_gb + p_bg > 0 (else the chain has no "
                          f"stationary law); got p_gb={p_gb}, p_bg={p_bg}")
-    return GilbertElliott(name, fields, domains=domains)
+    return GilbertElliott.build(name, values)
 
 
 @dataclasses.dataclass(frozen=True)
 class LinkFailures(Loss):
-    """Undirected links down for a whole step, i.i.d. or Markov (:func:`link_failures`)."""
+    """Undirected links down for a whole step, i.i.d. or Markov (:func:`link_failures`).
 
+    Attributes:
+      process: ``"iid"`` or ``"markov"``.
+    """
+
+    process: str = "iid"
     kind: ClassVar[str] = "link_failures"
     per_step: ClassVar[bool] = True
     undirected: ClassVar[bool] = True
+    declared: ClassVar = (_probability("p", "p, a live link's failure probability per step"),
+                          _probability("recover", "a failed link's recovery probability per "
+                                                  "step (process='markov')"))
 
     @property
     def stateful(self) -> bool:
-        return self.option("process") == "markov"
+        return self.process == "markov"
 
     def link_state(self, p: dict, key, previous, net, k):
         """``(E,)`` bool: the links down."""
         u = jax.random.uniform(key, (net.n_edges,), net.w_edge.dtype)
-        if self.option("process") == "iid":
+        if self.process == "iid":
             return u < p[self.fields[0]]
         return _markov(previous, u, p[self.fields[0]], p[self.fields[1]])
 
@@ -189,26 +206,37 @@ def link_failures(p: float = 0.1, *, process: str = "iid", recover: float = 0.5,
     if process not in ("iid", "markov"):
         raise ValueError(f"link_failures process must be 'iid' or 'markov'; got {process!r}")
     values = {"p": p, "recover": recover} if process == "markov" else {"p": p}
-    fields, domains = _probabilities("link_failures", name, values)
+    values = _probabilities("link_failures", values)
     if process == "markov" and not p + recover > 0:
         raise ValueError("link_failures('markov') needs p + recover > 0; got both 0")
-    return LinkFailures(name, fields, options=(("process", process),), domains=domains)
+    return LinkFailures.build(name, values, process=process)
 
 
 @dataclasses.dataclass(frozen=True)
 class Activation(Loss):
     """Links active only at some steps: cyclic, Poisson clocks or awake agents
-    (:func:`activation`)."""
+    (:func:`activation`).
 
+    Attributes:
+      process: ``"cyclic"``, ``"poisson"`` or ``"agents"``.
+      period: the cycle of ``"cyclic"``.
+    """
+
+    process: str = "poisson"
+    period: int = 2
     kind: ClassVar[str] = "activation"
     per_step: ClassVar[bool] = True
     undirected: ClassVar[bool] = True
+    declared: ClassVar = (declare("rate", domain="nonnegative",
+                                  doc="λ, each edge's Poisson clock rate (process='poisson')"),
+                          _probability("p", "p, each agent's wake probability per step "
+                                            "(process='agents')"))
 
     def link_state(self, p: dict, key, previous, net, k):
         """``(E,)`` bool "down" (``(2E,)`` for agent activation)."""
-        n_edges, dtype, process = net.n_edges, net.w_edge.dtype, self.option("process")
+        n_edges, dtype, process = net.n_edges, net.w_edge.dtype, self.process
         if process == "cyclic":
-            return (k + jnp.arange(n_edges)) % self.option("period") != 0
+            return (k + jnp.arange(n_edges)) % self.period != 0
         if process == "poisson":
             u = jax.random.uniform(key, (n_edges,), dtype)
             return u >= -jnp.expm1(-jnp.asarray(p[self.fields[0]], dtype))
@@ -236,14 +264,11 @@ def activation(process: str = "poisson", *, rate: float = 1.0, period: int = 2,
     if process == "cyclic":
         if not isinstance(period, int) or period < 1:
             raise ValueError(f"activation period must be an integer >= 1; got {period!r}")
-        return Activation(name, (), options=(("process", "cyclic"), ("period", period)))
+        return Activation(name, process="cyclic", period=period)
     if process == "poisson":
         if not float(rate) >= 0:
             raise ValueError(f"activation rate must be >= 0; got {rate!r}")
-        field = f"{name}_rate"
-        return Activation(name, ((field, float(rate)),), options=(("process", "poisson"),),
-                          domains=((field, "nonnegative"),))
+        return Activation.build(name, {"rate": rate}, process="poisson")
     if process == "agents":
-        fields, domains = _probabilities("activation", name, {"p": p})
-        return Activation(name, fields, options=(("process", "agents"),), domains=domains)
+        return Activation.build(name, _probabilities("activation", {"p": p}), process="agents")
     raise ValueError(f"activation process must be 'cyclic', 'poisson' or 'agents'; got {process!r}")

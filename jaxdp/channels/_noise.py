@@ -16,7 +16,7 @@ from typing import ClassVar
 
 import numpy as np
 
-from jaxdp.channels._base import Transform, per_row, positive
+from jaxdp.channels._base import Transform, declare, per_row, positive
 from jaxdp.privacy import (
     LatticeClampWarning,
     PrivacyEvents,
@@ -32,20 +32,20 @@ from jaxdp.privacy import (
 
 @dataclasses.dataclass(frozen=True)
 class Noise(Transform):
-    """An additive noise ``v + s_k z`` with ``s_k = s r^k`` (fields: the scale, then its decay).
+    """An additive noise ``v + s_k z`` with ``s_k = s r^k`` (declared fields: the scale, then
+    its decay).
+
+    Attributes:
+      sampler: ``"lattice"`` (the default: private as floats) or ``"float"``.
 
     Class attributes:
       sensitivity_norm: the norm (2 or 1) its mechanism needs the sensitivity in.
     """
 
+    sampler: str = "lattice"
     role: ClassVar[str] = "noise"
     random: ClassVar[bool] = True
     sensitivity_norm: ClassVar[int] = 2
-
-    @property
-    def sampler(self) -> str:
-        """``"lattice"`` or ``"float"``."""
-        return self.option("sampler", "lattice")
 
     @property
     def lattice(self) -> bool:
@@ -58,15 +58,15 @@ class Noise(Transform):
 
     @property
     def scale_field(self) -> str:
-        return self.fields[0]
+        """Its first declared field, the scale ``s`` (ε decreases as it grows)."""
+        return self.field(self.declared[0].suffix)
 
     @property
     def spec_name(self) -> str:
         return self.kind + ("" if self.lattice else ":sampler=float")
 
     def with_sampler(self, sampler: str) -> Noise:
-        options = tuple((k, v) for k, v in self.options if k != "sampler")
-        return dataclasses.replace(self, options=options + (("sampler", check_sampler(sampler)),))
+        return dataclasses.replace(self, sampler=check_sampler(sampler))
 
     def draw(self, key, shape, dtype):
         return noise_draws(key, shape, dtype, law=self.law, sampler=self.sampler)
@@ -114,6 +114,8 @@ class Gaussian(Noise):
     """``v + σ r^k z``, ``z ~ N(0, I)`` (:func:`gaussian`)."""
 
     kind: ClassVar[str] = "gaussian"
+    declared: ClassVar = (declare("sigma", doc="σ, the Gaussian noise's standard deviation"),
+                          declare("decay", doc="r, the noise's decay per step (σ r^k)"))
 
     @property
     def sums_exactly(self) -> bool:
@@ -133,6 +135,8 @@ class Laplace(Noise):
     """``v + b r^k z``, ``z`` standard Laplace (:func:`laplace`)."""
 
     kind: ClassVar[str] = "laplace"
+    declared: ClassVar = (declare("b", doc="b, the Laplace noise's scale"),
+                          declare("decay", doc="r, the noise's decay per step (b r^k)"))
     sensitivity_norm: ClassVar[int] = 1
 
     def events(self, sens, n, steps, log_scale, releases, what) -> PrivacyEvents:
@@ -155,7 +159,7 @@ def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
     Raises:
       ValueError: ``sigma <= 0``, ``decay <= 0`` or an unknown sampler.
     """
-    return _noise(Gaussian, "sigma", sigma, decay, name, sampler)
+    return _noise(Gaussian, sigma, decay, name, sampler)
 
 
 def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
@@ -168,13 +172,13 @@ def laplace(b: float = 1.0, *, decay: float = 1.0, name: str = "laplace",
     Raises:
       ValueError: ``b <= 0``, ``decay <= 0`` or an unknown sampler.
     """
-    return _noise(Laplace, "b", b, decay, name, sampler)
+    return _noise(Laplace, b, decay, name, sampler)
 
 
-def _noise(cls: type[Noise], label: str, scale, decay, name: str, sampler: str) -> Noise:
-    """A ``cls`` with fields ``f"{name}_{label}"`` (the scale) and ``f"{name}_decay"``, both
-    checked > 0, and its sampler checked."""
+def _noise(cls: type[Noise], scale, decay, name: str, sampler: str) -> Noise:
+    """A ``cls`` with its declared fields, the scale and its decay, both checked > 0, and its
+    sampler checked."""
+    label, decay_label = (d.suffix for d in cls.declared[:2])
     positive(f"{cls.kind} {label}", scale)
-    positive(f"{cls.kind} decay", decay)
-    return cls(name, ((f"{name}_{label}", float(scale)), (f"{name}_decay", float(decay))),
-               options=(("sampler", check_sampler(sampler)),))
+    positive(f"{cls.kind} {decay_label}", decay)
+    return cls.build(name, {label: scale, decay_label: decay}, sampler=check_sampler(sampler))

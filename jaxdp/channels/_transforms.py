@@ -20,7 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.channels._base import Transform, per_row, positive, row_norm, size
+from jaxdp.channels._base import Transform, declare, per_row, positive, row_norm, size
 from jaxdp.privacy._mechanisms import clip_rows
 
 NORMS = ("l2", "linf", "l1")
@@ -38,6 +38,7 @@ class Clip(Transform):
 
     kind: ClassVar[str] = "clip"
     role: ClassVar[str] = "clip"
+    declared: ClassVar = (declare("norm", doc="C, the clip bound of every message's norm"),)
 
     @property
     def bound_field(self) -> str:
@@ -63,7 +64,7 @@ def clip(c: float = 1.0, *, norm: str = "l2", name: str = "clip") -> Clip:
     if norm not in NORMS:
         raise ValueError(f"clip norm must be one of {NORMS}; got {norm!r}")
     positive("clip c", c)
-    return Clip(name, ((f"{name}_norm", float(c)),), norm)
+    return Clip.build(name, {"norm": c}, norm=norm)
 
 
 _EF_DOC = """
@@ -84,7 +85,29 @@ def _sparse_bits(k: int, d: int, float_bits: int) -> int:
 
 
 @dataclasses.dataclass(frozen=True)
-class TopK(Transform):
+class Sparse(Transform):
+    """``k`` coordinates of each row kept (:class:`TopK`, :class:`RandomK`): ``k`` (static) and
+    optional error feedback."""
+
+    k: int = 1
+    error_feedback: bool = False
+
+    def message_bits(self, d: int, float_bits: int, bits_in: int) -> int:
+        return _sparse_bits(self.k, d, float_bits)
+
+    def check_size(self, d: int) -> None:
+        """Refuse ``k > d``.
+
+        Raises:
+          ValueError: naming the transform, ``k`` and ``d``.
+        """
+        if self.k > d:
+            raise ValueError(f"{self.kind}(k={self.k}) needs messages of at least k coordinates; "
+                             f"this algorithm sends messages of size D = {d}")
+
+
+@dataclasses.dataclass(frozen=True)
+class TopK(Sparse):
     """The ``k`` largest-magnitude coordinates of each row (:func:`top_k`)."""
 
     kind: ClassVar[str] = "top_k"
@@ -94,10 +117,7 @@ class TopK(Transform):
         return "post" if self.error_feedback else "contraction"
 
     def apply(self, v, p: dict, who, k, z=None):
-        return v * _keep_largest(jnp.abs(v), self.option("k"))
-
-    def message_bits(self, d: int, float_bits: int, bits_in: int) -> int:
-        return _sparse_bits(self.option("k"), d, float_bits)
+        return v * _keep_largest(jnp.abs(v), self.k)
 
 
 def top_k(k: int, *, error_feedback: bool = False, name: str = "topk") -> TopK:
@@ -106,32 +126,29 @@ def top_k(k: int, *, error_feedback: bool = False, name: str = "topk") -> TopK:
     compresses once per sender), the compression applies to each row the channel sends.
     """
     size("top_k k", k)
-    return TopK(name, (), "", (("k", int(k)), ("error_feedback", bool(error_feedback))))
+    return TopK(name, k=int(k), error_feedback=bool(error_feedback))
 
 
 top_k.__doc__ += _EF_DOC + _K_RAISES
 
 
 @dataclasses.dataclass(frozen=True)
-class RandomK(Transform):
+class RandomK(Sparse):
     """``k`` uniformly chosen coordinates of each row, scaled by ``D/k`` if unbiased
     (:func:`random_k`)."""
 
+    unbiased: bool = True
     kind: ClassVar[str] = "random_k"
     raises_norm: ClassVar[str] = "D/k scaling"
     random: ClassVar[bool] = True
 
     @property
     def role(self) -> str:
-        return "post" if self.error_feedback or self.option("unbiased") else "contraction"
+        return "post" if self.error_feedback or self.unbiased else "contraction"
 
     def apply(self, v, p: dict, who, k, z=None):
-        k_, d = self.option("k"), v.shape[-1]
-        scale = d / k_ if self.option("unbiased") else 1.0
-        return v * _keep_largest(z, k_) * scale
-
-    def message_bits(self, d: int, float_bits: int, bits_in: int) -> int:
-        return _sparse_bits(self.option("k"), d, float_bits)
+        scale = v.shape[-1] / self.k if self.unbiased else 1.0
+        return v * _keep_largest(z, self.k) * scale
 
 
 def random_k(k: int, *, unbiased: bool = True, error_feedback: bool = False,
@@ -142,8 +159,7 @@ def random_k(k: int, *, unbiased: bool = True, error_feedback: bool = False,
     the noise unless the channel broadcasts.
     """
     size("random_k k", k)
-    return RandomK(name, (), "", (("k", int(k)), ("unbiased", bool(unbiased)),
-                                  ("error_feedback", bool(error_feedback))))
+    return RandomK(name, k=int(k), unbiased=bool(unbiased), error_feedback=bool(error_feedback))
 
 
 random_k.__doc__ += _EF_DOC + _K_RAISES
@@ -153,20 +169,23 @@ random_k.__doc__ += _EF_DOC + _K_RAISES
 class Quantize(Transform):
     """QSGD levels of each row (:func:`quantize`)."""
 
+    bits: int = 1
+    stochastic: bool = False
+    error_feedback: bool = False
     kind: ClassVar[str] = "quantize"
     role: ClassVar[str] = "post"
     raises_norm: ClassVar[str] = "rounding that can raise the norm"
 
     @property
     def random(self) -> bool:
-        return bool(self.option("stochastic"))
+        return self.stochastic
 
     def apply(self, v, p: dict, who, k, z=None):
-        return _quantize(v, self.option("bits"), self.norm, z)
+        return _quantize(v, self.bits, self.norm, z)
 
     def message_bits(self, d: int, float_bits: int, bits_in: int) -> int:
         """The norm as a float and, per coordinate, a sign bit and a ``bits``-bit level."""
-        return float_bits + d * (1 + self.option("bits"))
+        return float_bits + d * (1 + self.bits)
 
 
 def quantize(bits: int, *, stochastic: bool = False, norm: str = "l2",
@@ -182,8 +201,8 @@ def quantize(bits: int, *, stochastic: bool = False, norm: str = "l2",
         raise ValueError(f"quantize bits must be an integer in [1, 24]; got {bits!r}")
     if norm not in ("l2", "linf"):
         raise ValueError(f"quantize norm must be 'l2' or 'linf'; got {norm!r}")
-    return Quantize(name, (), norm, (("bits", bits), ("stochastic", bool(stochastic)),
-                                     ("error_feedback", bool(error_feedback))))
+    return Quantize(name, norm=norm, bits=bits, stochastic=bool(stochastic),
+                    error_feedback=bool(error_feedback))
 
 
 quantize.__doc__ += _EF_DOC + """

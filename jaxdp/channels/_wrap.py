@@ -21,7 +21,9 @@ standard draw from ``fold_in(fold_in(channel_key, c), t)`` and scales it by its 
 
 Params: one flat chex dataclass holding the inner algorithm's fields and the channel's
 (``clip_norm``, ``gauss_sigma``, ...), so ``jaxdp.grid``/``sweep`` and the ε calibrator work on it
-unchanged; the channel's first noise scale is the :attr:`noise_field`.
+unchanged; each channel field carries its transform's declared spec (default, domain, meaning:
+``param_specs``, validation, ``jaxdp run ALG --channel SPEC --help``), and the scale field of the
+channel's (first) transform of role ``"noise"`` is the :attr:`noise_field`, wherever it sits.
 
 Losses: a lost message is replaced by the receiver's own row (``M_ij X_i``), i.e. the product runs
 with the lost edge's weight moved to the receiver's diagonal. State: a channel without memory or
@@ -45,7 +47,8 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.core import Algorithm, check_per_agent_value
+from jaxdp.core import Algorithm, check_value
+from jaxdp.core._params import METADATA_KEY
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report, secret_pairs_report
@@ -58,24 +61,24 @@ CHANNEL_STREAM = 0x6368616E
 NESTED_STREAM = 0x6E657374
 """``fold_in`` constant of the key an inner algorithm with a channel of its own draws from."""
 
-_DOMAINS = {"positive": (lambda v: v > 0, "> 0"), "nonnegative": (lambda v: v >= 0, ">= 0"),
-            "probability": (lambda v: (v >= 0) & (v <= 1), "in [0, 1]")}
-
 
 @functools.lru_cache(maxsize=None)
-def merged_params_type(inner_type: type, defaults: tuple[tuple[str, float], ...]) -> type:
-    """The flat Params type: ``inner_type``'s fields then the channel's (cached: equal wrappers
-    share one type, hence one compiled program).
+def merged_params_type(inner_type: type, specs: tuple) -> type:
+    """The flat Params type: ``inner_type``'s fields then the channel's, ``specs``
+    (``((field, default, ParamSpec), ...)``, :attr:`Channel.specs`), each declared as
+    :func:`jaxdp.param` declares a field (cached: equal wrappers share one type, hence one
+    compiled program).
 
     Raises:
       ValueError: a channel field that is also a field of ``inner_type``.
     """
     inner = [(f.name, Any, _copy_default(f)) for f in dataclasses.fields(inner_type)]
-    clash = sorted({n for n, _, _ in inner} & {f for f, _ in defaults})
+    clash = sorted({n for n, _, _ in inner} & {f for f, _, _ in specs})
     if clash:
         raise ValueError(f"channel Params fields {clash} clash with {inner_type.__name__}'s; give "
                          "the transforms another name= prefix")
-    fields = inner + [(f, Any, dataclasses.field(default=v)) for f, v in defaults]
+    fields = inner + [(f, Any, dataclasses.field(default=v, metadata={METADATA_KEY: spec}))
+                      for f, v, spec in specs]
     namespace = {"__annotations__": {n: t for n, t, _ in fields}, "__module__": __name__,
                  **{n: f for n, _, f in fields}}
     return chex.dataclass(frozen=True)(type(f"{inner_type.__name__}WithChannel", (), namespace))
@@ -176,17 +179,25 @@ class WithChannel(Algorithm):
 
     @property
     def params_type(self) -> type:
-        return merged_params_type(self.inner.params_type, self.channel_defaults)
+        return merged_params_type(self.inner.params_type, self.channel_specs)
+
+    @property
+    def channel_specs(self) -> tuple:
+        """``((field, default, ParamSpec), ...)``: every channel Params field as its transform
+        declares it, route after route."""
+        return tuple(fs for _, c in self.routes for fs in c.specs)
 
     @property
     def channel_defaults(self) -> tuple[tuple[str, float], ...]:
         """Every channel Params field with its default, route after route."""
-        return tuple(fd for _, c in self.routes for fd in c.defaults)
+        return tuple((f, v) for f, v, _ in self.channel_specs)
 
     @property
     def noise_field(self) -> str | None:
-        """The first noise transform's scale field (ε decreases as it grows)."""
-        return next((t.scale_field for t in self.transforms if t.random), None)
+        """The scale field of the first transform whose role is ``"noise"`` (ε decreases as it
+        grows), wherever it sits in its chain: a random compressor or a user's transform before
+        it does not hide it."""
+        return next((t.scale_field for t in self.transforms if t.role == "noise"), None)
 
     # -- params -----------------------------------------------------------------------------------
     def default_params(self):
@@ -213,7 +224,8 @@ class WithChannel(Algorithm):
 
     def validate(self, params, problem, network) -> None:
         """The inner checks on the inner fields; every channel field finite, scalar or (N,) and in
-        its transform's domain (> 0, ≥ 0 or in [0, 1]); message sizes a transform can handle.
+        its transform's declared domain (> 0, ≥ 0 or in [0, 1]); message sizes a transform can
+        handle.
 
         Raises:
           TypeError: params of another type.
@@ -224,17 +236,10 @@ class WithChannel(Algorithm):
                             f"with .params(...) or .default_params()); got {type(params).__name__}")
         inner, values = self.split(params)
         self.inner.validate(inner, problem, network)
-        domains = {f: t.domain(f) for t in self.transforms for f in t.fields}
         self.check_undirected_scalars(values)
-        for field, value in values.items():
-            label = f"{self.params_type.__name__}.{field}"
-            check_per_agent_value(label, value, network.n_agents)
-            v = np.asarray(value, np.float64)
-            ok, what = _DOMAINS[domains[field]]
-            bad = ~ok(v)
-            if np.any(bad):
-                raise ValueError(f"{label} must be {what} for every agent; got "
-                                 f"{v.flat[int(np.argmax(bad))]:g}")
+        for field, _, spec in self.channel_specs:
+            check_value(f"{self.params_type.__name__}.{field}", spec, values[field],
+                        network.n_agents)
         self.check_messages(problem, network, params)
 
     def check_undirected_scalars(self, values: dict) -> None:

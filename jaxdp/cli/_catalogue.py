@@ -55,10 +55,9 @@ def _options_line(alg) -> str:
 
 def _params_lines(alg) -> list[str]:
     """The Params of ``alg``: a heading, then one line per field (default and meaning)."""
-    cls = type(alg)
     defaults = alg.default_params()
-    meanings = _field_comments(cls.params_type)
-    return [f"parameters of {alg.name} ({cls.params_type.__name__}; set with --param "
+    meanings = _field_comments(alg.params_type)
+    return [f"parameters of {alg.name} ({alg.params_type.__name__}; set with --param "
             "NAME=VALUE):"] + [f"  {field:<12} default {_show(defaults[field]):<10} "
                                f"{meanings.get(field, '')}" for field in defaults.keys()]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jaxdp.cli._catalogue import (_cmd_demo, _cmd_info, _cmd_list, _cmd_reproduce, _options_line,
                                   _params_lines)
-from jaxdp.cli._common import RESUME_DIR, X_AXES
+from jaxdp.cli._common import RESUME_DIR, X_AXES, _with_channel
 from jaxdp.cli._runs import _cmd_compare, _cmd_run, _cmd_tradeoff
 
 
@@ -23,7 +23,9 @@ class _HelpWithEpilog(argparse.RawDescriptionHelpFormatter, _Help):
 
 def _algorithm_help(parser, argv) -> None:
     """``jaxdp run ALG --help`` (or ``tradeoff``/``compare``): the help ends with ALG's Params
-    (their defaults and meanings, as ``jaxdp info`` lists them) and the problem's metrics."""
+    (their defaults and meanings, as ``jaxdp info`` lists them; with ``--channel SPEC``, ALG
+    behind that channel, whose Params add the channel's declared fields) and the problem's
+    metrics."""
     if len(argv) < 2 or not {"-h", "--help"} & set(argv) or \
             argv[0] not in ("run", "tradeoff", "compare"):
         return
@@ -35,10 +37,18 @@ def _algorithm_help(parser, argv) -> None:
     sub = parser._subparsers._group_actions[0].choices[argv[0]]  # noqa: SLF001
     problem = argv[argv.index("--problem") + 1] if "--problem" in argv[:-1] else \
         "nonconvex_logistic"
-    blocks = ["\n".join([*_params_lines(algorithms.get(name)),
-                          _options_line(algorithms.get(name))]) for name in names]
+    algs = [algorithms.get(name) for name in names]
+    blocks = ["\n".join([*_params_lines(_with_channel(alg, _channel_specs(argv))),
+                          _options_line(alg)]) for alg in algs]
     sub.epilog = "\n\n".join(blocks + [_metrics_line(problem)])
     sub.formatter_class = _HelpWithEpilog
+
+
+def _channel_specs(argv) -> list[str] | None:
+    """The ``--channel SPEC`` / ``--channel=SPEC`` values of ``argv`` (``None``: none)."""
+    specs = [argv[i + 1] for i, a in enumerate(argv[:-1]) if a == "--channel"]
+    specs += [a.split("=", 1)[1] for a in argv if a.startswith("--channel=")]
+    return specs or None
 
 
 def _metrics_line(problem: str) -> str:

@@ -13,12 +13,12 @@ from jaxdp.core._algorithm import (
 from jaxdp.core._noise_owner import noise_dependence, sender_mismatch
 from jaxdp.core._reach import first_arrivals, reach_mismatch
 from jaxdp.core._params import (
-    DOMAINS, Domain, ParamSpec, check_params, check_per_agent_value, param, param_specs,
-    undeclared_fields,
+    DOMAINS, Domain, ParamSpec, check_params, check_per_agent_value, check_value, param,
+    param_spec, param_specs, undeclared_fields,
 )
 
 __all__ = ["Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROBLEM_NEEDS",
            "PROVENANCES", "ParamSpec", "check_params", "check_problem_supports",
-           "check_per_agent_value", "first_arrivals", "noise_dependence", "param", "param_specs",
-           "reach_mismatch", "sender_mismatch", "standard_draws", "undeclared_fields",
-           "zeros_like_models"]
+           "check_per_agent_value", "check_value", "first_arrivals", "noise_dependence", "param",
+           "param_spec", "param_specs", "reach_mismatch", "sender_mismatch", "standard_draws",
+           "undeclared_fields", "zeros_like_models"]

@@ -93,6 +93,21 @@ def param(default: Any, *, domain: str | Domain = "real", per_agent: bool = True
 
     Args:
       default: the default value (the paper's setting).
+      domain, per_agent, doc, unit: the field's :class:`ParamSpec` (see :func:`param_spec`).
+
+    Raises:
+      ValueError: an unknown domain name or an empty ``doc``.
+    """
+    spec = param_spec(domain=domain, per_agent=per_agent, doc=doc, unit=unit)
+    return dataclasses.field(default=default, metadata={METADATA_KEY: spec})
+
+
+def param_spec(*, domain: str | Domain = "real", per_agent: bool = True, doc: str,
+               unit: str | None = None) -> ParamSpec:
+    """The :class:`ParamSpec` of a field (what :func:`param` puts on a Params field and a channel
+    transform declares for each of its fields, :func:`jaxdp.channels.declare`).
+
+    Args:
       domain: a name of :data:`DOMAINS` (``"positive"``, ``"nonnegative"``, ``"probability"``
         ``[0, 1]``, ``"fraction"`` ``(0, 1]``, ``"real"``) or a :class:`Domain`.
       per_agent: ``True``: a scalar or one value per agent ``(N,)``; ``False``: one scalar for
@@ -110,8 +125,7 @@ def param(default: Any, *, domain: str | Domain = "real", per_agent: bool = True
         domain = DOMAINS[domain]
     if not doc:
         raise ValueError("param: doc= must say what the field means")
-    spec = ParamSpec(domain=domain, per_agent=bool(per_agent), doc=doc, unit=unit)
-    return dataclasses.field(default=default, metadata={METADATA_KEY: spec})
+    return ParamSpec(domain=domain, per_agent=bool(per_agent), doc=doc, unit=unit)
 
 
 def param_specs(params_type: type) -> dict[str, ParamSpec]:
@@ -135,18 +149,26 @@ def check_params(params, n_agents: int) -> None:
     """
     owner = type(params).__name__
     for field, spec in param_specs(type(params)).items():
-        label, value = f"{owner}.{field}", params[field]
-        check_per_agent_value(label, value, n_agents)
-        if not spec.per_agent and np.ndim(value) != 0:
-            raise ValueError(f"{label} must be a scalar (one value for every agent); got shape "
-                             f"{np.shape(value)}")
-        bad = ~spec.domain.contains(value)
-        if np.any(bad):
-            i = int(np.argmax(bad))
-            where = f" at agent {i}" if np.ndim(value) else ""
-            got = np.asarray(value, np.float64).flat[i]
-            raise ValueError(f"{label} must be {spec.domain.text} for every agent; got "
-                             f"{got:g}{where}")
+        check_value(f"{owner}.{field}", spec, params[field], n_agents)
+
+
+def check_value(label: str, spec: ParamSpec, value, n_agents: int) -> None:
+    """One Params leaf against its :class:`ParamSpec` (the rules of :func:`check_params`).
+
+    Raises:
+      ValueError: naming ``label``, the rule and the offending value (and agent).
+    """
+    check_per_agent_value(label, value, n_agents)
+    if not spec.per_agent and np.ndim(value) != 0:
+        raise ValueError(f"{label} must be a scalar (one value for every agent); got shape "
+                         f"{np.shape(value)}")
+    bad = ~spec.domain.contains(value)
+    if np.any(bad):
+        i = int(np.argmax(bad))
+        where = f" at agent {i}" if np.ndim(value) else ""
+        got = np.asarray(value, np.float64).flat[i]
+        raise ValueError(f"{label} must be {spec.domain.text} for every agent; got "
+                         f"{got:g}{where}")
 
 
 def check_per_agent_value(label: str, value, n_agents: int) -> None:

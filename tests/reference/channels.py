@@ -64,16 +64,16 @@ def transform_row(t, v, values, k, z):
         return clip_row(v, values[f[0]], t.norm)
     if t.kind in ("gaussian", "laplace"):
         scale = values[f[0]] * values[f[1]] ** k
-        if t.option("sampler", "lattice") == "lattice":
+        if t.sampler == "lattice":
             return lattice_row(v, scale, z, t.kind)
         return v + scale * z
     if t.kind == "top_k":
-        return v * keep_largest(np.abs(v), t.option("k"))
+        return v * keep_largest(np.abs(v), t.k)
     if t.kind == "random_k":
-        scale = len(v) / t.option("k") if t.option("unbiased") else 1.0
-        return v * keep_largest(z, t.option("k")) * scale
+        scale = len(v) / t.k if t.unbiased else 1.0
+        return v * keep_largest(z, t.k) * scale
     if t.kind == "quantize":
-        return quantize_row(v, t.option("bits"), t.norm, z if t.option("stochastic") else None)
+        return quantize_row(v, t.bits, t.norm, z if t.stochastic else None)
     return v
 
 
