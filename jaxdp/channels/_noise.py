@@ -47,6 +47,13 @@ class Noise(Transform):
     random: ClassVar[bool] = True
     sensitivity_norm: ClassVar[int] = 2
 
+    def __post_init__(self):
+        super().__post_init__()
+        want = tuple(self.field(d.suffix) for d in self.declared[:2])
+        if len(want) < 2 or self.fields[:2] != want:
+            raise ValueError(f"{self.kind} noise {self.name!r} must declare its scale then its "
+                             f"decay first and hold both; declares {want}, holds {self.fields}")
+
     @property
     def lattice(self) -> bool:
         return self.sampler == "lattice"
