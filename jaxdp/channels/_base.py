@@ -1,7 +1,7 @@
 """The transform contract: one small object per stage of a channel.
 
-A transform is a frozen, hashable dataclass (its Params field names with their defaults, its static
-options such as ``k`` or ``bits``); the numbers live in the wrapped algorithm's Params, so they can
+A transform is a frozen, hashable dataclass (its Params fields' values, its typed static options
+such as ``k`` or ``bits``); the numbers live in the wrapped algorithm's Params, so they can
 be vmapped over a grid and differentiated. A subclass of :class:`Transform` owns everything about
 one kind of stage, and the channel, the proxy network and the privacy report only ask it:
 
@@ -62,7 +62,7 @@ Example: a user's transform is one class (and, to read it from a spec string, an
 from __future__ import annotations
 
 import dataclasses
-from typing import Any, ClassVar
+from typing import ClassVar
 
 import jax
 import jax.numpy as jnp

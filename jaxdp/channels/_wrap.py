@@ -243,17 +243,19 @@ class WithChannel(Algorithm):
         self.check_messages(problem, network, params)
 
     def check_undirected_scalars(self, values: dict) -> None:
-        """Refuse a per-agent value of a field whose transform acts per undirected edge (one
-        lattice for both ends: :mod:`jaxdp.channels._correlated`), e.g. DECOR's ``σ``.
+        """Refuse a per-agent value of a field its transform declares scalar (every field of one
+        acting per undirected edge, one lattice for both ends: :mod:`jaxdp.channels._correlated`,
+        e.g. DECOR's ``σ``; :meth:`Transform.spec`).
 
         Raises:
           ValueError: naming the field and the value's shape.
         """
-        undirected = {f for t in self.transforms if t.undirected for f in t.fields}
-        for field in sorted(undirected & set(values)):
+        scalar = {f for f, _, spec in self.channel_specs if not spec.per_agent}
+        for field in sorted(scalar & set(values)):
             if np.ndim(values[field]):
                 raise ValueError(f"{self.params_type.__name__}.{field} must be a scalar (its "
-                                 "transform acts per undirected edge, not per agent); got shape "
+                                 "transform declares one value for every agent, e.g. one per "
+                                 "undirected edge); got shape "
                                  f"{np.shape(values[field])}")
 
     def check_messages(self, problem, network, params) -> None:
