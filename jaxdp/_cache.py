@@ -17,9 +17,10 @@ from pathlib import Path
 ENV_VAR = "JAXDP_CACHE_DIR"
 #: The directory used when :data:`ENV_VAR` is unset.
 DEFAULT_DIR = Path("~/.cache/jaxdp/xla")
-#: Programs that compile faster than this are not written (JAX's own default is 1 s; the CPU run
-#: programs of a small CLI run take 0.1–1 s, and the eager ops of the host code far less).
-MIN_COMPILE_SECONDS = 0.1
+#: Programs that compile faster than this are not written. JAX's own default is 1 s, which skips
+#: every program of a small CLI run on CPU (0.1–1 s each); 0 also keeps the host code's small
+#: eager ops (about 20 entries, 100 KiB, per run), keyed by their shapes and so shared by runs.
+MIN_COMPILE_SECONDS = 0.0
 
 
 def cache_dir(path: str | os.PathLike | None = None) -> Path | None:
