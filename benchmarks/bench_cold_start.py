@@ -42,14 +42,21 @@ def _env(**extra) -> dict:
 
 
 def wall(argv: list[str], env: dict | None = None) -> tuple[float, str]:
-    """Seconds from spawning ``python argv`` to its exit, and its stderr; raises if it failed."""
+    """Seconds from spawning ``python argv`` to its exit, and its stderr; raises if it failed.
+    A ``jaxdp run``'s summary line (its ``compile_seconds``) is kept in :data:`LAST_SUMMARY`."""
     t0 = time.perf_counter()
     done = subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=ROOT,
                           env=env or _env(), timeout=600, check=False)
     seconds = time.perf_counter() - t0
     if done.returncode != 0:
         raise RuntimeError(f"{argv}: exit {done.returncode}: {done.stderr[-2000:]}")
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    LAST_SUMMARY.clear()
+    LAST_SUMMARY.update(json.loads(lines[-1]) if lines else {})
     return seconds, done.stderr
+
+
+LAST_SUMMARY: dict = {}
 
 
 def best_wall(argv: list[str], repeats: int, env: dict | None = None) -> float:
@@ -120,17 +127,26 @@ def cached_runs(argv: list[str], repeats: int, without: bool = True) -> dict:
     if ``without``, with ``--no-compile-cache``); wall from spawn, best of ``repeats`` fresh
     directories."""
     cli = ["-m", "jaxdp.cli", *argv]
-    first, repeat, off = [], [], []
+    times = {"first": [], "repeat": [], "no_cache": []}  # (wall, the run's compile_seconds)
+
+    def timed(kind, *flags, env):
+        seconds = wall([*cli, *flags, "--out", f"{tmp}/{kind}{i}"], env)[0]
+        times[kind].append((seconds, LAST_SUMMARY.get("compile_seconds")))
+
     with tempfile.TemporaryDirectory() as tmp:
         for i in range(repeats):
             env = _env(JAXDP_CACHE_DIR=str(Path(tmp) / f"cache{i}"))
-            first.append(wall([*cli, "--out", f"{tmp}/first{i}"], env)[0])
-            repeat.append(wall([*cli, "--out", f"{tmp}/repeat{i}"], env)[0])
+            timed("first", env=env)
+            timed("repeat", env=env)
             if without:
-                off.append(wall([*cli, "--no-compile-cache", "--out", f"{tmp}/off{i}"], env)[0])
+                timed("no_cache", "--no-compile-cache", env=env)
         entries = len(list((Path(tmp) / "cache0").iterdir()))
-    return {"argv": argv, "first_s": round(min(first), 3), "repeat_s": round(min(repeat), 3),
-            "no_cache_s": round(min(off), 3) if off else None, "cache_entries": entries}
+    row = {"argv": argv, "cache_entries": entries}
+    for kind, pairs in times.items():
+        if pairs:
+            row[f"{kind}_s"] = round(min(w for w, _ in pairs), 3)
+            row[f"{kind}_compile_s"] = round(min(c for _, c in pairs), 3)
+    return row
 
 
 def main(argv=None) -> dict:

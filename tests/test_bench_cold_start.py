@@ -27,3 +27,4 @@ def test_bench_cold_start_tiny(tmp_path):
     assert large["hlo_chars"] < 1.2 * small["hlo_chars"]  # the seed axis is not unrolled
     run = result["cli_run"]
     assert run["cache_entries"] > 0 and min(run["first_s"], run["repeat_s"]) > 0
+    assert run["repeat_compile_s"] < run["first_compile_s"]  # the repeat read the cache

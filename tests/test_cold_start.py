@@ -5,6 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -76,14 +77,31 @@ def test_use_compile_cache_refuses_a_negative_threshold():
         jaxdp.use_compile_cache("unused", min_compile_seconds=-1)
 
 
-@pytest.mark.parametrize("flag, written", [([], True), (["--no-compile-cache"], False)])
-def test_the_command_turns_the_cache_on_unless_told_not_to(tmp_path, flag, written):
-    cache = tmp_path / "xla"
+def _command(tmp_path, out: str, *flag: str) -> Path:
+    """``jaxdp run dgd`` (tiny) as its own process, caching in ``tmp_path/xla``; the trace."""
     argv = ["run", "dgd", "--agents", "4", "--seeds", "2", "--steps", "5", "--no-progress",
-            "--out", str(tmp_path / "out"), *flag]
-    _ok(f"import sys; from jaxdp.cli import main; sys.argv[1:] = {argv!r}; "
-        "sys.exit(main())", env={"JAXDP_CACHE_DIR": str(cache)})
-    assert (cache.exists() and any(cache.iterdir())) == written
+            "--out", str(tmp_path / out), *flag]
+    _ok(f"import sys; from jaxdp.cli import main; sys.argv[1:] = {argv!r}; sys.exit(main())",
+        env={"JAXDP_CACHE_DIR": str(tmp_path / "xla")})
+    return tmp_path / out / "trace_dgd.npz"
+
+
+def test_the_command_caches_and_a_cached_program_gives_the_same_floats(tmp_path):
+    from jaxdp.engine import Trace
+
+    first = Trace.load(_command(tmp_path, "first"))
+    entries = sorted(p.name for p in (tmp_path / "xla").iterdir())
+    assert entries
+    again = Trace.load(_command(tmp_path, "again"))  # reads the programs the first run wrote
+    assert sorted(p.name for p in (tmp_path / "xla").iterdir()) == entries  # nothing new
+    assert np.array_equal(first.final_models, again.final_models)
+    for name, values in first.metrics.items():
+        assert np.array_equal(values, again.metrics[name]), name
+
+
+def test_no_compile_cache_writes_nothing(tmp_path):
+    _command(tmp_path, "out", "--no-compile-cache")
+    assert not (tmp_path / "xla").exists()
 
 
 def test_main_called_from_python_leaves_the_cache_off(tmp_path):
