@@ -32,9 +32,9 @@ _EXPORTS = {
 #: Sub-packages reachable as attributes of ``jaxdp`` without an explicit import.
 _SUBMODULES = ("algorithms", "attacks", "channels", "cli", "compare", "core", "engine",
                "experiments", "network", "privacy", "problems", "tune")
-_PUBLIC_SUBMODULES = ("algorithms", "network", "privacy", "problems")
+_PUBLIC_SUBMODULES = ("algorithms", "channels", "network", "privacy", "problems")
 
-__all__ = sorted([*_EXPORTS, *_PUBLIC_SUBMODULES, "channels"]) + ["__version__"]
+__all__ = [*_EXPORTS, *_PUBLIC_SUBMODULES, "__version__"]  # noqa: PLE0604 — derived, all str
 
 
 def __getattr__(name: str):
