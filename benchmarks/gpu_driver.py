@@ -20,7 +20,9 @@ Stages (each with a deadline inside ``--budget`` seconds; a stage that runs out 
    with it replaced by DEFAULT (what the GPU would do without the policy: TF32 on Ampere/Hopper),
    recording the final consensus error and objective of each.
 2. **ladder** (``--stage2-s``): the headline (DPP², paper setting, 500 steps, seeds 1 ... 65,536,
-   each in a fresh process timed from its start: import + compile + run), then the existing
+   each in a fresh process timed from its start: import + compile + run), the cold start
+   (``bench_cold_start.py``: import, ``jaxdp --help``/``list``, compile time and program size at
+   1/64/4096 seeds, a first and a repeated ``jaxdp run`` on the compilation cache), then the existing
    benchmarks (``bench_suite.py`` DPP²/DP-DGD/LT-ADMM-DP/DP-RECAL, ``bench_roofline.py``,
    ``bench_mixing.py --layouts``, ``bench_determinism.py``), each a subprocess under the stage's
    remaining time, whose JSON is copied into a row.
@@ -349,6 +351,12 @@ def stage2(rows: Rows, out: Path, tiny: bool, deadline: float, only=None) -> Non
                             timeout=deadline - time.time())
         if not ok:
             break
+    if only is None or "cold_start" in only:  # issue 38: import, --help, compile vs seeds, cache
+        path = out / "cold_start.json"
+        sizes = ["--tiny", "--seeds", "1", "--steps", "2"] if tiny else []
+        subprocess_row(rows, "ladder", "cold_start",
+                       [py, str(HERE / "bench_cold_start.py"), *sizes, "--repeats", "1",
+                        "--out", str(path)], timeout=deadline - time.time(), json_out=path)
     if tiny:
         return
     bench = [

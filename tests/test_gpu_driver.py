@@ -39,6 +39,9 @@ def test_gpu_driver_rehearsal_writes_every_stage(tmp_path):
     headline = [r for r in rows if r["name"] == "headline_dpp2"]
     assert headline and headline[0]["returncode"] == 0, headline
     assert headline[0]["result"]["seeds"] == 2
+    cold = [r for r in rows if r["name"] == "cold_start"]
+    assert cold and cold[0]["returncode"] == 0, cold
+    assert cold[0]["result"]["import_jaxdp_imports_jax"] is False
     assert {r["name"] for r in rows if r["stage"] == "reserve"} >= {"cost_analysis_dpp2"}
     assert rows[-1]["stage"] == "done"
     assert not [r for r in rows if r["name"] == "error"], rows

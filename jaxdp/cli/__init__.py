@@ -33,6 +33,11 @@ _ERRORS = (ValueError, KeyError, TypeError, FileNotFoundError, ImportError, OSEr
 
 
 def main(argv=None) -> int:
+    """The ``jaxdp`` command; ``argv=None`` (the console script, ``python -m jaxdp.cli``) means it
+    owns the process, and only then does it turn on the persistent compilation cache
+    (:func:`jaxdp.use_compile_cache`) unless ``--no-compile-cache``: ``main([...])`` called from
+    Python leaves the caller's JAX configuration alone."""
+    owns_process = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = _parser()
     try:
@@ -51,6 +56,13 @@ def main(argv=None) -> int:
         use_cpu_cores()  # the command owns the process: shard seeds over every CPU core
     except RuntimeError:
         pass  # JAX already started (jaxdp.cli.main called from Python): keep its devices
+    if owns_process and not getattr(args, "no_compile_cache", True):
+        from jaxdp._cache import use_compile_cache
+
+        try:
+            use_compile_cache()
+        except OSError as e:  # e.g. a cache directory that cannot be created
+            return _fail(e)
     if getattr(args, "x64", False):
         jax.config.update("jax_enable_x64", True)  # the user asked for it on the command line
     try:

@@ -160,7 +160,19 @@ def _parser() -> argparse.ArgumentParser:
                    help="hide the progress bars and lines inside the stages")
     _force_argument(s, resume=False)
     s.set_defaults(func=_cmd_reproduce)  # each reproduction runs in float64 by itself
+    for name, s in sub.choices.items():
+        if name != "list":  # the commands that compile
+            _cache_argument(s)
     return p
+
+
+def _cache_argument(s) -> None:
+    """``--no-compile-cache``: the opt-out of JAX's persistent compilation cache, which the
+    command turns on in ``$JAXDP_CACHE_DIR`` (default ``~/.cache/jaxdp/xla``; docs/cli.md)."""
+    s.add_argument("--no-compile-cache", action="store_true",
+                   help="do not read or write compiled programs in the persistent cache "
+                        "($JAXDP_CACHE_DIR, default ~/.cache/jaxdp/xla; JAXDP_CACHE_DIR= "
+                        "turns it off too)")
 
 
 def _param_argument(s, where: str = "") -> None:
