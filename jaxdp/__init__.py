@@ -12,7 +12,8 @@ Quick start::
 to a name below (``jaxdp.run``, ``from jaxdp import privacy``, ``jaxdp.algorithms``) imports the
 module that defines it, and a sub-package is always imported whole, so a registry
 (``jaxdp.algorithms.REGISTRY``) is complete when first read. :func:`use_compile_cache` turns on
-JAX's persistent compilation cache for a script or notebook (docs/performance.md).
+JAX's persistent compilation cache for a script or notebook (the site's command-line guide,
+"The compilation cache").
 """
 from __future__ import annotations
 
