@@ -53,6 +53,25 @@ class Shrink(Transform):
 def mytransform(f: float = 0.5, *, name: str = "shrink"):
     """A user's transform: shrink every row by f."""
     return Shrink.build(name, {"f": f})
+
+
+def mygraph(n, *, seed=0):
+    """A user's graph: a ring with its chords i ~ i + 2."""
+    import networkx as nx
+
+    g = nx.cycle_graph(n)
+    g.add_edges_from((i, (i + 2) % n) for i in range(n))
+    return g
+
+
+def myfigure(out_dir, seeds=None):
+    """A user's reproduction: one claim, one file."""
+    from pathlib import Path
+
+    from jaxdp.experiments import Claim, Report
+
+    (Path(out_dir) / "figure.txt").write_text("drawn")
+    return Report("myfigure", "My figure", [Claim("C1", "it runs", "yes", "yes", True)])
 '''
 
 
@@ -87,18 +106,31 @@ def test_a_user_problem_and_transform_reach_jaxdp_run_through_entry_points(
         tmp_path, monkeypatch, forget):
     assert "least_squares" in problems.PROBLEMS and "clip" in channels.TRANSFORMS  # read before
     _install(tmp_path, monkeypatch, {"jaxdp.problems": {"myproblem": "MODULE:myproblem"},
-                                     "jaxdp.transforms": {"mytransform": "MODULE:mytransform"}})
+                                     "jaxdp.transforms": {"mytransform": "MODULE:mytransform"},
+                                     "jaxdp.networks": {"mygraph": "MODULE:mygraph"}})
     forget(problems.PROBLEMS, "myproblem")
     forget(channels.TRANSFORMS, "mytransform")
+    forget(network.GRAPHS, "mygraph")
     out = tmp_path / "run"
     code = main(["run", "dgd", "--problem", "myproblem", "--channel",
-                 "clip:1.0+mytransform+gaussian:20", "--network", "ring", "--agents", "4",
+                 "clip:1.0+mytransform+gaussian:20", "--network", "mygraph", "--agents", "6",
                  "--seeds", "1", "--steps", "3", "--no-progress", "--out", str(out)])
     assert code in (0, ENDED_WORSE)
     saved = json.loads((out / "privacy.json").read_text())
     assert np.isfinite(saved["epsilon_max"])  # a contraction between clip and noise
     meta = Trace.load(out / "trace_dgd+clip+mytransform+gaussian.npz").meta
     assert meta["problem"]["name"] == "myproblem" and meta["params"]["shrink_f"] == 0.5
+    assert meta["network"]["n_edges"] == 12  # the user's graph: 6 ring edges and 6 chords
+
+
+def test_a_user_reproduction_reaches_jaxdp_reproduce_through_an_entry_point(
+        tmp_path, monkeypatch, forget, capsys):
+    _install(tmp_path, monkeypatch, {"jaxdp.reproductions": {"my-figure": "MODULE:myfigure"}})
+    forget(experiments.REPRODUCTIONS, "my-figure")
+    out = tmp_path / "out"
+    assert main(["reproduce", "my-figure", "--out", str(out), "--no-progress"]) == 0
+    assert (out / "figure.txt").read_text() == "drawn"
+    assert "1/1 claims reproduced" in capsys.readouterr().err
 
 
 def test_jaxdp_list_prints_entry_point_entries_with_their_descriptions(
