@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 import jaxdp
-from jaxdp import algorithms, channels, experiments, network, problems
+from jaxdp import channels, experiments, network, problems
 from jaxdp.cli import ENDED_WORSE, main
 from jaxdp.engine import Trace
 

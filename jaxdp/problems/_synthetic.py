@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._registry import Registry
 from jaxdp.problems._losses import (
     LOSSES,
     LeastSquares,
@@ -25,7 +26,6 @@ from jaxdp.problems._losses import (
     NonconvexLogistic,
     sigmoid,
 )
-from jaxdp._registry import Registry
 from jaxdp.problems._problem import Problem
 from jaxdp.problems._reference import solve_reference
 
