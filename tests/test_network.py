@@ -103,7 +103,7 @@ def test_make_network_builds_by_name_and_rejects_unknown_names():
     assert (net.n_agents, net.n_edges) == (50, 255)
     assert jn.make_network("torus", 16).n_edges == 32
     assert jn.make_network("hypercube", 8, backend="edges").backend == "edges"
-    with pytest.raises(ValueError, match=r"unknown graph 'foo'; known graphs: .*ring"):
+    with pytest.raises(ValueError, match=r"unknown graph 'foo'; known: .*ring"):
         jn.make_network("foo", 10)
 
 

@@ -17,6 +17,8 @@ from jaxdp.problems import LOSSES, from_arrays, make_problem, partition
 # ℓ1 losses (smooth part + prox) are tested in test_problems_l1_adult.py
 SMOOTH_LOSSES = sorted(k for k, cls in LOSSES.items() if cls.l1_key is None)
 
+SYNTHETIC = sorted(set(problems.PROBLEMS) - set(problems.MODEL_PROBLEMS))
+"""The synthetic problem builders (the registry less the model problems)."""
 SMALL = {  # name -> builder kwargs for a small instance
     "least_squares": {"n_agents": 4, "m": 12, "d": 3, "ridge": 0.1, "seed": 3},
     "logistic": {"n_agents": 4, "m": 12, "d": 3, "lam": 0.05, "seed": 3, "test_m": 30},
@@ -154,7 +156,7 @@ def test_objective_and_global_grad_are_sums_of_local_terms():
 
 
 # --- reference solutions ----------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(problems.PROBLEMS))
+@pytest.mark.parametrize("name", SYNTHETIC)
 def test_reference_solution_is_stationary(name):
     """x* from the float64 host solver has ||∇f(x*)|| < 1e-9, and f* = f(x*)."""
     problem = make_problem(name)
@@ -190,7 +192,7 @@ def test_nonconvex_rescale_gives_paper_smoothness():
     assert 0.2 < unscaled.smoothness().max() < 0.6  # about 0.39 with N(0, I) data
 
 
-@pytest.mark.parametrize("name", sorted(problems.PROBLEMS))
+@pytest.mark.parametrize("name", SYNTHETIC)
 def test_smoothness_bounds_hessian_eigenvalues(name):
     """M_i >= max |eigenvalue of ∇²f_i(x)| at random points and at 0 (exact for least squares)."""
     problem = make_problem(name, **SMALL[name])
@@ -239,7 +241,7 @@ def test_gradient_bounds():
 
 
 # --- metrics ----------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(problems.PROBLEMS))
+@pytest.mark.parametrize("name", SYNTHETIC)
 def test_metrics_at_consensus_on_reference(name):
     """At X = 1 x*ᵀ: no consensus error, no gradient, no distance, no suboptimality."""
     problem = make_problem(name, **SMALL[name])
@@ -293,7 +295,7 @@ def test_metrics_are_differentiable_in_models_and_reg():
 
 
 # --- builders ---------------------------------------------------------------------------------
-@pytest.mark.parametrize("name", sorted(problems.PROBLEMS))
+@pytest.mark.parametrize("name", SYNTHETIC)
 def test_seeds_are_reproducible_and_distinct(name):
     """The same data seed gives the same data; another seed gives other data."""
     kw = {**SMALL[name], "reference": False}
@@ -348,7 +350,7 @@ def test_public_names_and_registries():
         assert hasattr(problems, name), name
     assert all(key == cls.name for key, cls in LOSSES.items())
     assert all(
-        make_problem(key, **SMALL[key], reference=False).name == key for key in problems.PROBLEMS
+        make_problem(key, **SMALL[key], reference=False).name == key for key in SYNTHETIC
     )
 
 

@@ -14,7 +14,8 @@ import pytest
 
 import jaxdp
 from jaxdp import Algorithm, algorithms, param, per_agent, privacy
-from jaxdp.algorithms import _registry
+from jaxdp import _registry
+from jaxdp.algorithms._registry import AlgorithmRegistry
 from jaxdp.cli import ENDED_WORSE, main
 
 SMALL = ["--problem", "least_squares", "--network", "ring", "--agents", "4", "--seeds", "2",
@@ -137,7 +138,7 @@ def test_entry_points_are_read_on_first_use(monkeypatch):
     seen = []
     monkeypatch.setattr(_registry, "entry_points",
                         lambda group: seen.append(group) or eps)
-    registry = _registry.Registry([algorithms.DGD])
+    registry = AlgorithmRegistry([algorithms.DGD])
     assert seen == []  # nothing loaded at construction
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")

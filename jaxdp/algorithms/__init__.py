@@ -16,7 +16,7 @@ from jaxdp.core import (
     DOMAINS, PROVENANCES, Algorithm, Domain, ParamSpec, check_params, param, param_specs,
     standard_draws, undeclared_fields, zeros_like_models,
 )
-from jaxdp.algorithms._registry import ENTRY_POINT_GROUP, Registry
+from jaxdp.algorithms._registry import ENTRY_POINT_GROUP, AlgorithmRegistry
 from jaxdp.algorithms.catalogue.classic import (
     ADMM,
     DGD,
@@ -88,18 +88,16 @@ _CLASSES = (DGD, DPDGD, Muffliato, Mafalda, EXTRA, NIDS, DIGing, ADMM, DPP2, Dia
             YiPrimalDual, GTSAGA, GTSARAH, GTVR,
             FedAvg, FedProx, Scaffold, FedNova, FedDyn, FedPD, FedLT, FedAdam, FedYogi,
             FedAdagrad, DPFedAvg, LDPFedAvg)
-REGISTRY = Registry(_CLASSES)
+REGISTRY = AlgorithmRegistry(_CLASSES)
 
 
 def get(name: str, **config) -> Algorithm:
     """The algorithm registered under ``name``, built with static ``config``.
 
     Raises:
-      ValueError: unknown name (the message lists the known ones).
+      ValueError: unknown name (the message lists the known ones and how to add one).
     """
-    if name not in REGISTRY:
-        raise ValueError(f"unknown algorithm {name!r}; known: {', '.join(sorted(REGISTRY))}")
-    return REGISTRY[name](**config)
+    return REGISTRY.get(name)(**config)
 
 
 def register(cls: type, *, replace: bool = False) -> type:

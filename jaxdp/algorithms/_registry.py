@@ -16,59 +16,31 @@ value is the class, e.g. in its ``pyproject.toml``:
 from __future__ import annotations
 
 import dataclasses
-import warnings
-from collections.abc import Iterator, Mapping
-from importlib.metadata import entry_points
 
+from jaxdp._registry import Registry
 from jaxdp.core import Algorithm
 
 ENTRY_POINT_GROUP = "jaxdp.algorithms"
 
 
-class Registry(Mapping):
-    """``{name: Algorithm subclass}``; entry points are loaded the first time it is read."""
+class AlgorithmRegistry(Registry):
+    """``{name: Algorithm subclass}`` (a :class:`jaxdp._registry.Registry` keyed by each class's
+    ``name``); entry points are loaded the first time it is read."""
 
     def __init__(self, classes=()):
-        self._classes: dict[str, type] = {}
-        self._plugins_loaded = False
+        super().__init__("algorithm", ENTRY_POINT_GROUP,
+                         how="jaxdp.register(MyAlgorithm) (a class with a name attribute)")
         for cls in classes:
             self.register(cls)
 
-    def _loaded(self) -> dict[str, type]:
-        if not self._plugins_loaded:
-            self._plugins_loaded = True
-            for ep in entry_points(group=ENTRY_POINT_GROUP):
-                self._load(ep)
-        return self._classes
-
-    def _load(self, ep) -> None:
-        """Register one entry point's class; a broken plugin warns and is skipped."""
-        try:
-            cls = ep.load()
-            if getattr(cls, "name", None) != ep.name:
-                raise ValueError(f"the entry point's name must be the class's name "
-                                 f"{getattr(cls, 'name', None)!r}")
-            self.register(cls)
-        except Exception as e:  # noqa: BLE001 — one bad plugin must not break the registry
-            warnings.warn(f"jaxdp: algorithm entry point {ep.name!r} ({ep.value}) skipped: {e}",
-                          stacklevel=3)
-
-    def __getitem__(self, name: str) -> type:
-        return self._loaded()[name]
-
-    def __iter__(self) -> Iterator[str]:
-        return iter(self._loaded())
-
-    def __len__(self) -> int:
-        return len(self._loaded())
-
-    def register(self, cls: type, *, replace: bool = False) -> type:
-        """Add ``cls`` under ``cls.name``; returns ``cls`` (usable as a class decorator).
+    def check(self, name: str, cls) -> None:
+        """Refuse what is not a registrable algorithm class named ``name``.
 
         Raises:
           TypeError: ``cls`` is not a dataclass subclass of :class:`Algorithm` with a Params
             dataclass.
-          ValueError: no ``name``, or a name another class holds (unless ``replace=True``).
+          ValueError: no ``name``, or a ``name`` other than the key (an entry point's name must
+            be its class's).
         """
         if not (isinstance(cls, type) and issubclass(cls, Algorithm)
                 and dataclasses.is_dataclass(cls)):
@@ -77,23 +49,24 @@ class Registry(Mapping):
         if not dataclasses.is_dataclass(cls.params_type):
             raise TypeError(f"register: {cls.__name__}.params_type must be a Params dataclass "
                             f"(@chex.dataclass(frozen=True)); got {cls.params_type!r}")
-        name = cls.name
-        if not isinstance(name, str) or not name or name == Algorithm.name:
+        if not isinstance(cls.name, str) or not cls.name or cls.name == Algorithm.name:
             raise ValueError(f"register: {cls.__name__} needs a class attribute name = '...' "
                              "(its registry key, lower case)")
-        held = self._classes.get(name)
-        if held is not None and held is not cls and not replace:
-            raise ValueError(f"register: the name {name!r} is taken by {held.__module__}."
-                             f"{held.__qualname__}; pick another name or pass replace=True")
-        self._classes[name] = cls
-        return cls
+        if cls.name != name:
+            raise ValueError(f"register: the entry's name {name!r} must be the class's name "
+                             f"{cls.name!r}")
 
-    def unregister(self, name: str) -> type:
-        """Remove and return the class registered under ``name``.
+    def register(self, cls, obj=None, *, description=None, replace: bool = False):
+        """Add ``cls`` under ``cls.name``; returns ``cls`` (usable as a class decorator). The
+        generic form ``register(name, cls)`` (an entry point's) needs ``name == cls.name``.
 
         Raises:
-          KeyError: no algorithm of that name.
+          TypeError: ``cls`` is not a dataclass subclass of :class:`Algorithm` with a Params
+            dataclass.
+          ValueError: no ``name``, or a name another class holds (unless ``replace=True``).
         """
-        if name not in self._loaded():
-            raise KeyError(f"unregister: no algorithm named {name!r}")
-        return self._classes.pop(name)
+        if obj is None and not isinstance(cls, str):
+            cls, obj = getattr(cls, "name", None), cls
+            if not isinstance(cls, str) or not cls:
+                self.check(cls, obj)  # raises the missing-name error
+        return super().register(cls, obj, description=description, replace=replace)

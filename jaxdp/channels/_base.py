@@ -37,8 +37,9 @@ run ALG --channel SPEC --help``, validation) and a noise's scale field (the cali
 (:attr:`Transform.defaults`, ``((f"{name}_{suffix}", value), ...)``); its static options are
 typed dataclass fields (``k``, ``bits``, ``sampler``, ...).
 
-Example: a user's transform is one class (and, to read it from a spec string, an entry in
-:data:`jaxdp.channels.TRANSFORMS`)::
+Example: a user's transform is one class (and, to read it from a spec string, a constructor
+registered in :data:`jaxdp.channels.TRANSFORMS` or declared under the ``jaxdp.transforms``
+entry-point group)::
 
     @dataclasses.dataclass(frozen=True)
     class Flip(Transform):

@@ -12,6 +12,7 @@ import dataclasses
 import jax
 import jax.numpy as jnp
 
+from jaxdp._registry import Registry
 from jaxdp.channels._base import Transform
 from jaxdp.channels._correlated import pairwise_cancelling, zero_sum
 from jaxdp.channels._losses import activation, drop, gilbert_elliott, link_failures
@@ -21,13 +22,19 @@ from jaxdp.channels._transforms import clip, quantize, random_k, top_k
 STEP_CALL = 0x7FFFFFFF
 """``fold_in`` index of the per-step draws (product calls are numbered from 0)."""
 
-TRANSFORMS = {"clip": clip, "gaussian": gaussian, "laplace": laplace, "top_k": top_k,
-              "random_k": random_k, "quantize": quantize, "drop": drop,
-              "gilbert_elliott": gilbert_elliott, "link_failures": link_failures,
-              "activation": activation, "pairwise_cancelling": pairwise_cancelling,
-              "zero_sum": zero_sum}
-"""Every transform constructor by kind (the command line's ``--channel`` vocabulary; add a
-user's constructor here to read it from spec strings)."""
+TRANSFORMS = Registry(
+    "channel transform", "jaxdp.transforms",
+    {"clip": clip, "gaussian": gaussian, "laplace": laplace, "top_k": top_k,
+     "random_k": random_k, "quantize": quantize, "drop": drop,
+     "gilbert_elliott": gilbert_elliott, "link_failures": link_failures,
+     "activation": activation, "pairwise_cancelling": pairwise_cancelling,
+     "zero_sum": zero_sum},
+    how="jaxdp.channels.TRANSFORMS.register(kind, constructor)")
+"""Every transform constructor by kind (the command line's ``--channel`` vocabulary): a
+:class:`~jaxdp._registry.Registry` whose entry-point group is ``jaxdp.transforms``. A user's
+constructor (a function of the spec's values, typed by its annotations, returning a
+:class:`Transform` whose ``kind`` is its key) registered here or by entry point is read from spec
+strings like the built-ins."""
 
 
 @dataclasses.dataclass(frozen=True)

@@ -99,7 +99,8 @@ def _stage(stage: str, spec: str):
                          "leading or trailing '+')")
     if kind not in TRANSFORMS:
         raise ValueError(f"unknown channel transform {kind!r} in {spec!r}; known: "
-                         f"{', '.join(sorted(TRANSFORMS))} (and the modes broadcast, aggregate)")
+                         f"{', '.join(TRANSFORMS.names())} (and the modes broadcast, aggregate). "
+                         f"{TRANSFORMS.hint}")
     fn = TRANSFORMS[kind]
     positional, named = _split_args(kind, args)
     params = inspect.signature(fn).parameters

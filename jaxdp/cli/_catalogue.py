@@ -12,18 +12,20 @@ from jaxdp.cli._common import (_check_empty, _check_fresh, _check_out, _meaningl
 
 # -- commands -------------------------------------------------------------------------------------
 def _cmd_list(args) -> int:
-    from jaxdp import algorithms, experiments, network, problems
+    from jaxdp import algorithms, channels, experiments, network, problems
 
     print("algorithms:")
-    for name in sorted(algorithms.REGISTRY):
+    for name in algorithms.REGISTRY.names():
         cls = algorithms.REGISTRY[name]
         print(f"  {name:<24} {'private' if cls.is_private() else 'non-private':<12} "
-              f"{_first_line(cls.__doc__)}")
-    for title, names in (("problems", problems.problem_builders()), ("networks", network.GRAPHS),
-                         ("reproductions", experiments.REPRODUCTIONS)):
+              f"{plain(algorithms.REGISTRY.describe(name))}")
+    for title, registry in (("problems", problems.PROBLEMS), ("channel transforms",
+                                                             channels.TRANSFORMS),
+                            ("networks", network.GRAPHS),
+                            ("reproductions", experiments.REPRODUCTIONS)):
         print(f"{title}:")
-        for name in sorted(names):
-            print(f"  {name:<24} {_first_line(getattr(names[name], '__doc__', ''))}")
+        for name in registry.names():
+            print(f"  {name:<24} {plain(registry.describe(name))}")
     return 0
 
 
@@ -77,10 +79,7 @@ def _cmd_demo(args) -> int:
 def _cmd_reproduce(args) -> int:
     from jaxdp.experiments import REPRODUCTIONS
 
-    if args.name not in REPRODUCTIONS:
-        raise ValueError(f"unknown reproduction {args.name!r}; known: "
-                         f"{', '.join(sorted(REPRODUCTIONS))}")
-    fn = REPRODUCTIONS[args.name]
+    fn = REPRODUCTIONS.get(args.name)
     kw = {} if args.seeds is None else {"seeds": args.seeds}
     accepted = inspect.signature(fn).parameters
     if "progress" in accepted:  # bars (runs, sweeps) and lines (loops) inside the stages
@@ -104,13 +103,9 @@ def _cmd_reproduce(args) -> int:
 # -- helpers: catalogue ---------------------------------------------------------------------------
 def _first_line(doc) -> str:
     """The docstring's first paragraph, joined into one line, as plain text."""
-    lines = [line.strip() for line in (doc or "").strip().splitlines()]
-    first = []
-    for line in lines:  # the first sentence/paragraph, joined
-        if not line:
-            break
-        first.append(line)
-    return plain(" ".join(first))
+    from jaxdp._registry import first_paragraph
+
+    return plain(first_paragraph(doc))
 
 
 def plain(text: str) -> str:

@@ -441,10 +441,9 @@ def _problem_arguments(args) -> dict:
     ``--problem-param``, checked against the builder's signature."""
     from jaxdp import problems
 
-    builders = problems.problem_builders()
-    if args.problem not in builders:
+    if args.problem not in problems.PROBLEMS:
         return {}  # make_problem names the known problems
-    accepted = set(inspect.signature(builders[args.problem]).parameters)
+    accepted = set(inspect.signature(problems.PROBLEMS[args.problem]).parameters)
     kw = _assignments(args.problem_param, "--problem-param")
     for name in kw:
         if name not in accepted - {"n_agents", "seed"}:

@@ -1,8 +1,10 @@
 """Paper reproductions and the demo: one function per figure or table.
 
 ``REPRODUCTIONS`` maps a CLI name (``jaxdp reproduce NAME``) to a function ``fn(out_dir, **kw)``
-returning a :class:`Report`. Each paper family adds its entries here.
+returning a :class:`Report`: a :class:`~jaxdp._registry.Registry` whose entry-point group is
+``jaxdp.reproductions``. Each paper family adds its entries here.
 """
+from jaxdp._registry import Registry
 from jaxdp.experiments._report import Claim, Report
 from jaxdp.experiments.audit import audit_table
 from jaxdp.experiments.baselines import baselines_convergence
@@ -18,7 +20,7 @@ from jaxdp.experiments.recal import (recal_attack, recal_complexity, recal_eps, 
                                      recal_table5)
 from jaxdp.experiments.tuning import tune_dpadmm, tune_dpp2, tune_ltadmm
 
-REPRODUCTIONS = {
+REPRODUCTIONS = Registry("reproduction", "jaxdp.reproductions", {
     "audit-table": audit_table,
     "baselines": baselines_convergence,
     "dpadmm-loss": dpadmm_loss,
@@ -44,7 +46,7 @@ REPRODUCTIONS = {
     "tune-dpp2": tune_dpp2,
     "tune-dpadmm": tune_dpadmm,
     "tune-ltadmm": tune_ltadmm,
-}
+}, how="jaxdp.experiments.REPRODUCTIONS.register(name, fn)")
 
 __all__ = ["Claim", "REPRODUCTIONS", "Report", "audit_table", "baselines_convergence", "demo",
            "dpadmm_accuracy", "dpadmm_loss", "dpadmm_table3",

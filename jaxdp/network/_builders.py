@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterable
 import networkx as nx
 import numpy as np
 
+from jaxdp._registry import Registry
 from jaxdp.network._network import Network, build_network
 from jaxdp.network._validation import as_graph, check_adjacency
 
@@ -226,7 +227,7 @@ def _deterministic(builder: Callable[..., nx.Graph]) -> Callable[..., nx.Graph]:
     return build
 
 
-GRAPHS: dict[str, Callable[..., nx.Graph]] = {
+GRAPHS = Registry("graph", "jaxdp.networks", {
     "ring": _deterministic(ring),
     "path": _deterministic(path),
     "star": _deterministic(star),
@@ -238,21 +239,23 @@ GRAPHS: dict[str, Callable[..., nx.Graph]] = {
     "erdos_renyi": erdos_renyi,
     "gnm": gnm,
     "random_geometric": random_geometric,
-}
-"""Graph families by name; each entry is called as ``GRAPHS[name](n, seed=seed, **kw)``."""
+}, how="jaxdp.network.GRAPHS.register(name, builder)")
+"""Graph families by name (the command line's ``--network``; entry-point group
+``jaxdp.networks``); each entry is called as ``GRAPHS[name](n, seed=seed, **kw)`` and returns a
+``networkx.Graph`` on nodes ``0..n-1``."""
 
 
 def make_graph(name: str, n: int, *, seed: int = 0, **kw) -> nx.Graph:
     """Build the graph family ``name`` with ``n`` nodes, e.g. ``make_graph("gnm", 100, m=200)``.
 
     Raises:
-      ValueError: if ``name`` is not a key of ``GRAPHS`` (the message lists them).
+      ValueError: if ``name`` is not a key of ``GRAPHS`` (the message lists them and how to add
+        one).
     """
-    if name not in GRAPHS:
-        raise ValueError(f"unknown graph {name!r}; known graphs: {', '.join(sorted(GRAPHS))}")
+    builder = GRAPHS.get(name)
     if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
         raise ValueError(f"a network needs n >= 1 agents (an int); got n={n!r}")
-    return GRAPHS[name](n, seed=seed, **kw)
+    return builder(n, seed=seed, **kw)
 
 
 def make_network(name: str, n: int, *, seed: int = 0, weights="metropolis", P="I-W", eps=None,

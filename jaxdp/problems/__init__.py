@@ -77,6 +77,9 @@ from jaxdp.problems._synthetic import (
     problem_builders,
 )
 
+for _name, _builder in MODEL_PROBLEMS.items():  # one registry of every problem builder
+    PROBLEMS.register(_name, _builder)
+
 __all__ = [
     "L1LeastSquares",
     "L1Logistic",

@@ -239,7 +239,8 @@ def digits_cnn(n_agents: int = 16, *, seed: int = 0, split: str = "iid", channel
 
 
 MODEL_PROBLEMS = {"digits_mlp": digits_mlp, "digits_cnn": digits_cnn}
-"""Neural-network problems by name (``make_problem`` and ``jaxdp run --problem`` find them)."""
+"""Neural-network problems by name (registered in :data:`jaxdp.problems.PROBLEMS`, where
+``make_problem`` and ``jaxdp run --problem`` find them)."""
 
 __all__ = ["MODEL_PROBLEMS", "cnn_apply", "cnn_clipping", "cnn_init", "digits_cnn",
            "digits_mlp", "mlp_apply", "mlp_clipping", "mlp_init"]

@@ -17,6 +17,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._registry import Registry
 from jaxdp.problems._losses import (
     LOSSES,
     LeastSquares,
@@ -302,30 +303,29 @@ def nonconvex_logistic(
     )
 
 
-PROBLEMS: dict[str, Callable[..., Problem]] = {
+PROBLEMS = Registry("problem", "jaxdp.problems", {
     "least_squares": least_squares,
     "logistic": logistic,
     "nonconvex_logistic": nonconvex_logistic,
-}
+}, how="jaxdp.problems.PROBLEMS.register(name, builder)")
+"""Every problem builder by name (the command line's ``--problem``; entry-point group
+``jaxdp.problems``), the model problems (``digits_mlp``, ``digits_cnn``) included. Each is called
+as ``PROBLEMS[name](n_agents=N, seed=s, **kw)`` and returns a :class:`Problem`."""
 
 
-def problem_builders() -> dict[str, Callable[..., Problem]]:
-    """Every problem builder by name: ``PROBLEMS`` and the model problems (``digits_mlp``)."""
-    from jaxdp.problems._digits import MODEL_PROBLEMS
-
-    return {**PROBLEMS, **MODEL_PROBLEMS}
+def problem_builders() -> Registry:
+    """Every problem builder by name: :data:`PROBLEMS` (kept for callers of the old merged dict)."""
+    return PROBLEMS
 
 
 def make_problem(name: str, **kwargs) -> Problem:
     """Build the registered problem ``name`` with the builder's keyword arguments.
 
     Raises:
-      ValueError: ``name`` is not in :func:`problem_builders` (the message lists the known names).
+      ValueError: ``name`` is not in :data:`PROBLEMS` (the message lists the known names and
+        how to add one).
     """
-    builders = problem_builders()
-    if name not in builders:
-        raise ValueError(f"unknown problem {name!r}; known problems: {sorted(builders)}")
-    return builders[name](**kwargs)
+    return PROBLEMS.get(name)(**kwargs)
 
 
 # --- helpers -------------------------------------------------------------------------------------
