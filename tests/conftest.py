@@ -7,26 +7,10 @@ import os
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
-import atexit  # noqa: E402
-import shutil  # noqa: E402
-import tempfile  # noqa: E402
-
 import jax  # noqa: E402
 import pytest  # noqa: E402
 
 jax.config.update("jax_enable_x64", True)
-# One persistent compilation cache per test session, shared by the xdist workers (they inherit the
-# variable from the controller, which imports this file first): many tests compile the same
-# program (same algorithm, shapes and dtypes) from fresh closures, which the in-process cache
-# does not share. Entries are keyed by the whole program, so a hit is the executable the test
-# would have compiled. ``JAXDP_TEST_XLA_CACHE=""`` turns it off.
-if "JAXDP_TEST_XLA_CACHE" not in os.environ:
-    os.environ["JAXDP_TEST_XLA_CACHE"] = tempfile.mkdtemp(prefix="jaxdp-test-xla-")
-    atexit.register(shutil.rmtree, os.environ["JAXDP_TEST_XLA_CACHE"], ignore_errors=True)
-if os.environ["JAXDP_TEST_XLA_CACHE"]:
-    jax.config.update("jax_compilation_cache_dir", os.environ["JAXDP_TEST_XLA_CACHE"])
-    jax.config.update("jax_persistent_cache_min_compile_time_secs", 0.05)
-    jax.config.update("jax_persistent_cache_min_entry_size_bytes", -1)
 jax.config.update("jax_numpy_rank_promotion", "raise")
 # Start the backend now, so its 8 devices are fixed for the whole session: a test that calls
 # ``jaxdp.cli.main`` in-process would otherwise set JAX to the machine's core count
