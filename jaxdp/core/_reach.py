@@ -58,7 +58,7 @@ def reach_mismatch(alg, problem, network, params, steps: int, source: int = 0,
     allows (:func:`~jaxdp.privacy.cone_steps` with :meth:`cone_rounds`), else which, in words."""
     from jaxdp.privacy import cone_steps, hop_distances
 
-    rounds = alg.cone_rounds(problem, network, params)
+    rounds = alg.accounting.cone_rounds(problem, network, params)
     senders, receivers = network.base._host_edges()
     dist = hop_distances(senders, receivers, network.n_agents)[source]
     first = first_arrivals(alg, problem, network, params, steps, source, key)

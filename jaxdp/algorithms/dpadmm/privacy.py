@@ -348,12 +348,12 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
     """
     n, steps = sensitivity.shape
     enforced = bool(getattr(alg, "enforce_bound", False))
-    declared = alg.release_sensitivity(sensitivity, problem.dim, sigma, problem, law="gaussian",
-                                       clipped=enforced)
+    declared = alg.accounting.release_sensitivity(sensitivity, problem.dim, sigma, problem,
+                                                  law="gaussian", clipped=enforced)
     events = PrivacyEvents.from_schedule("gaussian", declared, sigma, n_agents=n,
                                          steps=steps, description=description,
                                          lattice=alg.sampler == "lattice")
-    report = alg.report(
+    report = alg.accounting.report(
         events, problem, network, params, steps, delta=delta,
         methods=("closed_form", "rdp", "pld"), relation=RELATION,
         released=RELEASED, assumptions=(record_assumption(problem, params.S1, enforced=enforced),

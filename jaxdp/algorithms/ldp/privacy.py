@@ -244,7 +244,7 @@ def _declared(alg, problem, sensitivity, dim: int, scale):
     assumed, not enforced by a clip)."""
     if not _on_lattice(alg):
         return sensitivity
-    return alg.release_sensitivity(sensitivity, dim, scale, problem, law="laplace",
+    return alg.accounting.release_sensitivity(sensitivity, dim, scale, problem, law="laplace",
                                    clipped=False)
 
 
@@ -253,7 +253,7 @@ def _events_report(events, delta, methods, alg, problem, network, params, **cont
     when the events are lattice streams."""
     if not events.lattice_streams:
         return PrivacyReport.from_events(events, delta=delta, methods=methods, **contract)
-    return alg.report(events, problem, network, params, events.steps, delta=delta,
+    return alg.accounting.report(events, problem, network, params, events.steps, delta=delta,
                       methods=methods, **contract)
 
 
