@@ -249,8 +249,8 @@ def _declared(alg, problem, sensitivity, dim: int, scale):
 
 
 def _events_report(events, delta, methods, alg, problem, network, params, **contract):
-    """``PrivacyReport.from_events``, through ``alg.report_from_events`` (the run's lattice draws)
-    when the events are lattice streams."""
+    """``PrivacyReport.from_events``, through ``alg.accounting.report_from_events`` (the run's
+    lattice draws) when the events are lattice streams."""
     if not events.lattice_streams:
         return PrivacyReport.from_events(events, delta=delta, methods=methods, **contract)
     return alg.accounting.report(events, problem, network, params, events.steps, delta=delta,

@@ -88,7 +88,7 @@ def step_report(problem, network, params, sens, log_scale, paper_releases, paper
       paper_releases: fn(k) → the releases Theorem 4 counts after k steps.
       paper_sens: Lemma 5-style history-fixed Δ: scalar, (N,) or (N, T) per release.
       alg: the algorithm whose ``sampler`` decides the events: under the lattice sampler each
-        release's Δ is the lattice bound (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`,
+        release's Δ is the lattice bound (:meth:`~jaxdp.core.Accounting.release_sensitivity`,
         ``clipped`` where the gradient clip is enforced, covering its float error) and the
         events are lattice streams; ``None`` (or no sampler) declares ``sens`` as it is. Its
         ``enforce_bound`` (absent: ``False``) says whether Assumption 3 is enforced by the
