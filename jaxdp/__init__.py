@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import importlib
 
-__version__ = "0.1.0"
+from jaxdp._version import __version__
 
 #: Public name -> the module that defines it; declared once, read by ``__getattr__``,
 #: ``__dir__`` and ``__all__``.

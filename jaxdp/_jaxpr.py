@@ -2,7 +2,7 @@
 
 Three readers walk a step's jaxpr into every sub-program (a scan's body, a while loop's, a cond's
 branches, a nested jit's callee, a ``custom_jvp``/``custom_vjp`` or ``checkpoint`` body): the cost
-counter (:mod:`jaxdp.engine._costs`), the channel release counter (:mod:`jaxdp.channels._program`)
+counter (:mod:`jaxdp.core._costs`), the channel release counter (:mod:`jaxdp.channels._program`)
 and the information-flow check (:mod:`jaxdp.privacy._flow`). They share this one way of finding
 the sub-programs.
 """

@@ -312,7 +312,7 @@ def test_rounds_in_a_python_loop_are_counted_and_keyed_per_round(small):
         alg = channels.with_channel(LoopGossip(), channels.chain(channels.clip(C),
                                                                  channels.gaussian(sigma)))
         params = alg.default_params()
-        assert alg.calls_per_step(prob, net, params) == [D] * ROUNDS
+        assert alg.accounting.calls_per_step(prob, net, params) == [D] * ROUNDS
         report = alg.privacy(prob, net, params, 2, delta=DELTA)
         deg = np.rint(np.asarray(net.degrees)).astype(int)
         np.testing.assert_allclose(np.asarray(report.events.scale),

@@ -116,7 +116,7 @@ def test_reach_check_passes_dp_dgd_and_catches_a_mutant_claiming_a_shorter_cone(
     mutant = _ThreeRoundDGD()
     assert "before the causal cone allows" in reach_mismatch(mutant, problem, net, params, 8)
     honest = _CountedThreeRoundDGD()
-    assert honest.cone_rounds(problem, net, params) == 3
+    assert honest.accounting.cone_rounds(problem, net, params) == 3
     assert reach_mismatch(honest, problem, net, params, steps=8) == ""
 
 

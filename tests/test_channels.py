@@ -137,7 +137,7 @@ def test_report_sensitivity_and_release_counts(setup):
                 channels.clip(c, norm="linf"), channels.gaussian(sigma, decay=0.9),
                 broadcast=True))
             p = alg.params(algorithms.StepParams())
-            assert alg.calls_per_step(prob, net, p) == [D] * calls
+            assert alg.accounting.calls_per_step(prob, net, p) == [D] * calls
             ev = alg.privacy(prob, net, p, 3).events
             # ℓ∞: ‖·‖₂ ≤ C√D, plus the rounding to the lattice of step k's σ 0.9^k
             np.testing.assert_allclose(ev.sensitivity, np.broadcast_to(_lattice(
@@ -400,7 +400,7 @@ def test_routing_errors_are_clear(setup):
     # '*' takes every message without a route of its own
     rest = channels.with_channel(algorithms.DIGing(), {"x": channels.gaussian(0.5, name="gx"),
                                                        "*": channels.top_k(2)})
-    assert [r for r, *_ in rest.call_log(prob, net, rest.default_params())] == ["x", "*"]
+    assert [r for r, *_ in rest.accounting.call_log(prob, net, rest.default_params())] == ["x", "*"]
 
 
 def test_a_private_variant_nests_inside_another_channel(setup):

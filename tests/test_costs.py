@@ -12,7 +12,7 @@ from jaxdp import algorithms, network, problems
 from jaxdp.core import Algorithm, zeros_like_models
 from jaxdp.algorithms.ldp.algorithm import local_hessians
 from jaxdp.engine import final_metrics, grid, run, sweep
-from jaxdp.engine._costs import COST_KEYS
+from jaxdp.core._costs import COST_KEYS
 
 matplotlib.use("Agg")
 

@@ -98,7 +98,7 @@ def test_sampler_error_goes_into_delta_and_caps_epsilon():
     alg, params = algorithms.DPDGD(), algorithms.DPDGDParams(clip=1.0, sigma=5.0)
     with jax.enable_x64(True):
         ok = alg.privacy(prob, net, params, 10, delta=1e-5)
-        draws = alg.lattice_draw_count(prob, net, params, 10)
+        draws = alg.accounting.lattice_draw_count(prob, net, params, 10)
         assert draws == 10 * 4 * 2  # (N, d) per step
         tau = draws * privacy.sampler_tv("gaussian")
         assert np.isfinite(ok.epsilon_max)

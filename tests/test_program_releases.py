@@ -70,7 +70,7 @@ def test_program_counts_equal_the_traced_calls_and_the_report_is_unchanged(
     with jax.enable_x64(True):
         alg, params = _through(algorithms.get(name), broadcast)
         spied, proxy = _spied_log(alg, prob, net, params, monkeypatch)
-        program = alg.release_log(prob, net, params)
+        program = alg.accounting.release_log(prob, net, params)
         assert [c[:4] for c in program] == [c[:4] for c in spied]
         for (*_, a), (*_, b) in zip(program, spied):
             np.testing.assert_array_equal(a, b)
@@ -80,7 +80,7 @@ def test_program_counts_equal_the_traced_calls_and_the_report_is_unchanged(
         costs = alg.costs_per_step(prob, net, params)
         assert costs["messages"] == proxy.tally["sent"]
         report = alg.privacy(prob, net, params, 3, delta=DELTA)
-        monkeypatch.setattr(type(alg), "release_log", lambda self, *a: spied)
+        monkeypatch.setattr(type(alg.accounting), "release_log", lambda self, *a: spied)
         old = alg.privacy(prob, net, params, 3, delta=DELTA)
         np.testing.assert_array_equal(np.asarray(report.epsilon), np.asarray(old.epsilon))
 
@@ -194,6 +194,6 @@ def test_the_marker_leaves_the_compiled_program_unchanged(small, monkeypatch):
             return [jax.jit(f).lower(0.5).as_text() for f in (loss, jax.grad(loss))]
 
         marked = lowered()
-        assert len(alg.program(prob, net, params)) == 1  # the marker is in the jaxpr
+        assert len(alg.accounting.program(prob, net, params)) == 1  # the marker is in the jaxpr
         monkeypatch.setattr(_proxy, "mark", lambda flat, *a: flat)
         assert marked == lowered()

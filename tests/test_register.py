@@ -59,10 +59,10 @@ class ToyDPGD(Algorithm):
     def account(self, problem, network, params, steps, *, delta):
         n = network.n_agents
         sigma = np.broadcast_to(np.asarray(params.sigma, float), (n,))
-        events = self.declare_releases(privacy.PrivacyEvents.from_schedule(
+        events = self.accounting.declare_releases(privacy.PrivacyEvents.from_schedule(
             "gaussian", sensitivity=2 * float(params.clip), scale=(sigma * params.clip)[:, None],
             n_agents=n, steps=steps, description="g̃_i^k"), problem)
-        return self.report(events, problem, network, params, steps, delta=delta,
+        return self.accounting.report(events, problem, network, params, steps, delta=delta,
                            relation="replace_agent", assumptions=(privacy.Assumption(
                                "‖clip(∇f_i, C)‖ ≤ C", enforced=True, how="clip"),))
 
@@ -156,9 +156,9 @@ def test_the_report_constructor_requires_the_relation_and_the_assumptions():
     events = privacy.PrivacyEvents.from_schedule("gaussian", 2.0, 4.0, n_agents=4, steps=3)
     alg, params = ToyDPGD(sampler="float"), ToyParams()
     with pytest.raises(TypeError, match="relation"):
-        alg.report(events, prob, net, params, 3, delta=1e-5, assumptions=())
+        alg.accounting.report(events, prob, net, params, 3, delta=1e-5, assumptions=())
     with pytest.raises(TypeError, match="assumptions"):
-        alg.report(events, prob, net, params, 3, delta=1e-5, relation="replace_agent")
-    report = alg.report(events, prob, net, params, 3, delta=1e-5, relation="replace_record",
-                        assumptions=(), released="x")
+        alg.accounting.report(events, prob, net, params, 3, delta=1e-5, relation="replace_agent")
+    report = alg.accounting.report(events, prob, net, params, 3, delta=1e-5,
+                                   relation="replace_record", assumptions=(), released="x")
     assert (report.relation, report.assumptions, report.released) == ("replace_record", (), "x")

@@ -15,10 +15,11 @@ Compression (``top_k``, ``random_k``, ``quantize``, each with optional error fee
 transforms of the same stack. Each transform is one small object (a :class:`Transform`
 subclass) that owns how it acts on rows, what it draws, its state, its bits per message and its
 privacy role; a new one is one class (see :mod:`jaxdp.channels._base`). What a step releases is
-read from its traced program (:func:`program_releases`, :meth:`WithChannel.program`). A value
+read from its traced program (:func:`program_releases`, :meth:`ChannelAccounting.program`). A value
 that reaches other agents outside the channel's releases (a federated server's row, a shared
-self term) makes the report ``inf`` (:meth:`WithChannel.bypass`, :func:`self_term_flow`).
+self term) makes the report ``inf`` (:meth:`ChannelAccounting.bypass`, :func:`self_term_flow`).
 """
+from jaxdp.channels._accounting import ChannelAccounting, self_term_flow
 from jaxdp.channels._base import ROLES, Declared, Transform, declare
 from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
 from jaxdp.channels._correlated import (
@@ -62,12 +63,12 @@ from jaxdp.channels._wrap import (
     PrivateVariant,
     WithChannel,
     merged_params_type,
-    self_term_flow,
     with_channel,
 )
 
 __all__ = [
     "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
+    "ChannelAccounting",
     "ChannelNetwork", "ChannelState", "Clip", "CoupledGaussian", "Declared", "Drop", "Gaussian",
     "GilbertElliott", "Laplace", "LinkFailures", "Loss", "Noise", "PairwiseCancelling",
     "PrivateVariant", "ProductCall", "Quantize", "RandomK", "TopK", "Transform", "WithChannel",

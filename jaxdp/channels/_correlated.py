@@ -271,7 +271,7 @@ class PairwiseCancelling(CoupledGaussian):
         sigma, cor = (np.asarray(values[f], dtype) for f in (self.fields[0], self.fields[2]))
         if sigma.size != 1 or cor.size != 1:
             return 0, ("σ and σ_cor must be scalars (the channel refuses per-agent ones: "
-                       "WithChannel.check_undirected_scalars)")
+                       "WithChannel.validate)")
         rho, top = float((cor / sigma).item()), max_exact_ratio(dtype)
         near = round(rho)
         if near == 0:

@@ -9,7 +9,7 @@ network the proxy runs on (per-message noise: one independent draw each) or once
 releases compose adaptively over calls and steps, since each is computed from agent ``j``'s data
 and what it has received (Dwork & Roth 2014, Thm. 3.16 and the Gaussian/Laplace mechanisms, Thms.
 3.6 and A.1). The counts are read from the traced step's program, where every product call is
-marked (:meth:`~jaxdp.channels.WithChannel.release_log`, :mod:`jaxdp.channels._program`), not
+marked (:meth:`~jaxdp.channels.ChannelAccounting.release_log`, :mod:`jaxdp.channels._program`), not
 from the degrees: on a time-varying network the proxy runs on the union of the edge sets and
 draws and records a copy on every directed edge of it at every step, links that are down at that
 step (zero weight) included, and so does a static network whose links were masked with
@@ -110,7 +110,7 @@ def secret_pairs_report(alg, problem, network, params, steps: int, *, delta: flo
 def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
     """``(report, why)``: the eavesdropper report, or under ``secret_pairs`` the SecLDP one
     (``None`` and why not when no route has that analysis)."""
-    log = alg.release_log(problem, network, params)
+    log = alg.accounting.release_log(problem, network, params)
     channels = alg.channels
     used = list(dict.fromkeys(route for route, *_ in log))
     missing = [route for route in used if stage_problem(channels[route])]
@@ -138,11 +138,11 @@ def _report(alg, problem, network, params, steps, delta, *, secret_pairs: bool):
         "assumptions": tuple(_clip_assumption(channels[route]) for route in used)
         + (THROUGH_PRODUCTS,) + ((SECRET_SEEDS,) if secret_pairs else ())}
     if not secret_pairs:
-        return alg.report_from_events(events, problem, network, params, steps, delta=delta,
-                                      **contract), ""
+        return alg.accounting.report_from_events(events, problem, network, params, steps,
+                                                 delta=delta, **contract), ""
     # The ideal mechanism of the SecLDP coupling also needs the coupled draws' ideal law: at most
     # one per undirected edge and call, i.e. at most one per independent draw.
-    draws = 2 * alg.lattice_draw_count(problem, network, params, steps)
+    draws = 2 * alg.accounting.lattice_draw_count(problem, network, params, steps)
     return PrivacyReport.from_events(events, delta, lattice_draws=draws, **contract), ""
 
 

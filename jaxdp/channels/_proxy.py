@@ -42,8 +42,9 @@ class ChannelNetwork(ProductPaths):
     ``fori_loop``, ``while_loop``, ``lax.cond``, ``vmap`` or inner ``jit`` of ``step`` (any trace
     other than the one the proxy was built in) would draw the same noise in every round, so it is
     refused with a ``ValueError`` before anything runs: by the reading of the step's program
-    (:meth:`WithChannel.program`, which names the construct and its rounds), or, for a step traced
-    without it, by the proxy when the call is traced. Python loops are fine: each call is traced.
+    (:meth:`ChannelAccounting.program`, which names the construct and its rounds), or, for a step
+    traced without it, by the proxy when the call is traced. Python loops are fine: each call is
+    traced.
 
     Nesting: when the wrapped network is itself a ``ChannelNetwork`` (an algorithm that already
     sends its messages through a channel, wrapped again), a broadcast channel without losses

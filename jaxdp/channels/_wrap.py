@@ -8,7 +8,7 @@ through the channel before combining: for ``M ∈ {W, P, L, A}`` and a message `
 
 — the self term uses the agent's own clean value, as a real agent does (sound only while row i
 stays with agent i: a row given to others, such as a federated server's sum, makes the report
-``inf`` unless the channel releases the self term too, :meth:`WithChannel.bypass`). With
+``inf`` unless the channel releases the self term too, :meth:`ChannelAccounting.bypass`). With
 per-message noise (the default) receiver ``i`` gets its own draw ``ξ_ij`` on every directed edge
 ``j → i``; with
 ``broadcast=True`` sender ``j`` draws once per product call and every neighbour receives the same
@@ -33,13 +33,12 @@ the error-feedback memories, the link chains and the message counts (:meth:`With
 Layers (each imports only those before it): the transform contract (``_base``), the transforms
 (``_transforms``, ``_noise``, ``_losses``), the stack (``_chain``), the spec strings (``_spec``),
 the privacy stage (``_privacy``), the product paths (``_products``), the proxy network
-(``_proxy``), and this module, the only one that imports the algorithm contract.
+(``_proxy``), the report helpers (``_accounting``), and this module, the only one that imports the algorithm contract.
 """
 from __future__ import annotations
 
 import dataclasses
 import functools
-import warnings
 from typing import Any, ClassVar
 
 import chex
@@ -49,11 +48,11 @@ import numpy as np
 
 from jaxdp.core import Algorithm, check_value
 from jaxdp.core._params import METADATA_KEY
+from jaxdp.channels._accounting import ChannelAccounting
 from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report, secret_pairs_report
-from jaxdp.channels._program import ProductCall, program_releases, refusal
-from jaxdp.channels._proxy import ChannelNetwork, Probe, call_costs, link_key, route_key
+from jaxdp.channels._proxy import ChannelNetwork, link_key, route_key
 from jaxdp.privacy import SecretPairs, check_sampler, marking
 
 CHANNEL_STREAM = 0x6368616E
@@ -236,13 +235,13 @@ class WithChannel(Algorithm):
                             f"with .params(...) or .default_params()); got {type(params).__name__}")
         inner, values = self.split(params)
         self.inner.validate(inner, problem, network)
-        self.check_undirected_scalars(values)
+        self._check_undirected_scalars(values)
         for field, _, spec in self.channel_specs:
             check_value(f"{self.params_type.__name__}.{field}", spec, values[field],
                         network.n_agents)
-        self.check_messages(problem, network, params)
+        self._check_messages(problem, network, params)
 
-    def check_undirected_scalars(self, values: dict) -> None:
+    def _check_undirected_scalars(self, values: dict) -> None:
         """Refuse a per-agent value of a field its transform declares scalar (every field of one
         acting per undirected edge, one lattice for both ends: :mod:`jaxdp.channels._correlated`,
         e.g. DECOR's ``σ``; :meth:`Transform.spec`).
@@ -258,7 +257,7 @@ class WithChannel(Algorithm):
                                  "undirected edge); got shape "
                                  f"{np.shape(values[field])}")
 
-    def check_messages(self, problem, network, params) -> None:
+    def _check_messages(self, problem, network, params) -> None:
         """Refuse a message without a route, messages too small for a compressor's ``k`` and a
         product called inside a ``lax.scan``/``vmap``/... of the step (traces one step).
 
@@ -267,7 +266,7 @@ class WithChannel(Algorithm):
             algorithm and the product.
         """
         channels = self.channels
-        for route, d, _, _ in self.call_log(problem, network, params):
+        for route, d, _, _ in self.accounting.call_log(problem, network, params):
             channels[route].check_sizes([d])
 
     # -- contract ---------------------------------------------------------------------------------
@@ -363,62 +362,10 @@ class WithChannel(Algorithm):
         :meth:`Channel.message_bits` bits."""
         inner_costs = getattr(self.inner, "costs_per_step", None)
         costs = dict(inner_costs(problem, network, self.split(params)[0])) if inner_costs else {}
-        log = self.call_log(problem, network, params)
+        log = self.accounting.call_log(problem, network, params)
         costs["messages"] = float(sum(sent for _, _, sent, _ in log))
         costs["bits"] = float(sum(bits for _, _, _, bits in log))
         return costs
-
-    def calls_per_step(self, problem, network, params) -> list[int]:
-        """The message size ``D`` of every product call in one traced step (each call is a
-        release through the channel; both branches of a ``jnp.where`` count)."""
-        return [d for _, d, _, _ in self.call_log(problem, network, params)]
-
-    def call_log(self, problem, network, params) -> list[tuple[str, int, int, int]]:
-        """``(route, message size D, messages sent, bits sent)`` of every product call of one
-        traced step."""
-        return [call[:4] for call in self.release_log(problem, network, params)]
-
-    def release_log(self, problem, network, params) -> list[tuple[str, int, int, int, Any]]:
-        """:meth:`call_log` with, per call, ``(N,)`` int: the independent noisy copies of each
-        sender's row the call draws (``1`` broadcast, else one per directed edge of the network
-        the proxy runs on: for a time-varying network the union of its edge sets, the same at
-        every step), each times the runs of the call per step. Read from the step's traced
-        program (:meth:`program`).
-
-        Raises:
-          ValueError: a product call whose noise would repeat (inside a ``lax.scan``/``vmap``/...
-            of the step).
-        """
-        net, channels = network.base, self.channels
-        log = []
-        for c in self.program(problem, network, params):
-            sent, bits, copies = call_costs(channels[c.route], net, c.rows, c.size, c.float_bits)
-            copies = np.bincount(np.asarray(copies, np.int64), minlength=net.n_agents)
-            log.append((c.route, c.size, c.rounds * sent, c.rounds * bits, c.rounds * copies))
-        return log
-
-    def program(self, problem, network, params) -> list[ProductCall]:
-        """This channel's product calls in one traced step, read from the step's jaxpr
-        (:func:`~jaxdp.channels._program.program_releases`; the calls of a channel the inner
-        algorithm sends through itself are its own).
-
-        Raises:
-          ValueError: a call whose noise would repeat (:func:`~jaxdp.channels._program.refusal`),
-            before anything runs.
-        """
-        net = network.base
-
-        def one_step(key):
-            state = self.init(key, problem, net, params)
-            noise = self.noise(key, state, params, jnp.int32(0))
-            self.step_on_proxy(state, noise, problem, net, params, jnp.int32(0))
-            return 0
-
-        calls = [c for c in program_releases(one_step, jax.random.key(0)) if c.level == 0]
-        why = refusal(calls, self.name)
-        if why:
-            raise ValueError(why)
-        return calls
 
     def sampler_of(self) -> str | None:
         """``"float"`` if a noise of a route is float-sampled, ``"lattice"`` if every noise is a
@@ -435,19 +382,19 @@ class WithChannel(Algorithm):
         routes = tuple((m, c.with_sampler(sampler)) for m, c in self.routes)
         return dataclasses.replace(self, routes=routes)
 
-    def lattice_draw_count(self, problem, network, params, steps: int) -> int:
-        """``D``: the lattice draws of a run, from the program of one traced step (each
-        call's copies times its message size) times ``steps``."""
-        lattice = {route for route, c in self.routes if any(t.lattice for t in c.transforms)}
-        return steps * sum(d * int(np.sum(copies)) for route, d, _, _, copies
-                           in self.release_log(problem, network, params) if route in lattice)
+    @property
+    def accounting(self) -> ChannelAccounting:
+        """The report helpers (:class:`~jaxdp.channels._accounting.ChannelAccounting`): the
+        step's product calls, their lattice draws, what bypasses the channel."""
+        return ChannelAccounting(self)
 
     def account(self, problem, network, params, steps, *, delta):
         """Privacy from the channel (see :mod:`jaxdp.channels._privacy`); ``inf`` where a value
-        reaches other agents without passing through the channel (:meth:`bypass`), which the
-        channel's per-sender accounting does not cover."""
-        self.check_undirected_scalars(self.split(params)[1])
-        why = self.bypass(problem, network, params)
+        reaches other agents without passing through the channel
+        (:meth:`ChannelAccounting.bypass <jaxdp.channels._accounting.ChannelAccounting.bypass>`),
+        which the channel's per-sender accounting does not cover."""
+        self._check_undirected_scalars(self.split(params)[1])
+        why = self.accounting.bypass(problem, network, params)
         if why:
             from jaxdp.privacy import PrivacyReport
 
@@ -455,44 +402,10 @@ class WithChannel(Algorithm):
                                           released=f"every message of {self.inner.name}")
         return channel_report(self, problem, network, params, steps, delta=delta)
 
-    def bypass(self, problem, network, params) -> str:
-        """``""``, or how the data reaches other agents outside the channel's releases: the inner
-        algorithm reads the data to choose who sends or to weigh what its server computes
-        (``selection_reads_data``, ``server_reads_data``: a federated selection by loss or data
-        size, a server weighting by data size), a step with no product call at all (its messages
-        reach the others outside the channel), a row of a product that keeps a clean self term
-        reaches every agent (declared, :attr:`broadcasts_product_row`: a federated server's
-        sum), or the others' next state moves with agent 0's clean self term
-        (:func:`self_term_flow`, found by running one step)."""
-        for hook in ("selection_reads_data", "server_reads_data"):
-            why = getattr(self.inner, hook, lambda: "")()
-            if why:
-                return why
-        if not self.release_log(problem, network, params):
-            return (f"{self.inner.name}'s step makes no product call on the network it is given, "
-                    "so nothing it sends passes through the channel (it reads the other agents' "
-                    "rows some other way): the channel covers none of its messages")
-        clean = self.clean_self_routes(problem, network, params)
-        if clean and self.broadcasts_product_row:
-            return (f"{self.inner.name} gives a row of a product to every agent (its server's "
-                    f"sum, N·(W U)_0), and the channel of {clean[0]!r} keeps that row's own "
-                    "upload clean and un-noised (self_term='clean'), so the broadcast holds "
-                    "client 0's upload outside the channel; send the uploads through a "
-                    "broadcast channel whose self term is released too: "
-                    "chain(..., broadcast=True, self_term='released') (spec '.../bcast/self')")
-        return _cached_flow(self, problem, network, params) if clean else ""
-
-    def clean_self_routes(self, problem, network, params) -> list[str]:
-        """The routes the step sends through whose channel keeps the sender's own row clean in
-        its products (``self_term="clean"``)."""
-        channels = self.channels
-        used = dict.fromkeys(route for route, *_ in self.release_log(problem, network, params))
-        return [route for route in used if channels[route].self_term == "clean"]
-
     def account_under(self, threat, problem, network, params, steps, *, delta):
         """Under :class:`~jaxdp.privacy.SecretPairs`, DECOR's SecLDP bound where the channel has
         one (:mod:`jaxdp.channels._correlated`); every other case falls back."""
-        self.check_undirected_scalars(self.split(params)[1])
+        self._check_undirected_scalars(self.split(params)[1])
         if not isinstance(threat, SecretPairs):
             return None, ""
         report, why = secret_pairs_report(self, problem, network, params, steps, delta=delta)
@@ -544,7 +457,7 @@ class PrivateVariant(WithChannel):
         """
         Algorithm.validate(self, params, problem, network)
         self.inner.validate(self.split(params)[0], problem, network)
-        self.check_messages(problem, network, params)
+        self._check_messages(problem, network, params)
 
     def account(self, problem, network, params, steps, *, delta):
         raise NotImplementedError
@@ -553,83 +466,6 @@ class PrivateVariant(WithChannel):
         """No tighter analysis than the paper's own accountant: the fallback."""
         del threat, problem, network, params, steps, delta
         return None, ""
-
-
-PROBE_SHIFT = 1e3
-"""The shift :func:`self_term_flow` gives agent u's clean self terms (large: a flow moves the
-others' rows far beyond the rounding of two compiled orders of the same sums)."""
-PROBE_ROUNDING = 64
-"""The differences :func:`self_term_flow` tolerates, in units of the dtype's ε times the leaf's
-largest magnitude (XLA may fuse and reassociate the probed program's sums differently)."""
-
-
-def self_term_flow(alg: WithChannel, problem, network, params, agent: int = 0) -> str:
-    """``""``, or why agent ``agent``'s clean self term reaches other agents: one step from the
-    initial state is run twice with the same draws, the second (:class:`Probe`) sending every
-    product call's operand of the first (so every release is the same) and with ``agent``'s
-    clean self term in every product moved by :data:`PROBE_SHIFT`; every row of the next state
-    that is not ``agent``'s own (a leaf with one row per agent: the other rows; any other leaf:
-    all of it) must come out bit-identical, since under the channel's accounting the others
-    hold only released values and their own. A difference is a flow that bypasses the channel
-    (a server row or a broadcast built from a product's row, a self term kept and then
-    shared). A finder at one state, not a proof: the declared cases are refused without it
-    (:meth:`WithChannel.bypass`)."""
-    net = network.base
-    n = net.n_agents
-    key = jax.random.key(0)
-
-    def next_states():
-        state = alg.init(key, problem, net, params)
-        noise = alg.noise(key, state, params, jnp.int32(0))
-        record = Probe()
-        replay = Probe(agent, PROBE_SHIFT, replay=record.operands)
-        return tuple(alg.step_on_proxy(state, noise, problem, net, params, jnp.int32(0),
-                                       probe=probe)[0][0] for probe in (record, replay))
-
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        base, moved = jax.jit(next_states)()
-    others = np.arange(n) != agent
-    paths = jax.tree_util.tree_flatten_with_path(base)[0]
-    for (path, a), b in zip(paths, jax.tree_util.tree_leaves(moved)):
-        a, b = np.asarray(a), np.asarray(b)
-        if a.ndim and a.shape[0] == n:
-            a, b = a[others], b[others]
-        if not _same(a, b):
-            return (f"{alg.inner.name}'s state {jax.tree_util.keystr(path)} of agents other "
-                    f"than {agent} depends on agent {agent}'s own row of a product, which the "
-                    "channel keeps clean (self_term='clean'): that value reaches other agents "
-                    "outside the channel's releases (found by moving the self term, "
-                    "jaxdp.channels.self_term_flow)")
-    return ""
-
-
-_FLOWS: dict = {}
-
-
-def _cached_flow(alg: WithChannel, problem, network, params) -> str:
-    """:func:`self_term_flow`, once per algorithm and structure of the run (the shapes of the
-    problem's arrays, the network's size and edges, the Params type): a calibration asks for
-    the report of the same run at many noise scales."""
-    shapes = tuple((np.shape(x), str(getattr(x, "dtype", type(x))))
-                   for x in jax.tree_util.tree_leaves(problem))
-    net = network.base
-    key = (alg, type(params), type(problem), shapes, net.n_agents,
-           np.asarray(net.senders).tobytes(), np.asarray(net.receivers).tobytes())
-    if key not in _FLOWS:
-        _FLOWS[key] = self_term_flow(alg, problem, network, params)
-    return _FLOWS[key]
-
-
-def _same(a: np.ndarray, b: np.ndarray) -> bool:
-    """``a`` and ``b`` equal up to :data:`PROBE_ROUNDING` (exactly, for integers and booleans;
-    NaN where both are)."""
-    if not np.issubdtype(a.dtype, np.inexact) or a.size == 0:
-        return np.array_equal(a, b)
-    scale = 1.0 + float(np.max(np.abs(np.where(np.isfinite(a), a, 0))))
-    tol = PROBE_ROUNDING * float(np.finfo(a.dtype).eps) * scale
-    close = np.abs(a - b) <= tol
-    return bool(np.all(close | (np.isnan(a) & np.isnan(b)) | (a == b)))
 
 
 def with_channel(algorithm: Algorithm, channel) -> WithChannel:

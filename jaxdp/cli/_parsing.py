@@ -68,7 +68,7 @@ def _metrics_line(problem: str) -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
-    from jaxdp import __version__
+    from jaxdp._version import __version__
 
     p = argparse.ArgumentParser(prog="jaxdp", formatter_class=_Help,
                                 description="Simulate differentially private decentralized "

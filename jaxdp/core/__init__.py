@@ -10,6 +10,7 @@ from jaxdp.core._algorithm import (
     FLOAT_SAMPLER_REASON, PROBLEM_NEEDS, PROVENANCES, Algorithm, check_problem_supports,
     standard_draws, zeros_like_models,
 )
+from jaxdp.core._accounting import Accounting
 from jaxdp.core._noise_owner import noise_dependence, sender_mismatch
 from jaxdp.core._reach import first_arrivals, reach_mismatch
 from jaxdp.core._params import (
@@ -17,7 +18,7 @@ from jaxdp.core._params import (
     param_spec, param_specs, undeclared_fields,
 )
 
-__all__ = ["Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROBLEM_NEEDS",
+__all__ = ["Accounting", "Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROBLEM_NEEDS",
            "PROVENANCES", "ParamSpec", "check_params", "check_problem_supports",
            "check_per_agent_value", "check_value", "first_arrivals", "noise_dependence", "param",
            "param_spec", "param_specs", "reach_mismatch", "sender_mismatch", "standard_draws",

@@ -16,7 +16,6 @@ injected into a per-node reference implementation in the tests.
 from __future__ import annotations
 
 import dataclasses
-import warnings
 from typing import Any, ClassVar
 
 import jax
@@ -24,8 +23,10 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import AgentArray, Array, PRNGKey
+from jaxdp.core._accounting import Accounting
+from jaxdp.core._costs import count_step_costs
 from jaxdp.core._params import check_params
-from jaxdp.privacy import check_sampler, lattice_sensitivity
+from jaxdp.privacy import check_sampler
 
 FLOAT_SAMPLER_REASON = (
     "the float sampler (sampler='float') adds floating-point Gaussian/Laplace draws, whose outputs "
@@ -84,7 +85,8 @@ class Algorithm:
       rounds_declared: the sequential communication rounds of one step, for an algorithm that
         communicates beyond the network products one traced step counts (a product through the
         dense matrices, by indexing, or in a ``lax.while_loop``); ``None``: counted
-        (:meth:`cone_rounds`, :mod:`jaxdp.privacy._cone`).
+        (:meth:`Accounting.cone_rounds <jaxdp.core._accounting.Accounting.cone_rounds>`,
+        :mod:`jaxdp.privacy._cone`).
       server_average: the algorithm's server (or trainer) is the average of its N uploads,
         computed as a row of ``network.mix`` on the complete graph K_N
         (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
@@ -230,35 +232,19 @@ class Algorithm:
             report = report.covering_models(self.models_covered, self.models_note)
         if not tight:
             report = report.under_threat(threat, self.name, why, self.noise_owner)
-            report = self._within_cone(report, threat, problem, network, params, release)
+            report = self.accounting.within_cone(report, threat, problem, network, params,
+                                                 release)
         if ideal:
-            report = self._with_declared_form(report, threat, network, params, release, delta)
+            report = self.accounting.with_declared_form(report, threat, network, params, release,
+                                                        delta)
         return report.with_checks_applied(self.name)  # a failed check: ε = inf, the one place
 
-    def cone_rounds(self, problem, network, params: Params) -> int:
-        """``R``: a bound on the sequential communication rounds of one step, for the causal
-        cone (:mod:`jaxdp.privacy._cone`): :attr:`rounds_declared`, else the product calls of
-        one traced step (``costs_per_step()["rounds"]``); ``0`` when none is counted (the
-        algorithm communicates another way: no cone)."""
-        if self.rounds_declared is not None:
-            return int(self.rounds_declared)
-        return int(np.ceil(self.costs_per_step(problem, network, params)["rounds"]))
-
-    def _within_cone(self, report, threat, problem, network, params, release):
-        """``report`` under the neighbours or a coalition threat tightened by the causal cone
-        (:func:`~jaxdp.privacy.within_cone`: only the releases of ``u`` that can reach the
-        observer by the horizon are composed), where the fallback applies (the declared noise
-        owner permits it), only the messages are released and ``R ≥ 1`` rounds are counted."""
-        from jaxdp.privacy import Coalition, Neighbours, fallback_refusal, within_cone
-
-        if (not isinstance(threat, (Neighbours, Coalition)) or release != "messages"
-                or network is None or fallback_refusal(threat, self.noise_owner, self.name)):
-            return report
-        rounds = self.cone_rounds(problem, network, params)
-        if rounds < 1:
-            return report
-        senders, receivers = network.base._host_edges()  # the union of the edge sets
-        return within_cone(report, threat, senders, receivers, rounds)
+    @property
+    def accounting(self) -> Accounting:
+        """The report helpers of this algorithm (:class:`~jaxdp.core._accounting.Accounting`:
+        lattice sensitivities and draws, report assembly, the causal cone), which
+        :meth:`account` uses: ``self.accounting.report(events, ...)``."""
+        return Accounting(self)
 
     def account_under(self, threat, problem, network, params: Params, steps: int, *,
                       delta: float):
@@ -281,24 +267,13 @@ class Algorithm:
         del network, params
         return None
 
-    def _with_declared_form(self, report, threat, network, params, release, delta):
-        """``report`` with :data:`~jaxdp.privacy.IDEAL_LINEAR` where a form is declared, the
-        threat model is not the eavesdropper's (whose report is the reference) and only the
-        messages are released."""
-        from jaxdp.privacy import Eavesdropper, with_ideal_linear
-
-        if isinstance(threat, Eavesdropper) or release != "messages" or network is None:
-            return report
-        form = self.linear_form(network, params)
-        return report if form is None else with_ideal_linear(report, form, threat, delta)
-
     def account(self, problem, network, params: Params, steps: int, *, delta: float):
         """The report for the messages (called by :meth:`privacy` with checked arguments).
 
         The one hook a private algorithm overrides (never ``privacy`` itself): build
         :class:`~jaxdp.privacy.PrivacyEvents` whose sensitivities bound every released vector
-        under the stated relation, and return ``self.report(events, problem, network, params,
-        steps, delta=delta, relation=..., assumptions=..., released=...)``.
+        under the stated relation, and return ``self.accounting.report(events, problem, network,
+        params, steps, delta=delta, relation=..., assumptions=..., released=...)``.
         """
         del problem, network, params, steps, delta
         return None
@@ -310,89 +285,12 @@ class Algorithm:
         sampler = getattr(self, "sampler", None)
         return None if sampler is None else check_sampler(sampler)
 
-    def release_sensitivity(self, sensitivity, dim: int, scale, problem, *, law: str,
-                            clipped: bool = True):
-        """The sensitivity to declare for a release of ``dim`` coordinates with noise ``scale``:
-        the lattice bound (:func:`~jaxdp.privacy.lattice_sensitivity`, rounding included) under the
-        lattice sampler, else ``sensitivity``."""
-        if self.sampler_of() != "lattice":
-            return sensitivity
-        return lattice_sensitivity(sensitivity, dim, scale, problem.features.dtype, law=law,
-                                   clipped=clipped)
-
-    def declare_releases(self, events, problem, *, clipped: bool = True,
-                         description: str | None = None):
-        """``events`` as this algorithm's sampler releases them: under the lattice sampler every
-        stream's sensitivity becomes its lattice bound at that step's scale (one release of
-        ``problem.dim`` coordinates) and the stream is marked ``lattice``; else unchanged."""
-        if self.sampler_of() != "lattice":
-            return events
-        from jaxdp.privacy import LatticeClampWarning, clamp_warning, concat
-
-        def scale_of(s):
-            return np.exp(np.minimum(s.log_scale, 700.0))
-
-        clamped = [clamp_warning(scale_of(s), problem.features.dtype, s.mechanism)
-                   for s in events.streams]
-        if any(clamped):  # once per report, the first stream that clamps
-            warnings.warn(f"{self.name}: {next(c for c in clamped if c)}", LatticeClampWarning,
-                          stacklevel=3)
-
-        def on_lattice(s):
-            scale = scale_of(s)
-            sens = np.where(s.sensitivity > 0, lattice_sensitivity(
-                s.sensitivity, problem.dim, scale, problem.features.dtype, law=s.mechanism,
-                clipped=clipped), 0.0)
-            return dataclasses.replace(s, sensitivity=sens, extra_streams=(), lattice=True)
-        return concat([on_lattice(s) for s in events.streams],
-                      events.description if description is None else description)
-
-    def lattice_draw_count(self, problem, network, params, steps: int) -> int:
-        """``D``: the draws of a whole run, every float leaf of one step's :meth:`noise` (traced
-        with ``jax.eval_shape``, nothing computed) times ``steps`` — an upper bound on the lattice
-        draws, which the report needs for the sampler's distance to the ideal law."""
-        def one_step(key):
-            state = self.init(key, problem, network, params)
-            return self.noise(key, state, params, jnp.asarray(0))
-        shapes = jax.eval_shape(one_step, jax.random.key(0))
-        return steps * sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(shapes)
-                           if jnp.issubdtype(leaf.dtype, jnp.floating))
-
-    def report(self, events, problem, network, params, steps: int, *, delta: float,
-               relation: str, assumptions, released: str | None = None, **options):
-        """The report :meth:`account` returns: the standard curves of ``events`` (every one
-        sound) under the neighbouring ``relation`` and the ``assumptions`` they rest on, both
-        required (``assumptions=()`` states that there are none).
-
-        Args:
-          events: the :class:`~jaxdp.privacy.PrivacyEvents` of every release, whose sensitivities
-            bound what one neighbouring change under ``relation`` moves.
-          relation: a key of :data:`jaxdp.privacy.RELATIONS` (``"replace_agent"``, ...).
-          assumptions: the :class:`~jaxdp.privacy.Assumption` s the sensitivities rest on.
-          released: what the guarantee covers, in words (default: ``events.description``).
-          **options: ``methods``, ``at_steps``, ... of
-            :meth:`PrivacyReport.from_events <jaxdp.privacy.PrivacyReport.from_events>`.
-        """
-        contract = {"relation": relation, "assumptions": tuple(assumptions),
-                    **({} if released is None else {"released": released})}
-        return self.report_from_events(events, problem, network, params, steps, delta=delta,
-                                       **contract, **options)
-
-    def report_from_events(self, events, problem, network, params, steps: int, *, delta: float,
-                           **contract):
-        """:meth:`PrivacyReport.from_events <jaxdp.privacy.PrivacyReport.from_events>` with the
-        lattice draws of this run when ``events`` has lattice streams."""
-        from jaxdp.privacy import PrivacyReport
-        draws = (self.lattice_draw_count(problem, network, params, steps)
-                 if events.lattice_streams else 0)
-        return PrivacyReport.from_events(events, delta, lattice_draws=draws, **contract)
-
     # -- costs ------------------------------------------------------------------------------------
     def costs_per_step(self, problem, network, params: Params) -> dict[str, float]:
         """Static costs of one step, summed over agents (host; nothing is computed).
 
         Found by tracing ``init`` and one ``step`` with a loss and a network that mark every
-        gradient, prox, Hessian and product call (:mod:`jaxdp.engine._costs` gives the units and
+        gradient, prox, Hessian and product call (:mod:`jaxdp.core._costs` gives the units and
         what counts: calls inside a ``lax.scan`` count once per iteration; both branches of a
         ``lax.cond`` or ``jnp.where`` count, an upper bound).
 
@@ -400,8 +298,6 @@ class Algorithm:
           ``{"grad_calls", "sample_grads", "prox_calls", "hessian_calls", "rounds", "messages",
           "bits": float}``. Override where the code computes more than the method communicates.
         """
-        from jaxdp.engine import count_step_costs
-
         return count_step_costs(self, problem, network, params)
 
     def counters(self, state: State) -> dict[str, Array]:

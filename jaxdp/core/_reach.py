@@ -1,8 +1,8 @@
 """The check of the causal cone's round count on a run: how fast one agent's release spreads.
 
 The cone (:mod:`jaxdp.privacy._cone`) composes only the releases of ``u`` that can reach ``v`` by
-the horizon, with ``R`` rounds per step (:meth:`Algorithm.cone_rounds
-<jaxdp.algorithms.Algorithm.cone_rounds>`). :func:`reach_mismatch` runs the program twice, the
+the horizon, with ``R`` rounds per step (:meth:`Accounting.cone_rounds
+<jaxdp.core.Accounting.cone_rounds>`). :func:`reach_mismatch` runs the program twice, the
 second time with agent ``u``'s noise at step 0 moved by one unit, and finds, for every other agent
 ``v``, the first step at which a message ``v`` receives (or sends: its own state) differs. A change
 the cone says cannot have arrived yet is a mismatch: the declared or counted ``R`` is too small,
@@ -55,10 +55,11 @@ def first_arrivals(alg, problem, network, params, steps: int, source: int = 0,
 def reach_mismatch(alg, problem, network, params, steps: int, source: int = 0,
                    key=None) -> str:
     """``""`` when no agent's view moves with ``source``'s step-0 release before the causal cone
-    allows (:func:`~jaxdp.privacy.cone_steps` with :meth:`cone_rounds`), else which, in words."""
+    allows (:func:`~jaxdp.privacy.cone_steps` with
+    :meth:`~jaxdp.core.Accounting.cone_rounds`), else which, in words."""
     from jaxdp.privacy import cone_steps, hop_distances
 
-    rounds = alg.cone_rounds(problem, network, params)
+    rounds = alg.accounting.cone_rounds(problem, network, params)
     senders, receivers = network.base._host_edges()
     dist = hop_distances(senders, receivers, network.n_agents)[source]
     first = first_arrivals(alg, problem, network, params, steps, source, key)

@@ -1,5 +1,5 @@
 """The engine: ``simulate`` (pure core), ``run`` and ``sweep`` (host wrappers), and ``Trace``."""
-from jaxdp.engine._costs import count_step_costs
+from jaxdp.core._costs import count_step_costs
 from jaxdp.engine._devices import use_cpu_cores
 from jaxdp.engine._run import grid, run, sweep
 from jaxdp.engine._simulate import (PREFERRED_METRICS, Carry, default_metric, final_metrics,

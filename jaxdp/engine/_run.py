@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxdp._version import __version__
 from jaxdp.engine._checks import (
     _check_int,
     _raise_if_dtype_mismatch,
@@ -463,8 +464,6 @@ def _progress_bar(total: int, enabled: bool, name: str):
 
 def _metadata(algorithm, problem, network, params, grid_size, seeds, steps, record_every,
               devices, compile_seconds, run_seconds, diverged) -> dict:
-    import jaxdp
-
     def summary(obj):
         fn = getattr(obj, "summary", None)
         return fn() if fn is not None else {"type": type(obj).__name__}
@@ -486,6 +485,6 @@ def _metadata(algorithm, problem, network, params, grid_size, seeds, steps, reco
         "agent_steps_per_second": agent_steps / max(run_seconds, 1e-12),
         "devices": [str(d) for d in devices],
         "dtype": str(jnp.asarray(problem.features).dtype),
-        "versions": {"jaxdp": jaxdp.__version__, "jax": jax.__version__,
+        "versions": {"jaxdp": __version__, "jax": jax.__version__,
                      "numpy": np.__version__, "python": platform.python_version()},
     }

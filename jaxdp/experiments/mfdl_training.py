@@ -255,13 +255,13 @@ def train(alg, params_of, sigmas, problem, network, steps: int, seeds: int) -> d
     one compilation, vmapped over seeds and σ, common random numbers)."""
     import warnings
 
-    import jaxdp
+    from jaxdp.engine import sweep
     points = [params_of(float(s)) for s in sigmas]
     grid = jax.tree.map(lambda *leaves: jnp.stack([jnp.asarray(v) for v in leaves]), *points)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # lattice clamp notices: counted by the report
-        trace = jaxdp.sweep(alg, problem, network, grid, steps=steps, seeds=seeds,
-                            record_every=steps, metrics=test_metrics, progress=False)
+        trace = sweep(alg, problem, network, grid, steps=steps, seeds=seeds,
+                      record_every=steps, metrics=test_metrics, progress=False)
     return {k: np.asarray(trace.final(k), np.float64) for k in ("test_loss", "test_accuracy")}
 
 
@@ -346,11 +346,11 @@ def _mfdl_training(out: Path, steps: int, seeds: int, epsilons, iterations: int,
 
 def _nonprivate(problem, network, steps: int) -> dict:
     """Test loss and accuracy of plain DGD (no clipping, no noise) after ``steps`` steps."""
-    import jaxdp
     from jaxdp import algorithms
-    trace = jaxdp.run(algorithms.DGD(), problem, network, algorithms.DGDParams(alpha=STEP),
-                      steps=steps, seeds=1, record_every=steps, metrics=test_metrics,
-                      progress=False)
+    from jaxdp.engine import run
+    trace = run(algorithms.DGD(), problem, network, algorithms.DGDParams(alpha=STEP),
+                steps=steps, seeds=1, record_every=steps, metrics=test_metrics,
+                progress=False)
     return {k: float(np.asarray(trace.final(k)).ravel()[0])
             for k in ("test_loss", "test_accuracy")}
 

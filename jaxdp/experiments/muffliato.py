@@ -227,9 +227,9 @@ def _claims_distance(report, graphs, curves, steps, alpha):
 
 
 def _figure_utility(out, report, graph, steps, seeds, sigmas, progress):
-    import jaxdp
     from jaxdp import algorithms, problems
     from jaxdp.algorithms.catalogue.muffliato import Muffliato
+    from jaxdp.engine import run
     from jaxdp.network import build_network
     from jaxdp.privacy import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
 
@@ -249,7 +249,7 @@ def _figure_utility(out, report, graph, steps, seeds, sigmas, progress):
         row = {"sigma": float(sigma), "neighbours_ideal_max": float(pair[off].max()),
                "neighbours_ideal_mean": float(pair[off].mean())}
         for name, alg in algs.items():
-            trace = jaxdp.run(alg, prob, net, params, steps=steps, seeds=seeds, progress=False)
+            trace = run(alg, prob, net, params, steps=steps, seeds=seeds, progress=False)
             row[name] = float(np.mean(np.asarray(trace.metrics["suboptimality"])[:, -1]))
             row["eavesdropper"] = float(alg.privacy(prob, net, params, steps).epsilon_max)
         rows.append(row)

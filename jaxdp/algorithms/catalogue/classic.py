@@ -199,11 +199,11 @@ class DPDGD(DGD):
         n = network.n_agents
         clip = np.broadcast_to(np.asarray(params.clip, np.float64), (n,))
         sigma = np.broadcast_to(np.asarray(params.sigma, np.float64), (n,))
-        events = self.declare_releases(PrivacyEvents.from_schedule(
+        events = self.accounting.declare_releases(PrivacyEvents.from_schedule(
             "gaussian", sensitivity=(2 * clip)[:, None], scale=(sigma * clip)[:, None],
             n_agents=n, steps=steps, description="g̃_i^k = clip(∇f_i(x_i^k), C) + σCξ, k < K"),
             problem)
-        return self.report(
+        return self.accounting.report(
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"),
             relation="replace_agent",

@@ -162,12 +162,12 @@ class Mafalda(DPDGD):
         clip = np.broadcast_to(np.asarray(params.clip, np.float64), (n,))
         sigma = np.broadcast_to(np.asarray(params.sigma, np.float64), (n,))
         per_step = self.step_sensitivity(steps, problem.features.dtype)
-        events = self.declare_releases(PrivacyEvents.from_schedule(
+        events = self.accounting.declare_releases(PrivacyEvents.from_schedule(
             "gaussian", sensitivity=2 * clip[:, None] * per_step[None, :],
             scale=(sigma * clip)[:, None], n_agents=n, steps=steps,
             description="R_i^k = lattice(Σ_{s≤k} C_ks clip(∇f_i(x_i^s), C)) + Z_i^k, k < K"),
             problem)
-        report = self.report(
+        report = self.accounting.report(
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"), relation="replace_agent",
             released=self.released_note,

@@ -43,6 +43,6 @@ def _half_sensitivity(alg, problem, net, params, steps: int = 1, delta: float = 
     events = alg.privacy(problem, net, params, steps, delta=delta).events
     half = dataclasses.replace(events, sensitivity=events.sensitivity / 2)
     if events.lattice_streams:  # the same accountants and sampler term as the guarantee
-        return float(alg.report_from_events(half, problem, net, params, steps,
+        return float(alg.accounting.report_from_events(half, problem, net, params, steps,
                                             delta=delta).epsilon[0])
     return float(PrivacyReport.from_events(half, delta).epsilon[0])

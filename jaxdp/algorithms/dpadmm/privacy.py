@@ -326,7 +326,7 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
     ℓ2 sensitivities ``sensitivity``; the guarantee is the smallest of zCDP, RDP and PLD. Under
     the lattice sampler (``alg.sampler == "lattice"``) the release is the discrete Gaussian on
     ``γℤ^d``, ``γ = σ/R``: the sensitivity declared is Lemma 1's analytical bound plus the
-    rounding slack (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`, ``clipped`` where
+    rounding slack (:meth:`~jaxdp.core.Accounting.release_sensitivity`, ``clipped`` where
     the records are projected, covering the projection's float error), PLD is dropped and the
     sampler's distance is added to δ. ``alg.enforce_bound`` (absent: ``False``) says whether S1
     is enforced by :func:`project_records` or checked on the data (:func:`record_assumption`).
@@ -348,12 +348,12 @@ def release_report(alg, problem, network, params, sensitivity: np.ndarray, sigma
     """
     n, steps = sensitivity.shape
     enforced = bool(getattr(alg, "enforce_bound", False))
-    declared = alg.release_sensitivity(sensitivity, problem.dim, sigma, problem, law="gaussian",
-                                       clipped=enforced)
+    declared = alg.accounting.release_sensitivity(sensitivity, problem.dim, sigma, problem,
+                                                  law="gaussian", clipped=enforced)
     events = PrivacyEvents.from_schedule("gaussian", declared, sigma, n_agents=n,
                                          steps=steps, description=description,
                                          lattice=alg.sampler == "lattice")
-    report = alg.report(
+    report = alg.accounting.report(
         events, problem, network, params, steps, delta=delta,
         methods=("closed_form", "rdp", "pld"), relation=RELATION,
         released=RELEASED, assumptions=(record_assumption(problem, params.S1, enforced=enforced),

@@ -174,9 +174,9 @@ class DPP2(Algorithm):
                         assumptions=self.assumptions(problem))
         noisy = min(np.min(setting["u_e"]), np.min(setting["u_w"]), np.min(setting["r"])) > 0
         if noisy and self.sampler == "lattice":  # y, z on γℤ^d: the rounding slack per release
-            events = self.declare_releases(acc.dpp2_events(steps, **setting), problem,
+            events = self.accounting.declare_releases(acc.dpp2_events(steps, **setting), problem,
                                            clipped=False, description=_LATTICE_DESCRIPTION)
-            report = self.report(events, problem, network, params, steps,
+            report = self.accounting.report(events, problem, network, params, steps,
                                  delta=delta, methods=("closed_form", "pld"),
                                  **contract)
         elif noisy:

@@ -129,8 +129,8 @@ class _DecayingLaplace(PrivateVariant):
         sens = self._sensitivities(steps, problem.dim, M, params)
         events = concat([acc.laplace_decay_events(s, u, vec(params.r), steps, desc)
                          for s, u, (_, _, desc) in zip(sens, scales, self.streams, strict=True)])
-        events = self.declare_releases(events, problem, clipped=False)
-        return self.report(events, problem, network, params, steps, delta=delta,
+        events = self.accounting.declare_releases(events, problem, clipped=False)
+        return self.accounting.report(events, problem, network, params, steps, delta=delta,
                            methods=("closed_form", "pld"), **contract)
 
 

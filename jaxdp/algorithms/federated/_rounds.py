@@ -14,7 +14,7 @@ costs count the products, and the privacy reports are per client (agent) unchang
 sum is row 0 of that product, broadcast to every client (:attr:`Federated.broadcasts_product_row`):
 a channel must release that row's self term too (``chain(..., broadcast=True,
 self_term="released")``), else client 0's upload would reach every client clean and the
-channel's report is ``inf`` (:meth:`jaxdp.channels.WithChannel.bypass`); so is one behind
+channel's report is ``inf`` (:meth:`jaxdp.channels.ChannelAccounting.bypass`); so is one behind
 ``weighting="data"``, whose server divides by the clients' data sizes.
 
 A round ``t`` (one engine step), with ``x^t`` the server model:
@@ -244,7 +244,7 @@ class Federated(Algorithm):
     """The server's sum is row 0 of a product (:func:`server_sum`) and reaches every client in
     the broadcast: behind a channel that keeps a sender's own row clean (``self_term="clean"``)
     that row holds client 0's upload outside the channel, so the channel's report is ``inf``
-    (:meth:`jaxdp.channels.WithChannel.bypass`) unless its self term is released too."""
+    (:meth:`jaxdp.channels.ChannelAccounting.bypass`) unless its self term is released too."""
     tracks_loss: ClassVar[bool] = False  # its rounds keep FedLossState under "high_loss"
     local_steps: int | tuple[int, ...] = 5
     selection: str = "uniform"

@@ -180,11 +180,11 @@ class DPFedAvg(_Private):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
         c_eff = c * sum_slack(network, problem.features.dtype)
         replace = self.relation == "replace_agent"
-        events = self.declare_releases(PrivacyEvents.from_schedule(
+        events = self.accounting.declare_releases(PrivacyEvents.from_schedule(
             "gaussian", sensitivity=np.full((n, 1), (2 if replace else 1) * c_eff),
             scale=np.full((n, 1), scale), n_agents=n, steps=steps,
             description="r^t = Σ_{k∈S_t} clip(Δ_k, C) + σξ, σ = zC, t < K (server)"), problem)
-        report = self.report(
+        report = self.accounting.report(
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"),
             relation=self.relation,
@@ -198,7 +198,8 @@ class DPFedAvg(_Private):
             return report
         dim, dtype = problem.dim, problem.features.dtype
         mu = float(lattice_sensitivity(c_eff, dim, scale, dtype, law="gaussian")) / scale
-        tv = self.lattice_draw_count(problem, network, params, steps) * sampler_tv("gaussian")
+        draws = self.accounting.lattice_draw_count(problem, network, params, steps)
+        tv = draws * sampler_tv("gaussian")
         eps = amplified_epsilon(mu, self.rate, report.steps, delta, tv, replace=replace)
         note = AMPLIFIED_NOTE.format(relation=_PAIRS[self.relation])
         return report.with_curve(AMPLIFIED, np.broadcast_to(eps, (n, eps.size)).copy(),
@@ -247,12 +248,12 @@ class LDPFedAvg(_Private):
 
     def account(self, problem, network, params, steps, *, delta):
         n, c, scale = network.n_agents, float(params.clip), float(params.z * params.clip)
-        events = self.declare_releases(PrivacyEvents.from_schedule(
+        events = self.accounting.declare_releases(PrivacyEvents.from_schedule(
             "gaussian", sensitivity=np.full((n, 1), 2 * c), scale=np.full((n, 1), scale),
             n_agents=n, steps=steps,
             description="client k's upload clip(Δ_k, C) + σξ_k, σ = zC, every round t < K"),
             problem)
-        return self.report(
+        return self.accounting.report(
             events, problem, network, params, steps, delta=delta,
             methods=("closed_form", "rdp", "pld"),
             relation="replace_agent",

@@ -244,16 +244,16 @@ def _declared(alg, problem, sensitivity, dim: int, scale):
     assumed, not enforced by a clip)."""
     if not _on_lattice(alg):
         return sensitivity
-    return alg.release_sensitivity(sensitivity, dim, scale, problem, law="laplace",
+    return alg.accounting.release_sensitivity(sensitivity, dim, scale, problem, law="laplace",
                                    clipped=False)
 
 
 def _events_report(events, delta, methods, alg, problem, network, params, **contract):
-    """``PrivacyReport.from_events``, through ``alg.report_from_events`` (the run's lattice draws)
-    when the events are lattice streams."""
+    """``PrivacyReport.from_events``, through ``alg.accounting.report_from_events`` (the run's
+    lattice draws) when the events are lattice streams."""
     if not events.lattice_streams:
         return PrivacyReport.from_events(events, delta=delta, methods=methods, **contract)
-    return alg.report(events, problem, network, params, events.steps, delta=delta,
+    return alg.accounting.report(events, problem, network, params, events.steps, delta=delta,
                       methods=methods, **contract)
 
 

@@ -88,7 +88,7 @@ def step_report(problem, network, params, sens, log_scale, paper_releases, paper
       paper_releases: fn(k) → the releases Theorem 4 counts after k steps.
       paper_sens: Lemma 5-style history-fixed Δ: scalar, (N,) or (N, T) per release.
       alg: the algorithm whose ``sampler`` decides the events: under the lattice sampler each
-        release's Δ is the lattice bound (:meth:`~jaxdp.algorithms.Algorithm.release_sensitivity`,
+        release's Δ is the lattice bound (:meth:`~jaxdp.core.Accounting.release_sensitivity`,
         ``clipped`` where the gradient clip is enforced, covering its float error) and the
         events are lattice streams; ``None`` (or no sampler) declares ``sens`` as it is. Its
         ``enforce_bound`` (absent: ``False``) says whether Assumption 3 is enforced by the
@@ -99,14 +99,15 @@ def step_report(problem, network, params, sens, log_scale, paper_releases, paper
     scale = np.exp(np.broadcast_to(np.asarray(log_scale, np.float64), sens.shape))
     lattice = alg is not None and alg.sampler_of() == "lattice"
     if lattice:  # nothing private released (Δ = 0) stays 0: the draw is not released
-        sens = np.where(sens > 0, alg.release_sensitivity(sens, problem.dim, scale, problem,
-                                                          law="gaussian", clipped=enforced), 0.0)
+        declared = alg.accounting.release_sensitivity(sens, problem.dim, scale, problem,
+                                                      law="gaussian", clipped=enforced)
+        sens = np.where(sens > 0, declared, 0.0)
     events = dataclasses.replace(acct.step_events(sens, log_scale, description), lattice=lattice)
     contract = dict(methods=("closed_form", "rdp", "pld"), relation="replace_agent",
                     released=released, assumptions=(acct.gradient_assumption(
                         problem, float(params.c), enforced=enforced),))
     report = (PrivacyReport.from_events(events, delta, **contract) if alg is None else
-              alg.report(events, problem, network, params, sens.shape[1],
+              alg.accounting.report(events, problem, network, params, sens.shape[1],
                          delta=delta, **contract))
     xi = np.asarray([paper_releases(int(k)) for k in report.steps])
     eps, log10 = acct.theorem4_curve(network.n_agents, xi, sens=paper_sens,
