@@ -1,0 +1,40 @@
+"""Rewrite the measured part of ``tests/slow_tests.txt`` from a ``--durations=0`` output.
+
+    python -m pytest -n 2 -q --durations=0 > durations.txt
+    python tests/list_slow_tests.py durations.txt            # threshold 5 s (setup+call+teardown)
+
+Tests whose total time is above the threshold move behind ``--runslow``; the hand-picked entries
+(the file's first part, up to the ``# measured`` line) are kept as they are.
+"""
+from __future__ import annotations
+
+import collections
+import re
+import sys
+from pathlib import Path
+
+FILE = Path(__file__).with_name("slow_tests.txt")
+MARK = "# measured"
+LINE = re.compile(r"([\d.]+)s (?:call|setup|teardown)\s+tests/(\S+)")
+
+
+def measured(durations: str, threshold: float) -> list[str]:
+    """Node ids (relative to ``tests/``) whose total time exceeds ``threshold`` seconds."""
+    total = collections.Counter()
+    for line in durations.splitlines():
+        if m := LINE.match(line):
+            total[m.group(2)] += float(m.group(1))
+    return sorted(node for node, seconds in total.items() if seconds > threshold)
+
+
+def main(path: str, threshold: float = 5.0) -> None:
+    kept = FILE.read_text().split(MARK)[0] if FILE.exists() else ""
+    nodes = measured(Path(path).read_text(), threshold)
+    FILE.write_text(f"{kept}{MARK}: more than {threshold:g} s each (setup + call + teardown) in a "
+                    "`--durations=0` run of the default tier on two shared cores\n"
+                    + "".join(f"{node}\n" for node in nodes))
+    print(f"{len(nodes)} measured slow tests written to {FILE}")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1], *map(float, sys.argv[2:]))
