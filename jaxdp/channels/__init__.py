@@ -20,7 +20,7 @@ that reaches other agents outside the channel's releases (a federated server's r
 self term) makes the report ``inf`` (:meth:`ChannelAccounting.bypass`, :func:`self_term_flow`).
 """
 from jaxdp.channels._accounting import ChannelAccounting, self_term_flow
-from jaxdp.channels._base import ROLES, Declared, Transform, declare
+from jaxdp.channels._base import ROLES, Declared, Transform, declare, per_row
 from jaxdp.channels._chain import STEP_CALL, TRANSFORMS, Channel, chain
 from jaxdp.channels._correlated import (
     CoupledGaussian,
@@ -70,7 +70,7 @@ __all__ = [
     "CHANNEL_STREAM", "NORMS", "ROLES", "STEP_CALL", "TRANSFORMS", "Activation", "Channel",
     "ChannelAccounting",
     "ChannelNetwork", "ChannelState", "Clip", "CoupledGaussian", "Declared", "Drop", "Gaussian",
-    "GilbertElliott", "Laplace", "LinkFailures", "Loss", "Noise", "PairwiseCancelling",
+    "GilbertElliott", "Laplace", "LinkFailures", "Loss", "Noise", "PairwiseCancelling", "per_row",
     "PrivateVariant", "ProductCall", "Quantize", "RandomK", "TopK", "Transform", "WithChannel",
     "ZeroSum", "activation", "chain", "channel_report", "clip", "declare", "drop", "gaussian",
     "gilbert_elliott", "laplace", "link_failures", "merged_params_type", "pairwise_cancelling",

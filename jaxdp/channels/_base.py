@@ -55,8 +55,8 @@ entry-point group)::
         role: ClassVar[str] = "contraction"     # ‖f v‖ ≤ ‖v‖ for f in [0, 1]
         declared: ClassVar = (declare("f", domain="probability", doc="f, the shrink factor"),)
 
-        def apply(self, v, p, who, k, z=None):
-            return v * p[self.fields[0]]
+        def apply(self, v, p, who, k, z=None):   # f: a scalar or one value per sender
+            return v * per_row(p[self.fields[0]], who, v)
 
     chain(clip(1.0), Flip("flip"), Shrink.build("shrink", {"f": 0.5}), gaussian(0.5))
 """
