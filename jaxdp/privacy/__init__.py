@@ -125,19 +125,19 @@ from jaxdp.privacy._pairwise import (
 )
 from jaxdp.privacy._factorization import (
     LinearRelease,
-    block_powers,
-    encoder_from_gram,
-    encoder_sensitivity2,
     factorization_epsilon,
-    gossip_release,
-    mafalda_encoder,
-    model_noise,
     observer_mu2,
     observers,
-    out_edge_ring,
-    pairwise_decoder,
     participation_classes,
     release_mu2,
+)
+from jaxdp.privacy._gossip_release import block_powers, gossip_release, out_edge_ring
+from jaxdp.privacy._mafalda import (
+    encoder_from_gram,
+    encoder_sensitivity2,
+    mafalda_encoder,
+    model_noise,
+    pairwise_decoder,
     surrogate_loss,
     workload_gram,
     worst_pair_mu2,

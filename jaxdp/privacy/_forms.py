@@ -36,8 +36,8 @@ from jaxdp.privacy._factorization import (
     MAX_ROWS,
     LinearRelease,
     factorization_epsilon,
-    gossip_release,
 )
+from jaxdp.privacy._gossip_release import gossip_release
 from jaxdp.privacy._pairwise import gaussian_epsilon
 from jaxdp.privacy._threat import as_threat
 
