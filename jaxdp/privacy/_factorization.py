@@ -23,7 +23,7 @@ tighter one where ``Q`` has negative entries, e.g. an observer that differences 
 ``μ² = max_P`` of it; ``ε(δ)`` is the exact Gaussian mechanism's (Balle &
 Wang, ICML 2018, Thm 8). This is MFDL's Theorem-style sensitivity ``‖C_O e‖`` generalised to any
 ``B`` (MFDL's ``A = B C`` with ``B_O`` not square: here ``Σ⁻¹`` replaces ``B_O^+``), and exactly
-:func:`jaxdp.privacy.linear_gossip_epsilon`'s quantity when the noise is independent.
+:func:`jaxdp.privacy.pairwise.linear_gossip_epsilon`'s quantity when the noise is independent.
 
 **What it is not.** The IDEAL continuous-Gaussian mechanism with NON-ADAPTIVE contributions
 (fixed before the run). It is not a bound for the library's lattice noise (a discrete Gaussian
@@ -257,7 +257,7 @@ def factorization_epsilon(release: LinearRelease, delta: float, threat="neighbou
     """The IDEAL Gaussian mechanism's ``ε_{u→observer}`` of ``release`` (module docstring).
 
     Returns:
-      A :class:`~jaxdp.privacy.PairwiseResult` (``(N, N)`` under ``"neighbours"``, else
+      A :class:`~jaxdp.privacy.pairwise.PairwiseResult` (``(N, N)`` under ``"neighbours"``, else
       ``(N, 1)``: under ``"secret_pairs"`` the worst of the outsider and the curious agents).
 
     A singular view covariance is handled exactly (module docstring, *Singular views*): ``inf``

@@ -133,7 +133,7 @@ def _power_of_two_scale(m: Array) -> tuple[Array, Array]:
     ``[1, 2)``: squares and sums of the scaled row cannot overflow (``Σ u² < 16d``), and the
     scaling itself rounds nothing, so a norm computed on it has the rounding of the same norm
     computed without scaling (the ``C(1 + (d + 4)u)`` bound of
-    :func:`~jaxdp.privacy.lattice_sensitivity` holds as before).
+    :func:`~jaxdp.privacy.samplers.lattice_sensitivity` holds as before).
     """
     info = jnp.finfo(jnp.result_type(m))
     e = jnp.frexp(jax.lax.stop_gradient(m))[1] - 1  # m = f·2^{e+1}, f in [1/2, 1)
@@ -234,7 +234,7 @@ def clip_factor_soft(g: Array, zeta) -> Array:
 
 SAMPLERS = ("lattice", "float")
 """Noise samplers. ``"lattice"`` (the default wherever a report gives a finite ε): the integer
-lattice mechanism of :func:`~jaxdp.privacy.lattice_release`, whose released floats are covered by
+lattice mechanism of :func:`~jaxdp.privacy.samplers.lattice_release`, whose released floats are covered by
 the report. ``"float"``: :func:`gaussian` / :func:`laplace` added in floating point, fast and
 exactly reparameterized, for utility studies; its report's guarantee is ``inf`` (the released
 floats reveal the data through the sampler's grid) with the real-valued curves kept as ``ideal``."""
@@ -252,7 +252,7 @@ def noise_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *, law: str = 
     """Standard draws of ``law`` (``"gaussian"`` or ``"laplace"``) for :func:`add_noise`.
 
     ``"float"``: :func:`gaussian` / :func:`laplace`; ``"lattice"``:
-    :func:`~jaxdp.privacy.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0 and the
+    :func:`~jaxdp.privacy.samplers.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0 and the
     variance of the standard law (1, or 2 for Laplace) up to the lattice's ``O(R⁻²)``.
     """
     if check_sampler(sampler) == "float":

@@ -116,7 +116,7 @@ class LinearGossip:
         gossip averaging (one noisy value ``x + σ η`` drawn once, then ``T`` noiseless gossip
         rounds), whose later messages carry no new noise: accounted with this option it would be
         about 5× under on a 16-ring. Muffliato's averaging is a :class:`LinearRelease` with the
-        noise at step 0 only (:func:`~jaxdp.privacy.gossip_release` with the decoder
+        noise at step 0 only (:func:`~jaxdp.privacy.pairwise.gossip_release` with the decoder
         ``L = e₀e₀ᵀ`` and ``participation="first_step"``). The old value ``"first_step"`` is
         a deprecated alias (a ``FutureWarning``).
     """
