@@ -487,7 +487,7 @@ def test_noise_draws_pass_a_kolmogorov_smirnov_test(name, law):
     import jax.numpy as jnp
     from scipy import stats
 
-    draw = getattr(jdp, name)
+    draw = getattr(jdp.samplers, name)
     keys = (jax.random.key(7), jax.random.PRNGKey(8), jax.random.key(9, impl="rbg"))
     for dtype, key in zip((jnp.float32, jnp.float64, jnp.float32), keys):
         with jax.enable_x64(dtype == jnp.float64):
