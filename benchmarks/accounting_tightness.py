@@ -77,7 +77,8 @@ def sound(law: str, sampling: str, q: float, z: float, steps: int, dim: int,
           delta: float = 1.0) -> dict:
     """The library's headline ε for one agent's ``steps`` lattice releases of real-valued
     sensitivity ``delta`` and scale ``z·delta`` (module docstring)."""
-    from jaxdp.privacy import PrivacyEvents, PrivacyReport, lattice_sensitivity
+    from jaxdp.privacy import PrivacyEvents, PrivacyReport
+    from jaxdp.privacy.samplers import lattice_sensitivity
 
     lattice_delta = float(lattice_sensitivity(delta, dim, z * delta, np.float32, law=law))
     batches = ({"sampling": sampling, "dataset_size": RECORDS}

@@ -81,7 +81,7 @@ def graph_of(name: str, n: int):
 def gossip_form(net, steps: int, contributions: str, setting: str):
     """The accounting problem: a ``LinearGossip`` up to its cap of 100 agents, else a record with
     the same fields (the structured accountant needs no more)."""
-    from jaxdp.privacy import LinearGossip
+    from jaxdp.privacy.pairwise import LinearGossip
     s = SETTINGS[setting]
     W = net.dense("W", max_agents=max(net.n_agents, 100))
     fields = {"W": W, "senders": np.asarray(net.senders), "receivers": np.asarray(net.receivers),
@@ -119,7 +119,7 @@ def structured(form, setting: str, timed: int) -> dict:
     """The structured accountant (``gossip_structure`` and ``gossip_mu2``: the path of
     ``linear_gossip_epsilon(method="structured")``) on the chosen observers, cold then (if quick)
     warm; ``μ = Δ √bound``."""
-    from jaxdp.privacy import gaussian_epsilon, gossip_mu2, gossip_structure
+    from jaxdp.privacy.pairwise import gaussian_epsilon, gossip_mu2, gossip_structure
 
     def account():
         structure = chosen(gossip_structure(form, "neighbours"), form, timed)
@@ -137,7 +137,7 @@ def structured(form, setting: str, timed: int) -> dict:
 
 def dense(form, setting: str) -> dict:
     """jaxdp's dense accountant (refusals recorded with their reason)."""
-    from jaxdp.privacy import linear_gossip_epsilon
+    from jaxdp.privacy.pairwise import linear_gossip_epsilon
     try:
         result, cpu, wall = clocked(lambda: linear_gossip_epsilon(
             form, SETTINGS[setting]["delta"], "neighbours", method="dense"))
@@ -159,7 +159,7 @@ def mfdl_dense(W, steps: int, interval: int, sigma: float, delta: float):
 
     Returns ``(ε (N, N) cyclic, ε (N, N) every step)`` (``inf`` on the diagonal).
     """
-    from jaxdp.privacy import gaussian_epsilon
+    from jaxdp.privacy.pairwise import gaussian_epsilon
     n = W.shape[0]
     G = np.zeros((steps, n, steps, n))
     power = np.eye(n)

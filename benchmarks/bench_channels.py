@@ -95,7 +95,7 @@ def samplers(seeds: int, rows: int, d: int, repeats: int = 5, calls: int = 50) -
     import jax
     import jax.numpy as jnp
 
-    from jaxdp.privacy import gaussian, lattice_draws, laplace
+    from jaxdp.privacy.samplers import gaussian, laplace, lattice_draws
 
     def rbg_key(k):
         return jax.random.wrap_key_data(jax.random.bits(k, (4,), jnp.uint32), impl="unsafe_rbg")

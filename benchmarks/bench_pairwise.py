@@ -85,9 +85,9 @@ def one_cell(graph: str, steps: int, contributions: str, method: str, n: int = 1
     import numpy as np
 
     from jaxdp.network import make_network
-    from jaxdp.privacy import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
     from jaxdp.privacy._pairwise import views
     from jaxdp.privacy._pairwise_scan import structured_mu
+    from jaxdp.privacy.pairwise import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
     kw = {"p": 0.05 if n == 100 else 2 * np.log(n) / n} if graph == "erdos_renyi" else {}
     form = LinearGossip.from_network(make_network(graph, n, seed=0, **kw), steps, 2.0,
                                      sigma_local=0.5, sigma_message=1.0,

@@ -93,7 +93,7 @@ def methods(net, sigma: float) -> dict:
 def row(alg, params, prob, net, seeds: int) -> dict:
     import jaxdp
     out = {}
-    from jaxdp.privacy import IDEAL_LINEAR
+    from jaxdp.privacy.pairwise import IDEAL_LINEAR
     for threat in THREATS:
         ideal = threat != "eavesdropper" and alg.linear_form(net, params) is not None
         rep = alg.privacy(prob, net, params, STEPS, delta=DELTA, threat=threat, ideal=ideal)
@@ -117,7 +117,7 @@ def row(alg, params, prob, net, seeds: int) -> dict:
 def outsider_phi(net, sigma_ind: float) -> float:
     """The outsider-only factor of (d) (max over agents), with the report's lattice Δ_L."""
     from jaxdp.channels import printed_outsider_factor
-    from jaxdp.privacy import GAUSSIAN_RESOLUTION, lattice_sensitivity
+    from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION, lattice_sensitivity
     sens = float(np.asarray(lattice_sensitivity(np.array([[2 * CLIP]]), D,
                                                 np.array([[sigma_ind]]), np.float64,
                                                 law="gaussian")).max())

@@ -21,7 +21,7 @@ of several ulps) on both sides, or reach the end of the grid, covers every index
 
 The lattice sampler's analogue (:func:`lattice_in_support`): ``r`` is in the support under ``v'``
 iff ``r = post(fl(n·γ))`` for an integer ``n`` with ``|n − a(v')| ≤ K_max``, ``γ = s/R`` and
-``a(v') = round(clamp(v')/γ)`` computed as :func:`jaxdp.privacy.lattice_release` does.
+``a(v') = round(clamp(v')/γ)`` computed as :func:`jaxdp.privacy.samplers.lattice_release` does.
 """
 from __future__ import annotations
 
@@ -186,7 +186,7 @@ def kmax(law: str) -> int:
 
 @functools.partial(jax.jit, static_argnames=("law", "dtype", "post"))
 def _lattice_parts(v, s, n, *, law, dtype, post):
-    """``(a(v), post(fl(n·γ)))`` computed as :func:`jaxdp.privacy.lattice_release` does."""
+    """``(a(v), post(fl(n·γ)))`` computed as :func:`jaxdp.privacy.samplers.lattice_release` does."""
     res = _lattice.resolution(law)
     gamma = jnp.asarray(s, dtype) * (1.0 / res)
     bound = _lattice.clamp_bound(dtype) * gamma

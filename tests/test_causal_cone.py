@@ -10,8 +10,9 @@ from jaxdp import network, problems
 from jaxdp.algorithms import REGISTRY, DPDGD
 from jaxdp.core import first_arrivals, reach_mismatch
 from jaxdp.network import NetworkSequence, RandomLinkFailures
-from jaxdp.privacy import (CONE, Coalition, PrivacyReport, as_threat, cone_steps, hop_distances,
-                           within_cone)
+from jaxdp.privacy import Coalition, PrivacyReport
+from jaxdp.privacy.contract import as_threat
+from jaxdp.privacy.pairwise import CONE, cone_steps, hop_distances, within_cone
 
 DELTA = 1e-5
 
@@ -19,7 +20,7 @@ DELTA = 1e-5
 def _gaussian_report(n: int, steps: int, mu_per_step: float = 0.4) -> PrivacyReport:
     """An eavesdropper report of ``steps`` Gaussian releases per agent (exact μ-GDP composition:
     ε of μ√k), at every step count."""
-    from jaxdp.privacy import gaussian_epsilon
+    from jaxdp.privacy.pairwise import gaussian_epsilon
     ks = np.arange(1, steps + 1)
     eps = np.repeat(gaussian_epsilon(mu_per_step * np.sqrt(ks), DELTA)[None], n, axis=0)
     return PrivacyReport(steps=ks, curves={"exact": eps}, delta=DELTA, sound=("exact",))
@@ -219,7 +220,7 @@ def test_the_ideal_linear_curve_is_exceeded_by_an_adaptive_run():
     fixed in advance) the same Monte Carlo agrees with it (0.013 ± 0.025)."""
     import jax
 
-    from jaxdp.privacy import factorization_epsilon
+    from jaxdp.privacy.pairwise import factorization_epsilon
     steps, runs, eps = 2, 20000, 1.0
     with jax.enable_x64(True):
         views = {(a, s): _relay_views(a, s, steps, runs, seed=int(a) * 2 + (s > 0))

@@ -35,7 +35,7 @@ def _dgd_channel(broadcast=False, sigma=0.3, c=0.7, sampler="float"):
 
 def _lattice(sensitivity, scale, law):
     """The sensitivity a lattice release of D float64 coordinates declares (clip + rounding)."""
-    from jaxdp.privacy import lattice_sensitivity
+    from jaxdp.privacy.samplers import lattice_sensitivity
     return lattice_sensitivity(sensitivity, D, scale, jnp.float64, law=law)
 
 

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms, channels
-from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
 from tests.harness import gossip_setup
 
 N, D = 6, 3

@@ -12,8 +12,9 @@ from scipy import special
 from jaxdp import algorithms, channels, network
 from jaxdp.attacks.audit import epsilon_lower_bound
 from jaxdp.channels._correlated import printed_outsider_factor, secret_pairs_factor
-from jaxdp.privacy import DEFAULT_ORDERS, lattice_draws, rdp_to_dp
-from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy.closed_forms import DEFAULT_ORDERS, rdp_to_dp
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy.samplers import lattice_draws
 from tests.harness import gossip_setup
 
 N, D, C = 6, 3, 0.7

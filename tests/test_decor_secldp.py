@@ -16,8 +16,10 @@ from jaxdp.channels._correlated import (
     max_exact_ratio,
     secret_pairs_factor,
 )
-from jaxdp.privacy import DEFAULT_ORDERS, add_noise, lattice_draws, rdp_to_dp
-from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy import add_noise
+from jaxdp.privacy.closed_forms import DEFAULT_ORDERS, rdp_to_dp
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy.samplers import lattice_draws
 from tests.harness import gossip_setup
 
 N, D, C = 6, 3, 0.7

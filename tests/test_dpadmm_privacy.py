@@ -6,7 +6,7 @@ import pytest
 from scipy.stats import norm
 
 from jaxdp.algorithms.dpadmm import privacy as dpp
-from jaxdp.privacy import DEFAULT_ORDERS, gaussian_rdp, rdp_to_dp
+from jaxdp.privacy.closed_forms import DEFAULT_ORDERS, gaussian_rdp, rdp_to_dp
 
 # A golden grid computed independently: (ε, δ) -> (ε̄, τ*) for T = 100.
 GOLDEN = {

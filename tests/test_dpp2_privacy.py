@@ -143,7 +143,7 @@ def test_dp_accounting_agrees_on_one_release_and_is_tighter_on_many():
 
 def _lattice_slack(d):
     """What the lattice adds to every release's Δ/θ (ℓ1, rounding of d coordinates)."""
-    from jaxdp.privacy import lattice_sensitivity
+    from jaxdp.privacy.samplers import lattice_sensitivity
 
     return float(lattice_sensitivity(0.0, d, 1.0, np.float64, law="laplace", clipped=False))
 

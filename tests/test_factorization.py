@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp.privacy import (
+from jaxdp.privacy.pairwise import (
     LinearGossip,
     encoder_sensitivity2,
     factorization_epsilon,

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms, channels
-from jaxdp.privacy import factorization_epsilon, gossip_release, model_noise
+from jaxdp.privacy.pairwise import factorization_epsilon, gossip_release, model_noise
 from tests.harness import gossip_setup
 
 SIG = {"local": 0.8, "msg": 0.3, "zero_sum": 1.3}

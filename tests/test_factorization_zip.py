@@ -8,7 +8,7 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp.privacy import factorization_epsilon, gossip_release, model_noise
+from jaxdp.privacy.pairwise import factorization_epsilon, gossip_release, model_noise
 from tests.test_factorization_zero_sum import _graph, impulse_columns
 
 SIG = {"local": 0.8, "msg": 0.3, "zip": 1.3}

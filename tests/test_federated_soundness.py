@@ -19,7 +19,8 @@ import pytest
 from jaxdp import algorithms, channels, network
 from jaxdp.algorithms.cases import l2, tilt
 from jaxdp.cli import ENDED_WORSE, main
-from jaxdp.privacy import Coalition, TrustedServer, as_threat
+from jaxdp.privacy import Coalition, TrustedServer
+from jaxdp.privacy.contract import as_threat
 
 N, C, SIGMA, DELTA = 17, 1.0, 11.31, 1e-2
 CLEAN = channels.chain(channels.clip(C), channels.gaussian(SIGMA))

@@ -9,8 +9,14 @@ import pytest
 
 from jaxdp import algorithms, channels
 from jaxdp.algorithms.catalogue.muffliato import Muffliato
-from jaxdp.privacy import (IDEAL_LINEAR, Coalition, GossipForm, factorization_epsilon,
-                           gaussian_epsilon, ideal_curve)
+from jaxdp.privacy import Coalition
+from jaxdp.privacy.pairwise import (
+    IDEAL_LINEAR,
+    GossipForm,
+    factorization_epsilon,
+    gaussian_epsilon,
+    ideal_curve,
+)
 from tests.harness import gossip_setup
 
 N, D, K = 6, 3, 4

@@ -60,9 +60,9 @@ def test_the_sampler_is_checked():
 def test_lattice_draws_have_the_ideal_moments_and_sit_on_the_grid():
     """K = zR is an integer; mean 0 and variance 1 (Gaussian) or 2 (Laplace) within 5 standard
     errors over 2e5 draws, and P(K = 0) matches the ideal law."""
-    for law, var, res in (("gaussian", 1.0, privacy.GAUSSIAN_RESOLUTION),
-                          ("laplace", 2.0, privacy.LAPLACE_RESOLUTION)):
-        z = np.asarray(privacy.lattice_draws(jax.random.key(0), (200_000,), np.float32, law=law),
+    for law, var, res in (("gaussian", 1.0, privacy.samplers.GAUSSIAN_RESOLUTION),
+                          ("laplace", 2.0, privacy.samplers.LAPLACE_RESOLUTION)):
+        z = np.asarray(privacy.samplers.lattice_draws(jax.random.key(0), (200_000,), np.float32, law=law),
                        np.float64)
         k = z * res
         np.testing.assert_array_equal(k, np.round(k))
@@ -70,7 +70,7 @@ def test_lattice_draws_have_the_ideal_moments_and_sit_on_the_grid():
         assert abs(z.mean()) < 5 * se
         assert abs(z.var() - var) < 5 * np.sqrt((3 if law == "gaussian" else 24) / z.size)
     # the alias table's law is exact: its bucket weights reproduce the pmf to its TV bound
-    assert privacy.sampler_tv("gaussian") < 1e-19 and privacy.sampler_tv("laplace") < 1e-19
+    assert privacy.samplers.sampler_tv("gaussian") < 1e-19 and privacy.samplers.sampler_tv("laplace") < 1e-19
 
 
 def test_lattice_release_is_the_rounded_value_plus_the_integer_draw():
@@ -78,10 +78,10 @@ def test_lattice_release_is_the_rounded_value_plus_the_integer_draw():
     release only), and n = round(v/γ) + zR exactly."""
     with jax.enable_x64(True):
         v = np.random.default_rng(1).normal(size=(64,)) * 3.0
-        z = privacy.lattice_draws(jax.random.key(2), (64,), np.float64)
+        z = privacy.samplers.lattice_draws(jax.random.key(2), (64,), np.float64)
         s = 0.37
         r = np.asarray(privacy.add_noise(v, s, z))
-        gamma = s / privacy.GAUSSIAN_RESOLUTION
+        gamma = s / privacy.samplers.GAUSSIAN_RESOLUTION
         n = np.round(r / gamma)
         np.testing.assert_array_equal(n * gamma, r)
         np.testing.assert_array_equal(n, np.round(v / gamma) + np.asarray(z) * 4096)
@@ -100,7 +100,7 @@ def test_sampler_error_goes_into_delta_and_caps_epsilon():
         ok = alg.privacy(prob, net, params, 10, delta=1e-5)
         draws = alg.accounting.lattice_draw_count(prob, net, params, 10)
         assert draws == 10 * 4 * 2  # (N, d) per step
-        tau = draws * privacy.sampler_tv("gaussian")
+        tau = draws * privacy.samplers.sampler_tv("gaussian")
         assert np.isfinite(ok.epsilon_max)
         assert (1 + np.exp(ok.epsilon_max)) * tau <= 2.0 ** -6 * 1e-5
         tiny = alg.privacy(prob, net, params, 10, delta=1e-22)
@@ -113,11 +113,11 @@ def test_a_clamp_of_order_one_warns_before_the_run():
     net = network.make_network("ring", 10)
     with jax.enable_x64(True):
         prob = problems.nonconvex_logistic(n_agents=10, m=50, d=5, seed=0)
-        with pytest.warns(privacy.LatticeClampWarning, match="from step 36 on"):
+        with pytest.warns(privacy.samplers.LatticeClampWarning, match="from step 36 on"):
             algorithms.DiaDSP().privacy(prob, net, algorithms.DiaDSP().default_params(), 50)
         with warnings.catch_warnings():
-            warnings.simplefilter("error", privacy.LatticeClampWarning)
+            warnings.simplefilter("error", privacy.samplers.LatticeClampWarning)
             algorithms.DPDGD().privacy(prob, net, algorithms.DPDGD().default_params(), 50)
     # float32: the clamp is 1024σ, so σ = 1e-4 clamps values beyond ±0.1 from the first step
-    assert "from step 0 on" in privacy.clamp_warning(np.full((2, 3), 1e-4), np.float32, "gaussian")
-    assert privacy.clamp_warning(np.full((2, 3), 1e-2), np.float32, "gaussian") == ""
+    assert "from step 0 on" in privacy.samplers.clamp_warning(np.full((2, 3), 1e-4), np.float32, "gaussian")
+    assert privacy.samplers.clamp_warning(np.full((2, 3), 1e-2), np.float32, "gaussian") == ""

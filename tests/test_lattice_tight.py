@@ -164,7 +164,7 @@ def test_the_lattice_headline_is_within_a_few_per_cent_of_the_continuous_ideal(q
     sound headline (lattice sensitivity, sampler share of δ) is within 3 % of dp-accounting's
     continuous PLD for Δ = 1 (before: Zhu & Wang's general bound, 5.77 against 1.79 for
     DP-FedAvg at q = 0.1, z = 5, 100 rounds)."""
-    lattice_delta = float(jdp.lattice_sensitivity(1.0, 10, z, np.float32, law="gaussian"))
+    lattice_delta = float(jdp.samplers.lattice_sensitivity(1.0, 10, z, np.float32, law="gaussian"))
     events = jdp.PrivacyEvents.from_schedule("gaussian", lattice_delta, z, 1, steps,
                                              sampling_rate=q, lattice=True)
     report = jdp.PrivacyReport.from_events(events, DELTA, lattice_draws=10 * steps)
@@ -196,7 +196,7 @@ def test_the_laplace_headline_is_smooth_in_the_scale():
     integer sensitivity ⌈ΔR/b⌉ of the discrete Laplace)."""
     eps, ideal = [], []
     for b in np.linspace(24.0, 25.0, 5):
-        lattice_delta = float(jdp.lattice_sensitivity(1.0, 10, b, np.float32, law="laplace"))
+        lattice_delta = float(jdp.samplers.lattice_sensitivity(1.0, 10, b, np.float32, law="laplace"))
         events = jdp.PrivacyEvents.from_schedule("laplace", lattice_delta, b, 1, 20, lattice=True)
         eps.append(jdp.PrivacyReport.from_events(events, DELTA, lattice_draws=200).epsilon_max)
         accountant = dpa.pld.PLDAccountant(value_discretization_interval=1e-4)

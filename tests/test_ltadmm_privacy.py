@@ -69,7 +69,7 @@ def test_poisson_accountants_match_dp_accounting_at_the_papers_settings(paper_pr
     params = algorithms.LTADMMDPParams()
     event = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.008, dpa.GaussianDpEvent(0.25)),
                                     16000)
-    rdp = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS)
+    rdp = dpa.rdp.RdpAccountant(orders=jdp.closed_forms.DEFAULT_ORDERS)
     rdp.compose(event)
     ours = lp.epsilon(alg, paper_problem, params, 4000, "rdp", delta=1e-4)
     np.testing.assert_allclose(ours, rdp.get_epsilon(1e-4), rtol=1e-10)
@@ -99,7 +99,7 @@ def test_fixed_batches_are_accounted_without_replacement_under_replace_one(paper
 
     alg = algorithms.LTADMMDP(local_steps=1, clip="per_sample", sampler="float")
     params = algorithms.LTADMMDPParams(sigma_e=0.25)
-    acc = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS,
+    acc = dpa.rdp.RdpAccountant(orders=jdp.closed_forms.DEFAULT_ORDERS,
                                 neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
     acc.compose(dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(
         1000, 8, dpa.GaussianDpEvent(0.25 / (2 / 8))), 300))
@@ -234,7 +234,7 @@ def test_sensitivities_follow_the_relation_of_the_sampling(paper_problem):
         assert events.lattice and 1.0 < grow and offset > 0
         np.testing.assert_allclose(events.sensitivity, grow * plain.sensitivity + offset * 0.5,
                                    rtol=1e-15)
-        rounding = float(jdp.lattice_sensitivity(0.0, 5, 0.5, np.float64, law="gaussian"))
+        rounding = float(jdp.samplers.lattice_sensitivity(0.0, 5, 0.5, np.float64, law="gaussian"))
         assert offset * 0.5 == pytest.approx(rounding, rel=1e-15)  # γ(1 + 2uL)√d
 
 

@@ -8,8 +8,8 @@ import pytest
 
 from jaxdp import algorithms
 from jaxdp.algorithms.catalogue.mafalda import IDEAL, Mafalda
-from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
-from jaxdp.privacy import lattice_sensitivity
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy.samplers import lattice_sensitivity
 from tests.harness import gossip_setup
 
 N, D = 6, 3

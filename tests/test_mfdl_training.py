@@ -30,7 +30,7 @@ from jaxdp.experiments.mfdl_training import (
     unit_mu,
     worst_mu,
 )
-from jaxdp.privacy import (
+from jaxdp.privacy.pairwise import (
     LinearRelease,
     factorization_epsilon,
     gaussian_epsilon,

@@ -8,7 +8,7 @@ import pytest
 
 from jaxdp import algorithms
 from jaxdp.algorithms.catalogue.muffliato import Muffliato
-from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
 from tests.harness import gossip_setup
 
 N, D, ROUNDS = 6, 3, 3
@@ -105,7 +105,7 @@ def test_more_rounds_reach_consensus(setup):
 
 
 def _releases(jaxpr) -> int:
-    """Marked release sites (``jaxdp.privacy.mechanism_site``) in a jaxpr and its sub-jaxprs."""
+    """Marked release sites (``jaxdp.privacy.contract.mechanism_site``) in a jaxpr and its sub-jaxprs."""
     from jaxdp._jaxpr import sub_jaxprs
     from jaxdp.privacy._sites import parse_site
 

@@ -11,10 +11,9 @@ import pytest
 
 from jaxdp.experiments.muffliato import mfdl_matrix
 from jaxdp.network import build_network
-from jaxdp.privacy import (
-    LinearGossip,
+from jaxdp.privacy.pairwise import LinearGossip, linear_gossip_epsilon
+from jaxdp.privacy.papers import (
     gaussian_rdp_of_mu,
-    linear_gossip_epsilon,
     muffliato_corrected_rdp,
     muffliato_corrected_sum,
     muffliato_printed_sum,
@@ -224,7 +223,8 @@ def test_printed_averaging_claim_is_caught_and_the_exact_one_survives():
     every other value 0, Gaussian noise σ = 1) bounds ε from below at δ = 1e-3: above the printed
     claim (its RDP curve converted, Canonne–Kamath–Steinke 2020 Prop. 12), below the exact one."""
     from jaxdp.attacks.audit import epsilon_lower_bound
-    from jaxdp.privacy import DEFAULT_ORDERS, gaussian_epsilon, rdp_to_dp
+    from jaxdp.privacy.closed_forms import DEFAULT_ORDERS, rdp_to_dp
+    from jaxdp.privacy.pairwise import gaussian_epsilon
 
     W, T, u, v, delta, trials = _hamilton(nx.path_graph(6)), 3, 0, 4, 1e-3, 100_000
     mu2, _view, others, m = _averaging_exact_mu2(W, T, u, v)
@@ -308,7 +308,7 @@ def test_gossip_averaging_mf_value_is_never_below_the_exact_rational_one():
     one to 1e-9, or, where float64 cannot decide, the worst observer's (1 here) with the reason."""
     import jax
 
-    from jaxdp.privacy import factorization_epsilon, gossip_release
+    from jaxdp.privacy.pairwise import factorization_epsilon, gossip_release
     graph, T = nx.florentine_families_graph(), 12
     exact, W = _averaging_exact_rational(graph, T)
     g = nx.convert_node_labels_to_integers(graph)

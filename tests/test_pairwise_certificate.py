@@ -13,9 +13,10 @@ import pytest
 
 import jaxdp.privacy._pairwise_scan as scan
 from jaxdp.network import make_network
-from jaxdp.privacy import Coalition, LinearGossip, linear_gossip_epsilon
+from jaxdp.privacy import Coalition
 from jaxdp.privacy._pairwise import _covariance, _shifts, _whitened, views
 from jaxdp.privacy._pairwise_scan import structured_mu
+from jaxdp.privacy.pairwise import LinearGossip, linear_gossip_epsilon
 
 ETAS = (0.5, 2.0, 8.0, 32.0)
 CASES = {  # (graph, N, T, graph kwargs, noise)

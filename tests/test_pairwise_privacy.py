@@ -16,13 +16,9 @@ from dp_accounting.pld import privacy_loss_mechanism
 
 from jaxdp.attacks.audit import epsilon_lower_bound
 from jaxdp.network import make_network
-from jaxdp.privacy import (
-    Coalition,
-    LinearGossip,
-    gaussian_epsilon,
-    linear_gossip_epsilon,
-)
+from jaxdp.privacy import Coalition
 from jaxdp.privacy._pairwise import observer_mu, views
+from jaxdp.privacy.pairwise import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
 
 DELTA = 1e-5
 
@@ -238,7 +234,8 @@ def test_muffliato_sgd_audit_catches_wrong_pairwise_claims():
     ignored — v learns about u only from u's own messages, ε = 0 two hops away. Both must fall
     below the audit's lower bound; the exact claim and Muffliato's corrected bound (converted
     from RDP to (ε, δ) by Canonne–Kamath–Steinke 2020, Prop. 12) must stay above it."""
-    from jaxdp.privacy import DEFAULT_ORDERS, muffliato_corrected_sum, rdp_to_dp
+    from jaxdp.privacy.closed_forms import DEFAULT_ORDERS, rdp_to_dp
+    from jaxdp.privacy.papers import muffliato_corrected_sum
 
     graph, n, steps, noise, u, v = "path", 4, 5, {"sigma_local": 1.0}, 0, 2
     delta, trials = 1e-3, 200_000

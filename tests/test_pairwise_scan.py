@@ -10,9 +10,10 @@ import numpy as np
 import pytest
 
 from jaxdp.network import make_network
-from jaxdp.privacy import Coalition, LinearGossip, linear_gossip_epsilon
+from jaxdp.privacy import Coalition
 from jaxdp.privacy._pairwise import observer_mu, views
 from jaxdp.privacy._pairwise_scan import edge_mixing, gossip_mu2, structure_of, structured_mu
+from jaxdp.privacy.pairwise import LinearGossip, linear_gossip_epsilon
 from tests.test_pairwise_privacy import FORMS, _brute_Q
 
 THREATS = ("neighbours", Coalition([1, 2]), "eavesdropper")

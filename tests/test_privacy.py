@@ -38,8 +38,8 @@ def _accountant_epsilon(accountant, events_list, delta=DELTA):
 def test_standard_draws_have_unit_scale_moments():
     """Standard Laplace has mean 0 and variance 2; standard normal mean 0 and variance 1."""
     key_l, key_g = jax.random.split(jax.random.PRNGKey(0))
-    lap = jax.jit(jdp.laplace, static_argnums=(1,))(key_l, (400_000,))
-    gau = jdp.gaussian(key_g, (400_000,))
+    lap = jax.jit(jdp.samplers.laplace, static_argnums=(1,))(key_l, (400_000,))
+    gau = jdp.samplers.gaussian(key_g, (400_000,))
     assert lap.dtype == gau.dtype == jnp.float64
     np.testing.assert_allclose([lap.mean(), lap.var()], [0.0, 2.0], atol=0.02)
     np.testing.assert_allclose([gau.mean(), gau.var()], [0.0, 1.0], atol=0.01)
@@ -49,15 +49,15 @@ def test_like_draws_follow_shape_and_dtype():
     """``laplace_like`` / ``gaussian_like`` copy the shape and dtype of their template."""
     x = jnp.zeros((3, 4), dtype=jnp.float32)
     key = jax.random.PRNGKey(1)
-    for draw in (jdp.laplace_like(key, x), jdp.gaussian_like(key, x)):
+    for draw in (jdp.samplers.laplace_like(key, x), jdp.samplers.gaussian_like(key, x)):
         assert draw.shape == (3, 4) and draw.dtype == jnp.float32
-    assert jdp.laplace(key, (2,), jnp.float32).dtype == jnp.float32
+    assert jdp.samplers.laplace(key, (2,), jnp.float32).dtype == jnp.float32
 
 
 def test_gradient_of_scaled_draws_wrt_scale_is_sum_of_draws():
     """Reparameterized draws: d/ds Σ s·ξ = Σ ξ."""
     key = jax.random.PRNGKey(2)
-    for draw in (jdp.laplace, jdp.gaussian):
+    for draw in (jdp.samplers.laplace, jdp.samplers.gaussian):
         xi = draw(key, (5, 3))
         grad = jax.grad(lambda s, draw=draw: jnp.sum(s * draw(key, (5, 3))))(0.7)
         np.testing.assert_allclose(grad, jnp.sum(xi), rtol=1e-12)
@@ -135,12 +135,12 @@ def test_direct_construction_checks_shapes():
 def test_concat_holds_every_stream():
     """concat flattens streams; every stream keeps its mechanism; shapes must match."""
     a, b = _laplace_decaying(), _gaussian_decaying(steps=20)
-    ab = jdp.concat([a, jdp.concat([b, a])])
+    ab = jdp.contract.concat([a, jdp.contract.concat([b, a])])
     assert [s.mechanism for s in ab.streams] == ["laplace", "gaussian", "laplace"]
     with pytest.raises(ValueError, match="extra_streams must be single streams of shape"):
-        jdp.concat([a, _gaussian_decaying(steps=30)])
+        jdp.contract.concat([a, _gaussian_decaying(steps=30)])
     with pytest.raises(ValueError, match="empty list"):
-        jdp.concat([])
+        jdp.contract.concat([])
 
 
 # ------------------------------------------------------------------------------- closed forms
@@ -148,7 +148,7 @@ def test_concat_holds_every_stream():
 
 def test_laplace_constant_scale_composes_linearly():
     """Δ = 1, b = 2 for 10 steps: ε_k = k/2, final 5."""
-    curve = jdp.laplace_epsilon_curve(jnp.ones(10), 2.0 * jnp.ones(10))
+    curve = jdp.closed_forms.laplace_epsilon_curve(jnp.ones(10), 2.0 * jnp.ones(10))
     np.testing.assert_allclose(curve, 0.5 * np.arange(1, 11), rtol=1e-15)
 
 
@@ -157,8 +157,8 @@ def test_laplace_geometric_scales_match_geometric_sum():
     delta_, u, r, K = 0.3, 2.0, 0.9, 40
     k = jnp.arange(K)
     expected = delta_ / u * (r ** -K - 1) / (1 / r - 1)
-    linear = jdp.laplace_epsilon_curve(delta_ * jnp.ones(K), u * r ** k)
-    logs = jdp.log_laplace_epsilon_curve(jnp.log(delta_) * jnp.ones(K), jnp.log(u) + k * jnp.log(r))
+    linear = jdp.closed_forms.laplace_epsilon_curve(delta_ * jnp.ones(K), u * r ** k)
+    logs = jdp.closed_forms.log_laplace_epsilon_curve(jnp.log(delta_) * jnp.ones(K), jnp.log(u) + k * jnp.log(r))
     np.testing.assert_allclose(linear[-1], expected, rtol=1e-12)
     np.testing.assert_allclose(jnp.exp(logs), linear, rtol=1e-12)
 
@@ -166,36 +166,36 @@ def test_laplace_geometric_scales_match_geometric_sum():
 def test_log_laplace_curve_stays_finite_beyond_float64():
     """r = 0.1, K = 500 (paper 000): log10 ε = log10((10^500 − 1)/9) ≈ 499.0458, not inf."""
     k = jnp.arange(500)
-    logs = jdp.log_laplace_epsilon_curve(jnp.zeros(500), k * jnp.log(0.1))
+    logs = jdp.closed_forms.log_laplace_epsilon_curve(jnp.zeros(500), k * jnp.log(0.1))
     assert bool(jnp.all(jnp.isfinite(logs)))
     np.testing.assert_allclose(logs[-1] / np.log(10), 500 - np.log10(9), rtol=1e-12)
-    assert np.isinf(jdp.laplace_epsilon_curve(jnp.ones(500), 0.1 ** k)[-1])
+    assert np.isinf(jdp.closed_forms.laplace_epsilon_curve(jnp.ones(500), 0.1 ** k)[-1])
 
 
 def test_closed_forms_vmap_and_differentiate():
     """Closed forms batch over agents with vmap and have exact gradients."""
     sens, scale = jnp.ones((3, 5)), jnp.arange(1.0, 16.0).reshape(3, 5)
-    batched = jax.vmap(jdp.laplace_epsilon_curve)(sens, scale)
-    np.testing.assert_allclose(batched, jdp.laplace_epsilon_curve(sens, scale), rtol=1e-15)
-    grad = jax.grad(lambda b: jdp.laplace_epsilon_curve(jnp.ones(5), b)[-1])(scale[0])
+    batched = jax.vmap(jdp.closed_forms.laplace_epsilon_curve)(sens, scale)
+    np.testing.assert_allclose(batched, jdp.closed_forms.laplace_epsilon_curve(sens, scale), rtol=1e-15)
+    grad = jax.grad(lambda b: jdp.closed_forms.laplace_epsilon_curve(jnp.ones(5), b)[-1])(scale[0])
     np.testing.assert_allclose(grad, -1.0 / scale[0] ** 2, rtol=1e-12)
-    grad = jax.grad(lambda s: jdp.zcdp_to_dp(jdp.gaussian_zcdp(jnp.ones(4), s)[-1], DELTA))(3.0)
+    grad = jax.grad(lambda s: jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(jnp.ones(4), s)[-1], DELTA))(3.0)
     assert bool(jnp.isfinite(grad)) and grad < 0
 
 
 def test_gaussian_zcdp_and_conversion_by_hand():
     """ρ_t = Δ²/(2σ²) accumulates; ε = ρ + 2√(ρ ln 1/δ); zcdp_for_epsilon inverts it."""
-    rho = jdp.gaussian_zcdp(jnp.array([1.0, 2.0]), jnp.array([2.0, 2.0]))
+    rho = jdp.closed_forms.gaussian_zcdp(jnp.array([1.0, 2.0]), jnp.array([2.0, 2.0]))
     np.testing.assert_allclose(rho, [0.125, 0.625], rtol=1e-15)
-    eps = jdp.zcdp_to_dp(0.625, DELTA)
+    eps = jdp.closed_forms.zcdp_to_dp(0.625, DELTA)
     np.testing.assert_allclose(eps, 0.625 + 2 * math.sqrt(0.625 * math.log(1 / DELTA)), rtol=1e-15)
-    np.testing.assert_allclose(jdp.zcdp_for_epsilon(eps, DELTA), 0.625, rtol=1e-12)
+    np.testing.assert_allclose(jdp.closed_forms.zcdp_for_epsilon(eps, DELTA), 0.625, rtol=1e-12)
 
 
 def test_default_orders_refine_dp_accounting():
     """DEFAULT_ORDERS holds every order of dp-accounting 0.6's DEFAULT_RDP_ORDERS, increasing, and
     orders in (1, 1.1)."""
-    ours, theirs = jdp.DEFAULT_ORDERS, np.asarray(DEFAULT_RDP_ORDERS, dtype=float)
+    ours, theirs = jdp.closed_forms.DEFAULT_ORDERS, np.asarray(DEFAULT_RDP_ORDERS, dtype=float)
     assert np.all(np.diff(ours) > 0)
     assert np.all(np.min(np.abs(ours[:, None] - theirs[None, :]), axis=0) < 1e-12)
     assert np.sum((ours > 1) & (ours < 1.1)) >= 9
@@ -204,26 +204,26 @@ def test_default_orders_refine_dp_accounting():
 def test_gaussian_rdp_matches_rdp_accountant_on_decaying_noise():
     """Σ α Δ²/(2σ_k²) and the improved conversion equal RdpAccountant at the same orders."""
     sigma = 5.0 * 0.97 ** np.arange(30)
-    rdp = jdp.gaussian_rdp(jdp.DEFAULT_ORDERS, jnp.ones(30), jnp.asarray(sigma))
-    accountant = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS)
+    rdp = jdp.closed_forms.gaussian_rdp(jdp.closed_forms.DEFAULT_ORDERS, jnp.ones(30), jnp.asarray(sigma))
+    accountant = dpa.rdp.RdpAccountant(orders=jdp.closed_forms.DEFAULT_ORDERS)
     expected = _accountant_epsilon(accountant, [dpa.GaussianDpEvent(s) for s in sigma])
     np.testing.assert_allclose(rdp, accountant.rdp, rtol=1e-12)
-    np.testing.assert_allclose(jdp.rdp_to_dp(jdp.DEFAULT_ORDERS, rdp, DELTA), expected, rtol=1e-6)
+    np.testing.assert_allclose(jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS, rdp, DELTA), expected, rtol=1e-6)
     for delta in (1e-3, 1e-8):  # dp-accounting's compute_epsilon, directly
-        ref, _ = dpa.rdp.rdp_privacy_accountant.compute_epsilon(jdp.DEFAULT_ORDERS, rdp, delta)
-        np.testing.assert_allclose(jdp.rdp_to_dp(jdp.DEFAULT_ORDERS, rdp, delta), ref, rtol=1e-12)
+        ref, _ = dpa.rdp.rdp_privacy_accountant.compute_epsilon(jdp.closed_forms.DEFAULT_ORDERS, rdp, delta)
+        np.testing.assert_allclose(jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS, rdp, delta), ref, rtol=1e-12)
 
 
 def test_standard_rdp_conversion_is_mironovs_and_looser():
     """method="standard" is min_α rdp + log(1/δ)/(α−1), never below the improved conversion."""
-    orders = jnp.asarray(jdp.DEFAULT_ORDERS)
-    rdp = jdp.gaussian_rdp(orders, jnp.ones((2, 10)), jnp.array([[3.0] * 10, [8.0] * 10]))
-    standard = jdp.rdp_to_dp(orders, rdp, DELTA, method="standard")
-    manual = np.min(np.asarray(rdp) + np.log(1 / DELTA) / (jdp.DEFAULT_ORDERS - 1), axis=-1)
+    orders = jnp.asarray(jdp.closed_forms.DEFAULT_ORDERS)
+    rdp = jdp.closed_forms.gaussian_rdp(orders, jnp.ones((2, 10)), jnp.array([[3.0] * 10, [8.0] * 10]))
+    standard = jdp.closed_forms.rdp_to_dp(orders, rdp, DELTA, method="standard")
+    manual = np.min(np.asarray(rdp) + np.log(1 / DELTA) / (jdp.closed_forms.DEFAULT_ORDERS - 1), axis=-1)
     np.testing.assert_allclose(standard, manual, rtol=1e-12)
-    assert np.all(standard >= jdp.rdp_to_dp(orders, rdp, DELTA))
+    assert np.all(standard >= jdp.closed_forms.rdp_to_dp(orders, rdp, DELTA))
     with pytest.raises(ValueError, match="method must be 'improved' or 'standard'; got 'x'"):
-        jdp.rdp_to_dp(orders, rdp, DELTA, method="x")
+        jdp.closed_forms.rdp_to_dp(orders, rdp, DELTA, method="x")
 
 
 # ------------------------------------------------------------------------ dp-accounting bridge
@@ -243,11 +243,11 @@ def test_gaussian_sequence_orders_pld_rdp_zcdp():
     """Decaying σ: ε_PLD ≤ ε_RDP ≤ ε_zCDP; rdp_epsilon equals the JAX closed form."""
     ev = _gaussian_decaying()
     rdp = jdp.rdp_epsilon(ev, DELTA)
-    closed = jdp.rdp_to_dp(jdp.DEFAULT_ORDERS,
-                         jdp.gaussian_rdp(jdp.DEFAULT_ORDERS, jnp.asarray(ev.sensitivity),
+    closed = jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS,
+                         jdp.closed_forms.gaussian_rdp(jdp.closed_forms.DEFAULT_ORDERS, jnp.asarray(ev.sensitivity),
                                         jnp.asarray(ev.scale)), DELTA)
     np.testing.assert_allclose(rdp, closed, rtol=1e-6)
-    zcdp = jdp.zcdp_to_dp(jdp.gaussian_zcdp(ev.sensitivity, ev.scale)[:, -1], DELTA)
+    zcdp = jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(ev.sensitivity, ev.scale)[:, -1], DELTA)
     assert np.all(jdp.pld_epsilon(ev, DELTA) <= rdp) and np.all(rdp <= zcdp)
 
 
@@ -269,7 +269,7 @@ def test_poisson_subsampling_matches_dp_accounting_and_amplifies():
     event = dpa.SelfComposedDpEvent(dpa.PoissonSampledDpEvent(0.01, dpa.GaussianDpEvent(1.0)), 100)
     np.testing.assert_allclose(jdp.rdp_epsilon(ev, DELTA),
                                _accountant_epsilon(dpa.rdp.RdpAccountant(
-                                   orders=jdp.DEFAULT_ORDERS), [event]), rtol=1e-12)
+                                   orders=jdp.closed_forms.DEFAULT_ORDERS), [event]), rtol=1e-12)
     full = jdp.PrivacyEvents.from_schedule("gaussian", 2.0, 2.0, 1, 100)
     assert jdp.pld_epsilon(ev, DELTA)[0] < 0.2 * jdp.pld_epsilon(full, DELTA)[0]
 
@@ -282,7 +282,7 @@ def test_sampling_without_replacement_is_accounted_under_replace_one():
     ev = jdp.PrivacyEvents.from_schedule("gaussian", 2.0, 2.0, 2, 50, sampling_rate=8 / 100,
                                          sampling="without_replacement", dataset_size=100)
     assert np.all(ev.batch_sizes() == 8)
-    acc = dpa.rdp.RdpAccountant(orders=jdp.DEFAULT_ORDERS,
+    acc = dpa.rdp.RdpAccountant(orders=jdp.closed_forms.DEFAULT_ORDERS,
                                 neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
     acc.compose(dpa.SelfComposedDpEvent(dpa.SampledWithoutReplacementDpEvent(
         100, 8, dpa.GaussianDpEvent(1.0)), 50))
@@ -314,7 +314,7 @@ def test_schemes_cannot_be_mixed_in_one_accountant():
                                           sampling="without_replacement", dataset_size=4)
     poisson = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1.0, 1, 3, sampling_rate=0.5)
     with pytest.raises(ValueError, match="mix Poisson-subsampled"):
-        jdp.rdp_epsilon(jdp.concat([wor, poisson]), DELTA)
+        jdp.rdp_epsilon(jdp.contract.concat([wor, poisson]), DELTA)
 
 
 def test_streams_compose_like_merged_noise():
@@ -322,12 +322,12 @@ def test_streams_compose_like_merged_noise():
     a = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 3.0, 1, 10)
     b = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 4.0, 1, 10)
     merged = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 2.4, 1, 10)  # 1/9 + 1/16 = 1/2.4²
-    np.testing.assert_allclose(jdp.rdp_epsilon(jdp.concat([a, b]), DELTA),
+    np.testing.assert_allclose(jdp.rdp_epsilon(jdp.contract.concat([a, b]), DELTA),
                                jdp.rdp_epsilon(merged, DELTA), rtol=1e-9)
     lap = _laplace_decaying()
-    np.testing.assert_allclose(jdp.closed_form_curve(jdp.concat([lap, lap]), DELTA)[1],
+    np.testing.assert_allclose(jdp.closed_form_curve(jdp.contract.concat([lap, lap]), DELTA)[1],
                                2 * jdp.closed_form_curve(lap, DELTA)[1], rtol=1e-12)
-    assert np.all(jdp.pld_epsilon(jdp.concat([lap, lap]), DELTA) < 2 * jdp.pld_epsilon(lap, DELTA))
+    assert np.all(jdp.pld_epsilon(jdp.contract.concat([lap, lap]), DELTA) < 2 * jdp.pld_epsilon(lap, DELTA))
 
 
 def test_pld_falls_back_to_closed_form_for_huge_ratios():
@@ -433,7 +433,7 @@ def test_calibrated_sigma_round_trips(method, q, rtol):
     sigma = jdp.calibrate_gaussian_sigma(target, delta, sens, steps, sampling_rate=q, method=method)
     ev = jdp.PrivacyEvents.from_schedule("gaussian", sens, sigma, 1, steps, sampling_rate=q)
     eps = {
-        "zcdp": lambda: jdp.zcdp_to_dp(jdp.gaussian_zcdp(ev.sensitivity, ev.scale)[0, -1], delta),
+        "zcdp": lambda: jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(ev.sensitivity, ev.scale)[0, -1], delta),
         "rdp": lambda: jdp.rdp_epsilon(ev, delta)[0],
         "pld": lambda: jdp.pld_epsilon(ev, delta, 1e-4)[0],
     }[method]()
@@ -445,14 +445,14 @@ def test_calibrated_laplace_scale_round_trips_with_decay():
     """b with scales b·r^k meets the pure-DP target exactly."""
     b = jdp.calibrate_laplace_scale(3.0, 0.7, 40, decay=0.95)
     k = jnp.arange(40)
-    eps = jdp.laplace_epsilon_curve(0.7 * jnp.ones(40), b * 0.95 ** k)
+    eps = jdp.closed_forms.laplace_epsilon_curve(0.7 * jnp.ones(40), b * 0.95 ** k)
     np.testing.assert_allclose(eps[-1], 3.0, rtol=1e-12)
 
 
 def test_gaussian_sigma_for_zcdp_is_differentiable():
     """σ(ε) from the analytic zCDP inverse matches central differences and the host calibration."""
     def f(eps):
-        return jdp.gaussian_sigma_for_zcdp(eps, DELTA, 1.0, 100)
+        return jdp.closed_forms.gaussian_sigma_for_zcdp(eps, DELTA, 1.0, 100)
 
     grad, h = jax.grad(f)(1.0), 1e-6
     np.testing.assert_allclose(grad, (f(1.0 + h) - f(1.0 - h)) / (2 * h), rtol=1e-6)
@@ -487,7 +487,7 @@ def test_noise_draws_pass_a_kolmogorov_smirnov_test(name, law):
     import jax.numpy as jnp
     from scipy import stats
 
-    draw = getattr(jdp, name)
+    draw = getattr(jdp.samplers, name)
     keys = (jax.random.key(7), jax.random.PRNGKey(8), jax.random.key(9, impl="rbg"))
     for dtype, key in zip((jnp.float32, jnp.float64, jnp.float32), keys):
         with jax.enable_x64(dtype == jnp.float64):
@@ -528,24 +528,24 @@ def test_log_space_gaussian_closed_forms_match_and_stay_finite(log_ratio):
     """log_gaussian_zcdp / log_zcdp_to_dp / log_rdp_to_dp equal the linear forms where those are
     finite (1e-12) and stay finite (and exact to first order) where Δ/σ = e^800 overflows them."""
     with jax.enable_x64(True):
-        log_rho = jdp.log_gaussian_zcdp(jnp.full(3, log_ratio), jnp.zeros(3))
-        orders = jnp.asarray(jdp.DEFAULT_ORDERS)
+        log_rho = jdp.closed_forms.log_gaussian_zcdp(jnp.full(3, log_ratio), jnp.zeros(3))
+        orders = jnp.asarray(jdp.closed_forms.DEFAULT_ORDERS)
         log_rdp = log_rho[-1] + jnp.log(orders)
-        log_eps_z = float(jdp.log_zcdp_to_dp(log_rho[-1], DELTA))
-        log_eps_r = float(jdp.log_rdp_to_dp(orders, log_rdp, DELTA))
+        log_eps_z = float(jdp.closed_forms.log_zcdp_to_dp(log_rho[-1], DELTA))
+        log_eps_r = float(jdp.closed_forms.log_rdp_to_dp(orders, log_rdp, DELTA))
         expected = math.log(3.0) + 2 * log_ratio - math.log(2.0)  # ln(3 (Δ/σ)²/2)
         np.testing.assert_allclose(float(log_rho[-1]), expected, rtol=1e-12)
         if 2 * log_ratio < 700:
-            rho = jdp.gaussian_zcdp(jnp.full(3, math.exp(log_ratio)), jnp.ones(3))
-            np.testing.assert_allclose(log_eps_z, math.log(float(jdp.zcdp_to_dp(rho[-1], DELTA))),
+            rho = jdp.closed_forms.gaussian_zcdp(jnp.full(3, math.exp(log_ratio)), jnp.ones(3))
+            np.testing.assert_allclose(log_eps_z, math.log(float(jdp.closed_forms.zcdp_to_dp(rho[-1], DELTA))),
                                        rtol=1e-12)
-            lin = float(jdp.rdp_to_dp(orders, jnp.exp(log_rdp), DELTA))
+            lin = float(jdp.closed_forms.rdp_to_dp(orders, jnp.exp(log_rdp), DELTA))
             np.testing.assert_allclose(log_eps_r, math.log(lin), rtol=1e-12)
         else:
-            assert np.isinf(float(jdp.zcdp_to_dp(jnp.exp(log_rho[-1]), DELTA)))
+            assert np.isinf(float(jdp.closed_forms.zcdp_to_dp(jnp.exp(log_rho[-1]), DELTA)))
             # ε = ρ (1 + 2√(ln(1/δ)/ρ)) and min_α ε(α) ≈ α_min ρ (the smallest usable order)
             np.testing.assert_allclose(log_eps_z, expected, rtol=1e-12)
-            a_min = float(np.min(jdp.DEFAULT_ORDERS[jdp.DEFAULT_ORDERS > 1.01]))
+            a_min = float(np.min(jdp.closed_forms.DEFAULT_ORDERS[jdp.closed_forms.DEFAULT_ORDERS > 1.01]))
             np.testing.assert_allclose(log_eps_r, expected + math.log(a_min), rtol=1e-12)
 
 

@@ -10,14 +10,8 @@ import pytest
 from jaxdp import channels
 from jaxdp.algorithms import DGD
 from jaxdp.cli import ENDED_WORSE, main
-from jaxdp.privacy import (
-    Coalition,
-    Eavesdropper,
-    Neighbours,
-    SecretPairs,
-    as_threat,
-    parse_threat,
-)
+from jaxdp.privacy import Coalition, Eavesdropper, Neighbours, SecretPairs, parse_threat
+from jaxdp.privacy.contract import as_threat
 from tests.harness import small_network, small_problem
 
 STEPS = 20

@@ -18,7 +18,8 @@ import pytest
 from jaxdp import algorithms, network, problems
 from jaxdp.algorithms import REGISTRY, DPDGD, DPRWADMM
 from jaxdp.core import noise_dependence, sender_mismatch
-from jaxdp.privacy import NOISE_OWNERS, Coalition, fallback_refusal, as_threat
+from jaxdp.privacy import Coalition
+from jaxdp.privacy.contract import NOISE_OWNERS, as_threat, fallback_refusal
 
 N, STEPS, HUB = 5, 12, 0
 

@@ -18,7 +18,7 @@ report's guarantee is inf: the floats released are not covered)."""
 
 def budget(p):
     """DP-DGD's σ from (ε, δ): the noise std σC must be std(Δ=2C), i.e. σ = std(Δ=2) for any C."""
-    return p.replace(sigma=privacy.gaussian_sigma_for_zcdp(EPS, DELTA, 2.0, STEPS))
+    return p.replace(sigma=privacy.closed_forms.gaussian_sigma_for_zcdp(EPS, DELTA, 2.0, STEPS))
 
 
 @pytest.fixture(scope="module")

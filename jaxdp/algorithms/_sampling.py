@@ -26,7 +26,8 @@ import numpy as np
 
 from jaxdp._precision import einsum
 from jaxdp._types import AgentArray, Array, per_agent
-from jaxdp.privacy import clip_by_norm, mechanism_site
+from jaxdp.privacy import clip_by_norm
+from jaxdp.privacy.contract import mechanism_site
 
 SAMPLINGS = ("fixed", "poisson")
 

@@ -80,8 +80,8 @@ def epsilon_from_rates(fpr: float, fnr: float, delta: float) -> float:
 
 def gaussian_mechanism_epsilon(mu: float, delta: float) -> float:
     """Exact ε(δ) of a Gaussian mechanism with sensitivity/σ = ``mu`` (Balle & Wang 2018, Thm 8):
-    :func:`jaxdp.privacy.gaussian_epsilon` for one ``mu > 0``."""
-    from jaxdp.privacy import gaussian_epsilon
+    :func:`jaxdp.privacy.pairwise.gaussian_epsilon` for one ``mu > 0``."""
+    from jaxdp.privacy.pairwise import gaussian_epsilon
     if not (mu > 0 and 0 < delta < 1):
         raise ValueError(f"need mu > 0 and 0 < delta < 1; got mu={mu}, delta={delta}")
     return float(gaussian_epsilon(mu, delta))

@@ -5,7 +5,7 @@ Each directed message ``e = (j → i)`` of a product call is released as
 .. math:: m_e = γ\\,(a(v_j) + K_e + c_e)\\quad\\text{(lattice)},\\qquad
           m_e = v_j + σ ξ_e + σ_{cor} ξ'_e\\quad\\text{(float sampler)},
 
-``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.lattice_release`, ``K_e``
+``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.samplers.lattice_release`, ``K_e``
 an independent rounded Gaussian ``round(R·Z)`` (``R = 4096``) and ``c_e`` a **coupled** integer
 that depends on draws of other directed messages. The message is computed from the lattice
 release ``fl(γ(a + K_e))`` of :func:`~jaxdp.privacy.add_noise` (the eavesdropper's release),
@@ -42,7 +42,7 @@ data, their own randomness and those integers), and the draws are fresh per call
 integers of the call are ``n = a + K + ρBK'`` (``B``: directed edge → undirected
 edge, ``±1``) and a neighbouring data set of ``u`` changes ``a`` by an integer shift ``s``
 supported on ``u``'s outgoing messages, ``‖s_e‖₂ ≤ Δ_L/γ`` per message (``Δ_L``:
-:func:`~jaxdp.privacy.lattice_sensitivity`). *Coupling.* When ``ρ`` is an integer and
+:func:`~jaxdp.privacy.samplers.lattice_sensitivity`). *Coupling.* When ``ρ`` is an integer and
 ``c = ρK'`` exactly, for all integer vectors ``(w, t)`` with ``w + ρBt = s`` the map
 ``F(k, k') = a + k + ρBk'`` gives ``F(K + w, K' + t) = n + s``; hence the view under ``s`` is the
 image under the fixed ``F`` of ``(K + w, K' + t)``, under ``0`` of ``(K, K')``, and by data
@@ -110,14 +110,14 @@ import numpy as np
 
 from jaxdp.channels._base import declare, per_row, positive
 from jaxdp.channels._noise import Gaussian
-from jaxdp.privacy import (
+from jaxdp.privacy import add_noise
+from jaxdp.privacy.contract import marking
+from jaxdp.privacy.pairwise import out_edge_ring
+from jaxdp.privacy.samplers import (
     GAUSSIAN_DRAW_BOUND,
     GAUSSIAN_RESOLUTION,
-    add_noise,
     check_sampler,
     clamp_bound,
-    marking,
-    out_edge_ring,
 )
 
 
@@ -377,7 +377,7 @@ def secret_pairs_factor(rho: int, sens, gamma, d: int):
 
 def next_out_edge(net):
     """``(2E,)``: for each directed edge, the next edge (cyclically, in edge order) with the same
-    sender (itself for a sender of degree 1): :func:`jaxdp.privacy.out_edge_ring`, the ring the
+    sender (itself for a sender of degree 1): :func:`jaxdp.privacy.pairwise.out_edge_ring`, the ring the
     MF accountant's zero-sum noise uses too."""
     return out_edge_ring(net.senders, net.n_agents)
 

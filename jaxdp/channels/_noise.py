@@ -17,16 +17,13 @@ from typing import ClassVar
 import numpy as np
 
 from jaxdp.channels._base import Transform, declare, per_row, positive
-from jaxdp.privacy import (
+from jaxdp.privacy import PrivacyEvents, add_noise, noise_draws
+from jaxdp.privacy.contract import concat, marking
+from jaxdp.privacy.samplers import (
     LatticeClampWarning,
-    PrivacyEvents,
-    add_noise,
     check_sampler,
     clamp_warning,
-    concat,
     lattice_sensitivity,
-    marking,
-    noise_draws,
 )
 
 
@@ -100,7 +97,7 @@ class Noise(Transform):
     def sensitivity(self, sens, d: int, log_scale, dtype):
         """The sensitivity the report declares for real-valued ``sens`` (``(N, 1)``) on messages
         of ``d`` coordinates: on the lattice ``γ_k ℤ^d``, ``γ_k = scale_k / R``, the rounding's
-        (:func:`jaxdp.privacy.lattice_sensitivity`)."""
+        (:func:`jaxdp.privacy.samplers.lattice_sensitivity`)."""
         if not self.lattice:
             return sens
         scale = np.exp(np.minimum(log_scale, 700.0))
@@ -160,7 +157,7 @@ def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
     """Add ``σ r^k z``, ``z ~ N(0, I)`` (fields ``f"{name}_sigma"`` > 0, ``f"{name}_decay"`` > 0).
 
     ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K = round(4096·z)``,
-    ``γ = σr^k/4096``: private as floats (:func:`jaxdp.privacy.lattice_release`);
+    ``γ = σr^k/4096``: private as floats (:func:`jaxdp.privacy.samplers.lattice_release`);
     ``sampler="float"`` adds float draws (faster, aggregatable; the report's guarantee is ``inf``).
 
     Raises:

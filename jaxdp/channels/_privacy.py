@@ -31,7 +31,9 @@ import numpy as np
 
 from jaxdp.channels._base import ROLES
 from jaxdp.channels._correlated import secret_pairs_factor
-from jaxdp.privacy import GAUSSIAN_RESOLUTION, Assumption, PrivacyReport, concat
+from jaxdp.privacy import Assumption, PrivacyReport
+from jaxdp.privacy.contract import concat
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 
 THROUGH_PRODUCTS = Assumption(
     "the algorithm exchanges information only through the network's products (mix, apply_P, "

@@ -53,7 +53,9 @@ from jaxdp.channels._base import Transform
 from jaxdp.channels._chain import Channel, chain
 from jaxdp.channels._privacy import channel_report, secret_pairs_report
 from jaxdp.channels._proxy import ChannelNetwork, link_key, route_key
-from jaxdp.privacy import SecretPairs, check_sampler, marking
+from jaxdp.privacy import SecretPairs
+from jaxdp.privacy.contract import marking
+from jaxdp.privacy.samplers import check_sampler
 
 CHANNEL_STREAM = 0x6368616E
 """``fold_in`` constant of the channel's key stream (distinct from the inner algorithm's draws)."""
@@ -122,7 +124,7 @@ class WithChannel(Algorithm):
         other message, the only route of ``with_channel(alg, channel)``).
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     inner: Algorithm
     routes: tuple[tuple[str, Channel], ...]

@@ -46,7 +46,7 @@ def _cmd_run(args) -> int:
 
 def _print_ideal(report) -> None:
     """The ideal curve of ``--ideal`` (worst agent, last step), below the guarantee."""
-    from jaxdp.privacy import IDEAL_LINEAR
+    from jaxdp.privacy.pairwise import IDEAL_LINEAR
     if IDEAL_LINEAR in report.curves:
         print(f"Beside it, not a guarantee: {IDEAL_LINEAR}: ε = "
               f"{float(report.curves[IDEAL_LINEAR][:, -1].max()):.4g} (max over agents)")

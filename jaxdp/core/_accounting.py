@@ -22,7 +22,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
-from jaxdp.privacy import lattice_sensitivity
+from jaxdp.privacy.samplers import lattice_sensitivity
 
 
 @dataclasses.dataclass(frozen=True)
@@ -39,7 +39,7 @@ class Accounting:
     def release_sensitivity(self, sensitivity, dim: int, scale, problem, *, law: str,
                             clipped: bool = True):
         """The sensitivity to declare for a release of ``dim`` coordinates with noise ``scale``:
-        the lattice bound (:func:`~jaxdp.privacy.lattice_sensitivity`, rounding included) under the
+        the lattice bound (:func:`~jaxdp.privacy.samplers.lattice_sensitivity`, rounding included) under the
         lattice sampler, else ``sensitivity``."""
         if self.alg.sampler_of() != "lattice":
             return sensitivity
@@ -53,7 +53,8 @@ class Accounting:
         ``problem.dim`` coordinates) and the stream is marked ``lattice``; else unchanged."""
         if self.alg.sampler_of() != "lattice":
             return events
-        from jaxdp.privacy import LatticeClampWarning, clamp_warning, concat
+        from jaxdp.privacy.samplers import LatticeClampWarning, clamp_warning
+        from jaxdp.privacy.contract import concat
 
         def scale_of(s):
             return np.exp(np.minimum(s.log_scale, 700.0))
@@ -129,10 +130,12 @@ class Accounting:
 
     def within_cone(self, report, threat, problem, network, params, release):
         """``report`` under the neighbours or a coalition threat tightened by the causal cone
-        (:func:`~jaxdp.privacy.within_cone`: only the releases of ``u`` that can reach the
+        (:func:`~jaxdp.privacy.pairwise.within_cone`: only the releases of ``u`` that can reach the
         observer by the horizon are composed), where the fallback applies (the declared noise
         owner permits it), only the messages are released and ``R ≥ 1`` rounds are counted."""
-        from jaxdp.privacy import Coalition, Neighbours, fallback_refusal, within_cone
+        from jaxdp.privacy import Coalition, Neighbours
+        from jaxdp.privacy.contract import fallback_refusal
+        from jaxdp.privacy.pairwise import within_cone
 
         alg = self.alg
         if (not isinstance(threat, (Neighbours, Coalition)) or release != "messages"
@@ -145,10 +148,11 @@ class Accounting:
         return within_cone(report, threat, senders, receivers, rounds)
 
     def with_declared_form(self, report, threat, network, params, release, delta):
-        """``report`` with :data:`~jaxdp.privacy.IDEAL_LINEAR` where a form is declared
+        """``report`` with :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` where a form is declared
         (``alg.linear_form``), the threat model is not the eavesdropper's (whose report is the
         reference) and only the messages are released."""
-        from jaxdp.privacy import Eavesdropper, with_ideal_linear
+        from jaxdp.privacy import Eavesdropper
+        from jaxdp.privacy.pairwise import with_ideal_linear
 
         if isinstance(threat, Eavesdropper) or release != "messages" or network is None:
             return report

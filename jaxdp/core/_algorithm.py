@@ -26,7 +26,7 @@ from jaxdp._types import AgentArray, Array, PRNGKey
 from jaxdp.core._accounting import Accounting
 from jaxdp.core._costs import count_step_costs
 from jaxdp.core._params import check_params
-from jaxdp.privacy import check_sampler
+from jaxdp.privacy.samplers import check_sampler
 
 FLOAT_SAMPLER_REASON = (
     "the float sampler (sampler='float') adds floating-point Gaussian/Laplace draws, whose outputs "
@@ -75,7 +75,7 @@ class Algorithm:
         problem gives only gradients). Override :meth:`requirements` when they depend on the
         configuration.
       noise_owner: whose noise protects the releases the accountant charges, a key of
-        :data:`~jaxdp.privacy.NOISE_OWNERS`: ``"sender"`` (each agent's releases by noise it
+        :data:`~jaxdp.privacy.contract.NOISE_OWNERS`: ``"sender"`` (each agent's releases by noise it
         draws alone), ``"agents"`` (another agent's, e.g. a token holder's), ``"pairs"`` (seeds
         shared with a neighbour) or ``"server"``. ``None`` (the default): not declared, so under
         a threat model other than the eavesdropper's the report is ``inf`` unless
@@ -92,7 +92,7 @@ class Algorithm:
         (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
         :func:`jaxdp.compare.compare` give it K_N of the same N (:func:`jaxdp.compare.network_for`).
       default_threat: the threat model :meth:`privacy` reports against when none is named (a
-        name of :data:`~jaxdp.privacy.THREATS`): ``"eavesdropper"``, or the only observer the
+        name of :data:`~jaxdp.privacy.contract.THREATS`): ``"eavesdropper"``, or the only observer the
         algorithm's guarantee covers (DP-FedAvg: ``"trusted_server"``).
     """
 
@@ -122,7 +122,7 @@ class Algorithm:
         if cls.provenance not in (None, *PROVENANCES):
             raise TypeError(f"{cls.__name__}.provenance must be one of {PROVENANCES} or None; got "
                             f"{cls.provenance!r}")
-        from jaxdp.privacy import NOISE_OWNERS
+        from jaxdp.privacy.contract import NOISE_OWNERS
         if cls.noise_owner not in (None, *NOISE_OWNERS):
             raise TypeError(f"{cls.__name__}.noise_owner must be one of {sorted(NOISE_OWNERS)} "
                             f"or None; got {cls.noise_owner!r}")
@@ -194,13 +194,13 @@ class Algorithm:
             says so (``report.threat_fallback``). Under ``"neighbours"`` or a coalition it is then
             tightened by the causal cone (:mod:`jaxdp.privacy._cone`: only the releases that can
             reach the observer by the horizon are composed; ``report.pairwise``).
-          ideal: also add :data:`~jaxdp.privacy.IDEAL_LINEAR` under a threat model other than
+          ideal: also add :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` under a threat model other than
             the eavesdropper's, where the algorithm declares a linear form
             (:meth:`linear_form`): the ideal Gaussian mechanism's curve for contributions fixed
             in advance, never the guarantee and not a bound for an adaptive run (gradients that
             depend on received messages)
             (dense: seconds to minutes; skipped, with the reason in ``report.threat_note``,
-            beyond :data:`~jaxdp.privacy.MAX_IDEAL_WORK` or the accountant's sizes).
+            beyond :data:`~jaxdp.privacy.pairwise.MAX_IDEAL_WORK` or the accountant's sizes).
 
         Returns:
           The report, or ``None`` for a non-private algorithm.
@@ -209,7 +209,7 @@ class Algorithm:
           ValueError: ``steps < 1``, δ outside ``(0, 1)``, an unknown ``release``, or Params the
             accountant cannot use (naming the value).
         """
-        from jaxdp.privacy import as_threat, check_delta, check_release
+        from jaxdp.privacy.contract import as_threat, check_delta, check_release
 
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)) or steps < 1:
             raise ValueError(f"{self.name}.privacy: steps must be an int >= 1; got {steps!r}")
@@ -257,10 +257,10 @@ class Algorithm:
 
     def linear_form(self, network, params: Params):
         """This algorithm's messages as a declared linear form in its clipped contributions and
-        Gaussian noise (a :class:`~jaxdp.privacy.GossipForm`), or ``None`` (the default).
+        Gaussian noise (a :class:`~jaxdp.privacy.pairwise.GossipForm`), or ``None`` (the default).
 
         A declaration gives reports under the pairwise and secret threat models the extra curve
-        :data:`~jaxdp.privacy.IDEAL_LINEAR` (the matrix-factorization accountant's ε of the ideal
+        :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` (the matrix-factorization accountant's ε of the ideal
         continuous Gaussian mechanism; never the guarantee). Whoever declares a form tests it
         against the program: the stacked step, fed the same noise, must emit ``A c + B z``.
         """

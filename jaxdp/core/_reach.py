@@ -55,9 +55,9 @@ def first_arrivals(alg, problem, network, params, steps: int, source: int = 0,
 def reach_mismatch(alg, problem, network, params, steps: int, source: int = 0,
                    key=None) -> str:
     """``""`` when no agent's view moves with ``source``'s step-0 release before the causal cone
-    allows (:func:`~jaxdp.privacy.cone_steps` with
+    allows (:func:`~jaxdp.privacy.pairwise.cone_steps` with
     :meth:`~jaxdp.core.Accounting.cone_rounds`), else which, in words."""
-    from jaxdp.privacy import cone_steps, hop_distances
+    from jaxdp.privacy.pairwise import cone_steps, hop_distances
 
     rounds = alg.accounting.cone_rounds(problem, network, params)
     senders, receivers = network.base._host_edges()

@@ -24,7 +24,7 @@ accountant uses — jaxdp's Metropolis–Hastings ``W`` of that graph (the same 
 **Methods** (jaxdp algorithms as they exist): DP-DGD (``dp_dgd``, local Gaussian noise on the
 clipped gradient), Muffliato-GD (``muffliato``, :data:`ROUNDS` gossip rounds per step),
 MAFALDA-SGD (``mafalda_sgd`` with MFDL's optimal encoder for this ``W``, ``T`` and every-step
-participation, :func:`jaxdp.privacy.mafalda_encoder`), and DECOR as jaxdp builds it
+participation, :func:`jaxdp.privacy.pairwise.mafalda_encoder`), and DECOR as jaxdp builds it
 (``dgd`` through ``chain(clip(C_m), pairwise_cancelling(σ, ρσ))``, as
 ``benchmarks/threat_models.py``: the MODEL message is clipped to :data:`MODEL_CLIP` and
 perturbed per directed message, integer ``ρ`` = :data:`RHO`). Zip-DL is not trained: jaxdp's
@@ -36,7 +36,7 @@ reaches a finite target ε.
 pairwise secrets known, PNDP = ``"neighbours"``, SecLDP = ``"secret_pairs"``; the headline is the
 worst agent / ordered pair) the linear release that models the method
 (:func:`method_release`) is accounted once at unit noise by the matrix-factorization accountant
-(:func:`jaxdp.privacy.factorization_epsilon`'s quantity, :func:`worst_mu`); all noise scales
+(:func:`jaxdp.privacy.pairwise.factorization_epsilon`'s quantity, :func:`worst_mu`); all noise scales
 together, so ``μ(σ) = μ₁/σ`` and the σ of a target ε is closed form (:func:`calibrate`). These
 ε are the IDEAL continuous-Gaussian, non-adaptive mechanism's (as MFDL's): they do not cover the
 floating-point (lattice) transcript jaxdp releases nor adaptively chosen gradients. Beside them
@@ -61,7 +61,7 @@ from jaxdp._plotting import finish, save, setting_title
 from jaxdp._precision import matmul
 from jaxdp.experiments._report import Report, progress_bar
 from jaxdp.experiments.mfdl import broadcast_edges
-from jaxdp.privacy import factorization_epsilon
+from jaxdp.privacy.pairwise import factorization_epsilon
 
 DELTA = 1e-5
 EPSILONS = (5.0, 10.0, 20.0, 40.0, 80.0)
@@ -118,7 +118,7 @@ def gossip_form(W, rounds: int = 1, decoder=None):
     DP-DGD (``R = 1``) and Muffliato-GD (``R`` rounds) declare
     (:meth:`jaxdp.algorithms.DPDGD.linear_form`), and MAFALDA-SGD's message
     ``y^k = x^k − α ĝ^k`` with the noise decoder ``C^{-1}``."""
-    from jaxdp.privacy import GossipForm
+    from jaxdp.privacy.pairwise import GossipForm
     ones = np.ones(len(W))
     return GossipForm(W=np.asarray(W, np.float64), rounds=rounds, scale=ones, noise=ones,
                       sensitivity=2 * ones, decoder=None if decoder is None else np.asarray(decoder))
@@ -131,7 +131,7 @@ def decor_release(edges, n_agents: int, rho: float, secrets: bool = True):
     the smaller agent) — :func:`jaxdp.channels.pairwise_cancelling`'s per-message law. Without
     ``secrets`` (LDP: the observer knows them) only ``ξ`` remains. The steps are independent
     copies (fresh draws, a fresh contribution), so ``T`` steps have ``T`` times one step's μ²."""
-    from jaxdp.privacy import LinearRelease
+    from jaxdp.privacy.pairwise import LinearRelease
     senders, receivers = (np.asarray(e, np.int64) for e in edges)
     E = len(senders)
     A = np.zeros((E, n_agents, 1))
@@ -195,7 +195,7 @@ def threat_mus(method: str, W, steps: int, encoder=None) -> dict:
     (gossip: ``p_u^k − x_u^k = c_u^k + (L ξ_u)^k``, ``x_u^k`` a function of earlier rows; DECOR:
     ``c_u^k + ξ_e`` on each of ``u``'s messages), whose μ is the LDP observer's (tested): so the
     LDP value bounds every threat (post-processing), while the threat's own value
-    (:func:`jaxdp.privacy.release_mu2`, ``Δ² min(Σ|Q|, T λ_max(Q))``) is only an upper bound
+    (:func:`jaxdp.privacy.pairwise.release_mu2`, ``Δ² min(Σ|Q|, T λ_max(Q))``) is only an upper bound
     where ``Q`` has negative entries.
     Both are proven bounds for the ideal mechanism, hence so is their minimum."""
     ldp = unit_mu(method, W, steps, "eavesdropper", encoder)
@@ -206,9 +206,9 @@ def threat_mus(method: str, W, steps: int, encoder=None) -> dict:
 @functools.lru_cache(maxsize=64)
 def mu_for_epsilon(epsilon: float, delta: float = DELTA) -> float:
     """The Gaussian mechanism's ``μ`` whose exact ``ε(δ)`` (Balle & Wang, ICML 2018, Thm 8) is
-    ``epsilon``: bisection in ``log μ`` on the increasing :func:`jaxdp.privacy.gaussian_epsilon`,
+    ``epsilon``: bisection in ``log μ`` on the increasing :func:`jaxdp.privacy.pairwise.gaussian_epsilon`,
     the lower end kept (``ε(μ) ≤ epsilon``, relative width below 1e-12)."""
-    from jaxdp.privacy import gaussian_epsilon
+    from jaxdp.privacy.pairwise import gaussian_epsilon
     lo, hi = np.log(1e-6), np.log(1e3)
     while hi - lo > 1e-13:
         mid = (lo + hi) / 2
@@ -304,7 +304,7 @@ def _check_settings(steps, seeds, epsilons, encoder_iterations) -> None:
 
 def _mfdl_training(out: Path, steps: int, seeds: int, epsilons, iterations: int,
                    progress) -> Report:
-    from jaxdp.privacy import gaussian_epsilon, mafalda_encoder
+    from jaxdp.privacy.pairwise import gaussian_epsilon, mafalda_encoder
     report = Report("mfdl-training", "MFDL Fig. 3 analogue: privacy–utility per threat model by "
                     "training (digits logistic, Florentine; IDEAL ε calibration, sound ε beside)")
     out.mkdir(parents=True, exist_ok=True)

@@ -15,10 +15,10 @@ the graph with a self-loop at every node. Graphs networkx ships: the Florentine 
 (N = 15) and an Erdős–Rényi graph (N = 100, p = ln N / N, MFDL's seeding: the first connected
 draw of seeds 42 000, 42 001, ...), plus a ring of 16 (MFDL's other graphs, Facebook ego and
 Peertube, do not ship). Curves, all on the RDP scale ``ε(α) = α μ² / 2``: the exact accountant
-(:func:`~jaxdp.privacy.linear_gossip_epsilon`: ``μ² = Δ²Σ|Q|``, capped by the local-DP value
+(:func:`~jaxdp.privacy.pairwise.linear_gossip_epsilon`: ``μ² = Δ²Σ|Q|``, capped by the local-DP value
 ``T Δ²/σ²`` — both are proven upper bounds for the ideal mechanism, so their minimum is), which
 equals MFDL's matrix-factorization value (tests/test_muffliato_bound.py checks it at 1e-8);
-Muffliato's corrected Theorem 11 (:func:`~jaxdp.privacy.muffliato_corrected_rdp`), unclipped and
+Muffliato's corrected Theorem 11 (:func:`~jaxdp.privacy.papers.muffliato_corrected_rdp`), unclipped and
 clipped at the local-DP value as MFDL plots it; and the local-DP (eavesdropper) value ``α T/2``.
 All are the IDEAL mechanism's (real-valued Gaussian noise, contributions fixed in advance): none
 covers the library's lattice transcript, nor adaptively chosen gradients.
@@ -75,12 +75,8 @@ def mfdl_erdos(n: int, seed: int = 42, tries: int = 1000) -> nx.Graph:
 def pairwise_curves(W: np.ndarray, steps: int, alpha: float) -> dict:
     """``(N, N)`` ``[u, v]`` RDP values at ``α`` (σ = Δ = 1) of the exact accountant (capped by
     local DP, and uncapped), Muffliato's corrected bound (raw and clipped) and local DP."""
-    from jaxdp.privacy import (
-        LinearGossip,
-        gaussian_rdp_of_mu,
-        linear_gossip_epsilon,
-        muffliato_corrected_rdp,
-    )
+    from jaxdp.privacy.pairwise import LinearGossip, linear_gossip_epsilon
+    from jaxdp.privacy.papers import gaussian_rdp_of_mu, muffliato_corrected_rdp
     mu = linear_gossip_epsilon(LinearGossip.from_matrix(W, steps, 1.0, sigma_local=1.0),
                                DELTA).mu
     ldp, raw = alpha * steps / 2, gaussian_rdp_of_mu(mu, alpha)
@@ -231,7 +227,7 @@ def _figure_utility(out, report, graph, steps, seeds, sigmas, progress):
     from jaxdp.algorithms.catalogue.muffliato import Muffliato
     from jaxdp.engine import run
     from jaxdp.network import build_network
-    from jaxdp.privacy import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
+    from jaxdp.privacy.pairwise import LinearGossip, gaussian_epsilon, linear_gossip_epsilon
 
     net = build_network(nx.convert_node_labels_to_integers(graph))
     n = net.dense("W").shape[0]

@@ -98,7 +98,7 @@ DEFAULT_REMEDY = ("run on data that satisfy the assumption, or declare a larger 
 def noise_assumption(noise_owner: str | None, what: str) -> Assumption:
     """The assumption under which the eavesdropper bound moves to another threat model: the
     algorithm's declaration of whose noise protects its releases, which the observer must not
-    know (:func:`~jaxdp.privacy.fallback_refusal`)."""
+    know (:func:`~jaxdp.privacy.contract.fallback_refusal`)."""
     declared = ("nothing (no Algorithm.noise_owner)" if noise_owner is None
                 else f"{noise_owner!r}")
     return Assumption(

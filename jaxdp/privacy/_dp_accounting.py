@@ -404,12 +404,12 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
     Uses dp-accounting's RDP of the Gaussian, Poisson-subsampled (add/remove-one) or sampled without
     replacement (replace-one; Wang, Balle & Kasiviswanathan 2019, Thm 27), the exact RDP of the
     Laplace mechanism (Mironov 2017, Prop. 6), and its improved RDP-to-DP conversion (see
-    :func:`~jaxdp.privacy.rdp_to_dp`).
+    :func:`~jaxdp.privacy.closed_forms.rdp_to_dp`).
 
     Args:
       events: the releases; all streams are composed.
       delta: δ in ``(0, 1)``.
-      orders: Rényi orders; ``None`` gives :data:`~jaxdp.privacy.DEFAULT_ORDERS` (dp-accounting's).
+      orders: Rényi orders; ``None`` gives :data:`~jaxdp.privacy.closed_forms.DEFAULT_ORDERS` (dp-accounting's).
       at_steps: step counts ``1..K`` at which to report ε; ``None`` reports the final ε only.
 
     Returns:

@@ -4,7 +4,7 @@ An algorithm whose messages are linear in its agents' clipped contributions and 
 noise declares that form (``Algorithm.linear_form``) instead of being recognised by name; the
 privacy contract then adds, under a threat model other than the eavesdropper, the curve
 :data:`IDEAL_LINEAR`: the matrix-factorization accountant
-(:func:`jaxdp.privacy.factorization_epsilon`; Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani,
+(:func:`jaxdp.privacy.pairwise.factorization_epsilon`; Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani,
 ICLR 2026, arXiv:2510.17480) applied to the declared form at every reported step. The form is
 checked against the program in the tests: the stacked algorithm, fed the same noise, emits
 exactly ``A c + B z``.
@@ -36,8 +36,8 @@ from jaxdp.privacy._factorization import (
     MAX_ROWS,
     LinearRelease,
     factorization_epsilon,
-    gossip_release,
 )
+from jaxdp.privacy._gossip_release import gossip_release
 from jaxdp.privacy._pairwise import gaussian_epsilon
 from jaxdp.privacy._threat import as_threat
 
@@ -101,7 +101,7 @@ class GossipForm:
         return float(observers * np.sum(rows ** 2 * n * k + rows ** 3))
 
     def release(self, steps: int) -> LinearRelease:
-        """The :class:`~jaxdp.privacy.LinearRelease` of the first ``steps`` steps; rows ordered
+        """The :class:`~jaxdp.privacy.pairwise.LinearRelease` of the first ``steps`` steps; rows ordered
         ``(k, r, i)``, seeds ``ξ_i^k`` ordered ``(k, i)`` (one compiled program per shape)."""
         n = self.W.shape[0]
         receivers, senders = np.nonzero(self.W * (1 - np.eye(n)))
@@ -127,7 +127,7 @@ class GossipForm:
 
 @functools.partial(jax.jit, static_argnums=(5, 6, 7))
 def _gossip_rows(W, scale, noise, decay, decoder, edges, steps: int, rounds: int):
-    """``(A, B)`` of :meth:`GossipForm.release`: :func:`~jaxdp.privacy.gossip_release` with
+    """``(A, B)`` of :meth:`GossipForm.release`: :func:`~jaxdp.privacy.pairwise.gossip_release` with
     ``W^R`` (its local seeds only: the others are zero here), then the rows ``W^r p^k``."""
     n = W.shape[0]
     s = jnp.arange(1, steps + 1, dtype=W.dtype) ** -decay
@@ -151,7 +151,7 @@ def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.nd
     why = form.fits(int(np.max(at_steps)))
     if not why and form.work(threat, at_steps) > MAX_IDEAL_WORK:
         why = (f"about {form.work(threat, at_steps):.1e} multiply-adds, above the "
-               f"{MAX_IDEAL_WORK:.0e} a report spends on it (call jaxdp.privacy.ideal_curve with "
+               f"{MAX_IDEAL_WORK:.0e} a report spends on it (call jaxdp.privacy.pairwise.ideal_curve with "
                "fewer steps)")
     if why:
         return None, why

@@ -59,6 +59,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import Array, PRNGKey
+from jaxdp.privacy._bits import random_words
 
 GAUSSIAN_RESOLUTION = 2 ** 12
 """``R`` of the discrete Gaussian: ``K ~ N_ℤ(0, R²)``, so the lattice step is ``γ = σ/4096``."""
@@ -240,8 +241,7 @@ def _lookup(table: AliasTable, bucket: Array, hi: Array, lo: Array) -> Array:
 
 
 def _words(key: PRNGKey, rows: int, size: int) -> Array:
-    from jaxdp.privacy._mechanisms import _words as words
-    return words(key, rows * size).reshape(rows, size)
+    return random_words(key, rows * size).reshape(rows, size)
 
 
 def lattice_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *,

@@ -16,24 +16,12 @@ import math
 
 import jax
 import jax.numpy as jnp
-from jax.extend.random import threefry_2x32
 from jax.scipy.special import ndtri
 
 from jaxdp._types import Array, PRNGKey
+from jaxdp.privacy._bits import random_words
+from jaxdp.privacy._lattice import lattice_draws, lattice_release
 from jaxdp.privacy._sites import mechanism_site
-
-
-def _words(key: PRNGKey, count: int) -> Array:
-    """``count`` random ``uint32`` words from ``key``.
-
-    For a threefry key, every 32-bit half of every hash is used (``threefry_2x32`` on the counters
-    ``0 .. count-1``); ``jax.random.bits`` under JAX's default partitionable threefry spends a whole
-    64-bit hash on each 32-bit word, which made the bits half the cost of a noisy step. Other key
-    implementations go through ``jax.random.bits``.
-    """
-    if str(jax.random.key_impl(key)) == "threefry2x32":
-        return threefry_2x32(jax.random.key_data(key), jnp.arange(count, dtype=jnp.uint32))
-    return jax.random.bits(key, (count,), jnp.uint32)
 
 
 def _signed_tail(words: Array, compute) -> tuple[Array, Array]:
@@ -81,7 +69,7 @@ def _draws(key: PRNGKey, shape: tuple[int, ...], dtype, from_tail) -> Array:
     compute = jnp.dtype(jnp.float64) if dtype == jnp.float64 else jnp.dtype(jnp.float32)
     per_draw = 2 if compute == jnp.float64 else 1
     size = math.prod(shape)
-    words = _words(key, per_draw * size).reshape(per_draw, size)
+    words = random_words(key, per_draw * size).reshape(per_draw, size)
     halves = [from_tail(*_signed_tail(w, compute)) for w in jnp.split(words, [size // 2], axis=1)]
     return jnp.concatenate(halves).astype(dtype).reshape(shape)
 
@@ -145,7 +133,7 @@ def _power_of_two_scale(m: Array) -> tuple[Array, Array]:
     ``[1, 2)``: squares and sums of the scaled row cannot overflow (``Σ u² < 16d``), and the
     scaling itself rounds nothing, so a norm computed on it has the rounding of the same norm
     computed without scaling (the ``C(1 + (d + 4)u)`` bound of
-    :func:`~jaxdp.privacy.lattice_sensitivity` holds as before).
+    :func:`~jaxdp.privacy.samplers.lattice_sensitivity` holds as before).
     """
     info = jnp.finfo(jnp.result_type(m))
     e = jnp.frexp(jax.lax.stop_gradient(m))[1] - 1  # m = f·2^{e+1}, f in [1/2, 1)
@@ -246,7 +234,7 @@ def clip_factor_soft(g: Array, zeta) -> Array:
 
 SAMPLERS = ("lattice", "float")
 """Noise samplers. ``"lattice"`` (the default wherever a report gives a finite ε): the integer
-lattice mechanism of :func:`~jaxdp.privacy.lattice_release`, whose released floats are covered by
+lattice mechanism of :func:`~jaxdp.privacy.samplers.lattice_release`, whose released floats are covered by
 the report. ``"float"``: :func:`gaussian` / :func:`laplace` added in floating point, fast and
 exactly reparameterized, for utility studies; its report's guarantee is ``inf`` (the released
 floats reveal the data through the sampler's grid) with the real-valued curves kept as ``ideal``."""
@@ -264,12 +252,11 @@ def noise_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *, law: str = 
     """Standard draws of ``law`` (``"gaussian"`` or ``"laplace"``) for :func:`add_noise`.
 
     ``"float"``: :func:`gaussian` / :func:`laplace`; ``"lattice"``:
-    :func:`~jaxdp.privacy.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0 and the
+    :func:`~jaxdp.privacy.samplers.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0 and the
     variance of the standard law (1, or 2 for Laplace) up to the lattice's ``O(R⁻²)``.
     """
     if check_sampler(sampler) == "float":
         return (gaussian if law == "gaussian" else laplace)(key, shape, dtype)
-    from jaxdp.privacy._lattice import lattice_draws
     return lattice_draws(key, shape, dtype, law=law)
 
 
@@ -283,7 +270,6 @@ def add_noise(v: Array, scale, z: Array, *, law: str = "gaussian",
     ``scale`` its public parameter, ``z`` its draws."""
     if check_sampler(sampler) == "float":
         return v + scale * z
-    from jaxdp.privacy._lattice import lattice_release
     dtype = jnp.result_type(v)
     return lattice_release(v, jnp.broadcast_to(jnp.asarray(scale, dtype), jnp.shape(v)),
                            z.astype(dtype), law)

@@ -61,7 +61,9 @@ import warnings
 import numpy as np
 from scipy import linalg, special
 
-from jaxdp.privacy._threat import Coalition, Eavesdropper, Neighbours, as_threat
+from jaxdp.privacy._pairwise_scan import structured_mu
+from jaxdp.privacy._threat import as_threat
+from jaxdp.privacy._views import ObserverView, members_view, views
 
 MAX_AGENTS = 100
 MAX_VIEW = 4000
@@ -114,7 +116,7 @@ class LinearGossip:
         gossip averaging (one noisy value ``x + σ η`` drawn once, then ``T`` noiseless gossip
         rounds), whose later messages carry no new noise: accounted with this option it would be
         about 5× under on a 16-ring. Muffliato's averaging is a :class:`LinearRelease` with the
-        noise at step 0 only (:func:`~jaxdp.privacy.gossip_release` with the decoder
+        noise at step 0 only (:func:`~jaxdp.privacy.pairwise.gossip_release` with the decoder
         ``L = e₀e₀ᵀ`` and ``participation="first_step"``). The old value ``"first_step"`` is
         a deprecated alias (a ``FutureWarning``).
     """
@@ -196,33 +198,6 @@ class LinearGossip:
         for m in range(self.steps):
             out[m + 1] = out[m] @ self.W
         return out
-
-
-@dataclasses.dataclass(frozen=True)
-class ObserverView:
-    """What one observer sees and knows: observed edge indices and the agents whose noise and
-    contributions it knows (its members)."""
-
-    edges: np.ndarray
-    members: np.ndarray
-
-
-def views(form: LinearGossip, threat) -> list[ObserverView]:
-    """The observers of ``threat``: one per agent under ``"neighbours"``, else one."""
-    threat = as_threat(threat).check(form.n_agents)
-    if isinstance(threat, Neighbours):
-        return [_members_view(form, np.array([v])) for v in range(form.n_agents)]
-    if isinstance(threat, Coalition):
-        return [_members_view(form, np.array(threat.agents))]
-    if isinstance(threat, Eavesdropper):
-        return [ObserverView(np.arange(form.senders.size), np.array([], np.int64))]
-    raise ValueError(f"the linear-gossip accountant has no analysis for threat {threat.name!r} "
-                     "(no pairwise secrets in this mechanism: use 'eavesdropper')")
-
-
-def _members_view(form: LinearGossip, members: np.ndarray) -> ObserverView:
-    inside = np.isin(form.receivers, members) & ~np.isin(form.senders, members)
-    return ObserverView(np.flatnonzero(inside), members)
 
 
 def _covariance(form: LinearGossip, F: np.ndarray, view: ObserverView) -> np.ndarray:
@@ -430,14 +405,13 @@ def worst_observer_mu(form: LinearGossip, method: str, band: int = 1, etas=()) -
     """``(N,)``: each agent's ``μ`` against every other agent together (:func:`cap_pairwise`),
     dense where its limits allow, else by ``method``."""
     n = form.n_agents
-    worst = [_members_view(form, _others(n, u)) for u in range(n)]
+    worst = [members_view(form, _others(n, u)) for u in range(n)]
     try:  # the dense value where it fits: these views are small (the rows u sends)
         _check_work(form, worst)
         method = "dense"
     except ValueError:
         pass
     if method == "structured":
-        from jaxdp.privacy._pairwise_scan import structured_mu
         return np.diagonal(structured_mu(form, worst, band, etas)[0]).copy()
     F = form.powers()
     return np.array([observer_mu(form, view, F)[0][u] for u, view in enumerate(worst)])
@@ -473,7 +447,6 @@ def linear_gossip_epsilon(form: LinearGossip, delta: float, threat="neighbours",
       ValueError: an unsupported threat or method, or sizes beyond the limits.
     """
     from jaxdp.privacy._dp_accounting import check_delta
-    from jaxdp.privacy._pairwise_scan import structured_mu
     delta, threat = check_delta(delta), as_threat(threat)
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}; got {method!r}")

@@ -127,6 +127,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._precision import einsum, matmul
+from jaxdp.privacy._views import views as observer_views
 
 OBSERVER_BATCH = 10
 """Observers per batch of the backward pass (memory ``OBSERVER_BATCH · T N |O|`` floats)."""
@@ -150,7 +151,7 @@ class Observers:
 
     @classmethod
     def from_views(cls, views, senders, receivers, n_agents: int) -> Observers:
-        """From :func:`jaxdp.privacy._pairwise.views`' list and the network's directed edges."""
+        """From :func:`jaxdp.privacy._views.views`' list and the network's directed edges."""
         width = max(1, max(len(v.edges) for v in views))
         shape = (len(views), width)
         s, r, mask = np.zeros(shape, np.int32), np.zeros(shape, np.int32), np.zeros(shape)
@@ -436,7 +437,7 @@ def _check_etas(etas) -> tuple[float, ...]:
 
 
 def structure_of(form, views, band: int = 1, etas=()) -> GossipStructure:
-    """The :class:`GossipStructure` of a :class:`~jaxdp.privacy.LinearGossip` and its observers.
+    """The :class:`GossipStructure` of a :class:`~jaxdp.privacy.pairwise.LinearGossip` and its observers.
 
     Raises:
       ValueError: an ``F_k`` that may be singular (no message noise and an observed sender
@@ -471,11 +472,10 @@ def structure_of(form, views, band: int = 1, etas=()) -> GossipStructure:
 
 
 def gossip_structure(form, threat="neighbours", band: int = 1, etas=()) -> GossipStructure:
-    """The :class:`GossipStructure` of ``form`` (a :class:`~jaxdp.privacy.LinearGossip`) against
-    ``threat``'s observers (:func:`jaxdp.privacy._pairwise.views`): the static argument of
+    """The :class:`GossipStructure` of ``form`` (a :class:`~jaxdp.privacy.pairwise.LinearGossip`) against
+    ``threat``'s observers (:func:`jaxdp.privacy._views.views`): the static argument of
     :func:`gossip_mu2`. Raises as :func:`structure_of`."""
-    from jaxdp.privacy._pairwise import views
-    return structure_of(form, views(form, threat), band, etas)
+    return structure_of(form, observer_views(form, threat), band, etas)
 
 
 def structured_mu(form, views, band: int = 1, etas=()) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -82,7 +82,7 @@ class PrivacyReport:
       assumptions: the :class:`Assumption` s the sound curves rest on.
       reason: why the guarantee is ``inf``, when it is.
       threat: the threat model the guarantee is promised against (a name of
-        :data:`~jaxdp.privacy.THREATS`; ``"eavesdropper"``: every message on every link).
+        :data:`~jaxdp.privacy.contract.THREATS`; ``"eavesdropper"``: every message on every link).
       threat_note: the observer in words, and how the bound was obtained under it.
       threat_fallback: ``True`` when no tighter analysis exists for :attr:`threat` and the
         eavesdropper bound (sound for every observer) is what the report holds.
@@ -154,7 +154,7 @@ class PrivacyReport:
           value_discretization_interval: the PLD grid step.
           lattice_draws: ``D``, the number of lattice draws of the whole run (every agent, every
             step), required when ``events`` has lattice streams: the sampler's law is within
-            ``η`` (:func:`~jaxdp.privacy.sampler_tv`) of the ideal rounded law per draw, so the
+            ``η`` (:func:`~jaxdp.privacy.samplers.sampler_tv`) of the ideal rounded law per draw, so the
             run is within ``τ = Dη`` in total variation, and an ``(ε, δ')`` bound of the ideal
             mechanism gives ``(ε, δ' + (1 + e^ε)τ)`` for the one that runs. Every curve is computed
             at ``δ' = δ(1 − 2^{-6})`` and is ``inf`` where ``(1 + e^ε)τ > 2^{-6}δ``.
@@ -354,14 +354,14 @@ class PrivacyReport:
         reason. A coalition's members get ``inf`` (the observer holds their data); under
         ``"neighbours"`` :attr:`pairwise` is each agent's bound for every observer
         (:meth:`Algorithm.privacy <jaxdp.algorithms.Algorithm.privacy>` then tightens it by the
-        causal cone: :func:`~jaxdp.privacy.within_cone`).
+        causal cone: :func:`~jaxdp.privacy.pairwise.within_cone`).
 
         Args:
           threat: a :class:`~jaxdp.privacy.Threat` or its name.
           what: the algorithm's name, for the note.
           why: why no tighter analysis applies (appended to the note).
           noise_owner: whose noise protects the releases, a key of
-            :data:`~jaxdp.privacy.NOISE_OWNERS` (``None``, the default: not declared, so no
+            :data:`~jaxdp.privacy.contract.NOISE_OWNERS` (``None``, the default: not declared, so no
             observer but the eavesdropper gets a finite bound).
         """
         threat = as_threat(threat).check(self._n_agents())

@@ -94,7 +94,7 @@ def test_dp_dgd_privacy_report_matches_zcdp_closed_form():
     """DP-DGD: ρ per step = (2C)²/(2σ²C²) = 2/σ², composed over K steps, for the real-valued
     mechanism (the float sampler's "ideal" curve); on the lattice Δ = 2C(1 + (d + 4)u) + γ(1 +
     2uL)√d, γ = σC/4096, at δ(1 − 2⁻⁶)."""
-    from jaxdp.privacy import GAUSSIAN_RESOLUTION
+    from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 
     prob, net = small_problem("logistic"), small_network()
     p = algorithms.DPDGDParams(sigma=4.0, clip=0.7)

@@ -321,7 +321,7 @@ def test_lattice_release_is_the_float_release_rounded_to_the_lattice(kind):
     """The default sampler: fed the same lattice draws z = K/R, the lattice release of w~ differs
     from the float one w + σz by at most γ = σ/R per coordinate (the rounding of w to γℤ), and
     w~/γ is an integer (the float release's is not); the report covers it (lattice events)."""
-    from jaxdp.privacy import GAUSSIAN_RESOLUTION as R
+    from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
 
     problem, net = adult_like(kind), complete()
     for lattice, params in ((algorithms.DPADMM(), algorithms.DPADMMParams(D_w=3.0)),

@@ -266,7 +266,7 @@ def test_lattice_release_is_the_float_release_rounded_to_the_lattice():
     """The default sampler: fed the same state and lattice draws, y differs from the float y by at
     most γ_w = u_w r^k/R per coordinate, y/γ_w and z/γ_e are integers (the float y's is not), and
     a zero scale (u = 0) releases the noise-free value, as the float sampler does."""
-    from jaxdp.privacy import LAPLACE_RESOLUTION as R
+    from jaxdp.privacy.samplers import LAPLACE_RESOLUTION as R
 
     prob, net = small_problem("logistic"), small_network()
     lattice, flt = algorithms.DPP2(), algorithms.DPP2(**F)

@@ -157,7 +157,7 @@ def test_privacy_reports_match_hand_computed_worst_cases():
     the released d-vector: PLD ≤ pure sum = d × the printed line; advanced composition lies
     between. The default lattice guarantee adds one lattice step per coordinate and release:
     pure sum + K d (1 + 2uL)/R, with PLD (discrete Laplace) below it."""
-    from jaxdp.privacy import lattice_sensitivity
+    from jaxdp.privacy.samplers import lattice_sensitivity
 
     prob, net = _adult_like()
     d = prob.dim
@@ -234,7 +234,7 @@ def test_output_perturbation_48_guarantee_and_non_private_runs_report_none():
     """[48]: a Laplace vector release of ℓ1 sensitivity d B_∞/D per step (no paper curve): the
     real-valued pure sum ("ideal pure_dp", float sampler) and the lattice guarantee, which adds
     d lattice steps per release; a non-private run releases nothing private."""
-    from jaxdp.privacy import lattice_sensitivity
+    from jaxdp.privacy.samplers import lattice_sensitivity
 
     prob, net = _adult_like()
     pure = sum(14 * 0.01 / 10 * 1.02**k for k in range(1, 11))
@@ -261,7 +261,7 @@ def test_lattice_release_is_the_float_release_rounded_to_the_lattice(name):
     import dataclasses
 
     from jaxdp.algorithms.ldp.privacy import geometric_schedule
-    from jaxdp.privacy import LAPLACE_RESOLUTION as R
+    from jaxdp.privacy.samplers import LAPLACE_RESOLUTION as R
 
     prob, net = _adult_like()
     lattice = algorithms.get(name)

@@ -496,7 +496,7 @@ def test_lattice_release_is_the_float_release_rounded_to_the_lattice(alg, params
     The noisy term: LT-ADMM-DP's g̃ of (7) at the first local step; PORTER's Ĝ (g_prev); PriSMA's
     v⁰ at k = 0 and, at k = 1, the released increment read back as v¹ − (1 − η)v⁰ (a float
     subtraction: integer up to it)."""
-    from jaxdp.privacy import GAUSSIAN_RESOLUTION
+    from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 
     assert alg.sampler == "lattice"
     prob, net = small_problem("logistic"), small_network()

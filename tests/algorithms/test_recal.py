@@ -370,7 +370,7 @@ LATTICE = [  # (algorithm, params, the released message); the test sets σ₁ = 
 def test_lattice_release_is_the_float_release_rounded_to_the_lattice(alg, params, name):
     """The default (lattice) step equals the float step fed the same draws up to the lattice
     rounding, |Δ| ≤ γ = σ/R per coordinate, and its release is an exact multiple of γ."""
-    from jaxdp.privacy import GAUSSIAN_RESOLUTION
+    from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 
     assert alg.sampler == "lattice"
     params = params.replace(log_sigma1=np.log(0.5))  # γ = 2⁻¹³: integer multiples are exact

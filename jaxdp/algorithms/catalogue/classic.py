@@ -149,7 +149,7 @@ class DPDGD(DGD):
     σ/2 on it; the shared models are post-processing. zCDP per step ρ = 2/σ².
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name = "dp_dgd"
     cites = (
@@ -180,8 +180,8 @@ class DPDGD(DGD):
     def linear_form(self, network, params):
         """``p^k = W^R p^{k−1} − α_k (clip(∇f(x^k), C) + σCξ^k)``: ``p^k = x^{k+1}`` here (DGD's
         ``x^{k+1} = W x^k − α_k g̃^k``, ``x⁰ = 0``), one contribution of sensitivity ``2C`` per
-        agent and step (:class:`~jaxdp.privacy.GossipForm`)."""
-        from jaxdp.privacy import GossipForm
+        agent and step (:class:`~jaxdp.privacy.pairwise.GossipForm`)."""
+        from jaxdp.privacy.pairwise import GossipForm
 
         n = network.n_agents
         alpha, clip, sigma = (np.broadcast_to(np.asarray(v, np.float64), (n,))

@@ -5,7 +5,7 @@ Learning via Matrix Factorization", ICLR 2026, arXiv:2510.17480; "MFDL" below).
 MFDL's update (as the authors' implementation runs it): every agent adds the noise ``(C^{-1} z_i)_k`` to its
 clipped gradient at step ``k`` and gossips after the local step, ``x^{k+1} = W (x^k − α ĝ^k)``, with
 one lower-triangular encoder ``C`` shared by the agents, optimised for the post-averaging workload
-(:func:`jaxdp.privacy.mafalda_encoder`). Here the same noisy gradients are produced in the
+(:func:`jaxdp.privacy.pairwise.mafalda_encoder`). Here the same noisy gradients are produced in the
 *encoder* form, which makes the lattice release explicit: agent ``i`` releases
 ``R_i^k = lattice(Σ_{s≤k} C_{ks} c_i^s) + Z_i^k`` (``c_i^s = clip(∇f_i(x_i^s), C_clip)``, ``Z``
 the library's discrete Gaussian of scale ``σ C_clip``) and decodes ``ĝ_i^k`` from
@@ -24,15 +24,9 @@ from jaxdp._precision import tensordot
 from jaxdp._types import AgentArray, per_agent
 from jaxdp.algorithms.catalogue.classic import DPDGD, _step_size
 from jaxdp.core import zeros_like_models
-from jaxdp.privacy import (
-    Assumption,
-    PrivacyEvents,
-    add_noise,
-    clip_by_norm,
-    encoder_sensitivity2,
-    gaussian_epsilon,
-    unit_roundoff,
-)
+from jaxdp.privacy import Assumption, PrivacyEvents, add_noise, clip_by_norm
+from jaxdp.privacy.pairwise import encoder_sensitivity2, gaussian_epsilon
+from jaxdp.privacy.samplers import unit_roundoff
 
 IDEAL = "ideal mf (Gaussian, non-adaptive)"
 """The report's extra curve: the MF accountant's ε for the ideal mechanism (not a guarantee)."""
@@ -73,12 +67,12 @@ class Mafalda(DPDGD):
     of Numerical Algorithms*, 2nd ed. 2002, §3.1; ``n = T + 1`` also covers the rounding of ``C``
     to the run's dtype, ``γ_n = nu/(1 − nu)``); the declared sensitivity is
     ``Δ_k (1 + γ_{T+1})``, made a lattice bound by
-    :func:`~jaxdp.privacy.lattice_sensitivity` (the clip's float error and the rounding). Each
+    :func:`~jaxdp.privacy.samplers.lattice_sensitivity` (the clip's float error and the rounding). Each
     step is thus a (discrete) Gaussian mechanism given the past, and adaptive composition over
     steps (Bun & Steinke, TCC 2016, Lemma 2.3 for zCDP; the library's RDP/PLD accountants) bounds
     the whole transcript; ``ĝ``, ``y`` and the models are post-processing. With ``C = I`` this is
     DP-DGD's report. This bound ignores the correlation's benefit: MFDL's accounting (the MF
-    mechanism's ``sens(C)``, :func:`~jaxdp.privacy.factorization_epsilon`) is for continuous
+    mechanism's ``sens(C)``, :func:`~jaxdp.privacy.pairwise.factorization_epsilon`) is for continuous
     Gaussian noise and is reported as the separate curve :data:`IDEAL`, not as the guarantee.
 
     Attributes:
@@ -103,8 +97,8 @@ class Mafalda(DPDGD):
     @classmethod
     def optimal(cls, network, steps: int, participation=None, **config) -> Mafalda:
         """MAFALDA-SGD with MFDL's optimal encoder for ``network``'s ``W`` and ``steps``
-        (:func:`jaxdp.privacy.mafalda_encoder`; host, L-BFGS)."""
-        from jaxdp.privacy import mafalda_encoder
+        (:func:`jaxdp.privacy.pairwise.mafalda_encoder`; host, L-BFGS)."""
+        from jaxdp.privacy.pairwise import mafalda_encoder
         C, _ = mafalda_encoder(np.asarray(network.dense("W")), steps, participation)
         return cls(encoder=np.asarray(C), **config)
 

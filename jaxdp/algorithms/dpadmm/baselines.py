@@ -93,7 +93,7 @@ class NaivePrivateADMM(ConsensusADMM):
     identity on the paper's normalised rows), so the sensitivity's S1 holds for any data.
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name = "naive_private_admm"
     cites = ("Huang, Hu, Chan-Tin & Gong 2018 (DP-ADMM, paper 002), Algorithm 2",)

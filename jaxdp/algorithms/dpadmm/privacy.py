@@ -54,18 +54,15 @@ import numpy as np
 
 from jaxdp.privacy import (
     PAPER_PRINTED,
-    SAMPLER_SHARE,
     Assumption,
     PrivacyEvents,
     PrivacyReport,
     clip_by_norm,
-    gaussian_zcdp,
-    lattice_sensitivity,
     pld_epsilon,
     rdp_epsilon,
-    zcdp_for_epsilon,
-    zcdp_to_dp,
 )
+from jaxdp.privacy.closed_forms import gaussian_zcdp, zcdp_for_epsilon, zcdp_to_dp
+from jaxdp.privacy.samplers import SAMPLER_SHARE, lattice_sensitivity
 from jaxdp.problems import L1Logistic, Logistic
 
 #: The paper's privacy grid (Sec. VI-A): per-iteration ε and δ, and T.
@@ -97,7 +94,7 @@ def release_ratios(eps, delta, steps: int, xp=np):
 
 def lattice_ratio_slack(dim: int | None, dtype=np.float64) -> float:
     """``s``: what the lattice sampler adds to every Δ_k/σ_k of a ``dim``-coordinate release
-    (``(1 + 2uL)√d/R``, :func:`~jaxdp.privacy.lattice_sensitivity` with ``clipped=False``, the
+    (``(1 + 2uL)√d/R``, :func:`~jaxdp.privacy.samplers.lattice_sensitivity` with ``clipped=False``, the
     declared Δ being Lemma 1's analytical bound); 0 for ``dim=None`` (the float sampler)."""
     if dim is None:
         return 0.0

@@ -101,7 +101,7 @@ class DPP2(Algorithm):
         iterates, releases saturate and the run no longer tracks the float one.
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name = "dpp2"
     cites = ("Ou, Wang, Liu & Lu 2025, arXiv 2511.02283 (DPP², paper 000), Algorithm 1",)

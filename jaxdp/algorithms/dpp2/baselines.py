@@ -69,7 +69,8 @@ from jaxdp.algorithms.catalogue.primal_dual import YiPrimalDual
 from jaxdp.algorithms.dpp2 import privacy as acc
 from jaxdp.algorithms.dpp2.algorithm import adjacency_assumptions
 from jaxdp.channels import PrivateVariant, chain, laplace
-from jaxdp.privacy import PrivacyReport, concat
+from jaxdp.privacy import PrivacyReport
+from jaxdp.privacy.contract import concat
 
 
 @chex.dataclass(frozen=True)

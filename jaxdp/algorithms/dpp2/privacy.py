@@ -43,7 +43,8 @@ from typing import NamedTuple
 
 import numpy as np
 
-from jaxdp.privacy import PrivacyEvents, concat
+from jaxdp.privacy import PrivacyEvents
+from jaxdp.privacy.contract import concat
 
 LN10 = math.log(10.0)
 

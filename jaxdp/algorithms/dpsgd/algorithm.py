@@ -83,7 +83,7 @@ class DPDSGTState:
 class _DPSGD(_Minibatched):
     """Shared: Poisson sampling by default, σ as the noise field, the release (G)."""
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     sampling: str = "poisson"
     noise_field: ClassVar[str] = "sigma"

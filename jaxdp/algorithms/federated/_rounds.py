@@ -67,7 +67,7 @@ import jax.numpy as jnp
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.network import check_averaging
-from jaxdp.privacy import mechanism_site
+from jaxdp.privacy.contract import mechanism_site
 
 SELECTIONS = ("uniform", "poisson", "data_size", "fair", "high_loss")
 """Client selection schemes (see the module)."""

@@ -54,9 +54,21 @@ from jaxdp.algorithms.federated._rounds import (
 from jaxdp.core import param
 from jaxdp.network import averaging_gap
 from jaxdp.privacy import (
-    SAMPLER_SHARE, Assumption, PrivacyEvents, PrivacyReport, TrustedServer, add_noise,
-    clip_by_norm, lattice_sensitivity, noise_draws, poisson_gaussian_epsilon, sampler_tv,
-    sampler_cap, unit_roundoff,
+    Assumption,
+    PrivacyEvents,
+    PrivacyReport,
+    TrustedServer,
+    add_noise,
+    clip_by_norm,
+    noise_draws,
+    poisson_gaussian_epsilon,
+)
+from jaxdp.privacy.samplers import (
+    SAMPLER_SHARE,
+    lattice_sensitivity,
+    sampler_cap,
+    sampler_tv,
+    unit_roundoff,
 )
 
 AMPLIFIED = "pld, Poisson"
@@ -118,7 +130,7 @@ class DPFedAvg(_Private):
     """DP-FedAvg (McMahan et al. 2018, Algorithm 1; central noise, trusted server); see the
     module. Poisson client sampling with rate ``rate`` = q is required (the estimator's qN)."""
 
-    # jaxdp.privacy.NOISE_OWNERS: the trusted server draws the noise of the aggregate it releases
+    # jaxdp.privacy.contract.NOISE_OWNERS: the trusted server draws the noise of the aggregate it releases
     noise_owner = "server"
     name = "dp_fedavg"
     cites = ("McMahan, Ramage, Talwar & Zhang, ICLR 2018, Algorithm 1 (DP-FedAvg, f̃_f)",)
@@ -211,7 +223,7 @@ class LDPFedAvg(_Private):
     """Local-DP FedAvg: each client clips its update to C and adds lattice Gaussian noise zC
     before the upload; the server (the observer) averages the selected uploads; see the module."""
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name = "ldp_fedavg"
     cites = ("McMahan et al., AISTATS 2017, Algorithm 1 (FedAvg) with a local Gaussian "

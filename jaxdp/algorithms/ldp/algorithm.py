@@ -91,7 +91,8 @@ from jaxdp.algorithms.ldp.privacy import (
     theta_loss,
     worst_case_report,
 )
-from jaxdp.privacy import PrivacyReport, add_noise, gaussian, noise_draws
+from jaxdp.privacy import PrivacyReport, add_noise, noise_draws
+from jaxdp.privacy.samplers import gaussian
 
 VARIANTS = ("corrected", "paper")
 PRIMALS = ("linearized", "exact")
@@ -152,7 +153,7 @@ class _LDPFamily(Algorithm):
     subclasses have a ``private`` field (draw the standard Laplace ``lap``).
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     draws_weights = True
     models_covered = True

@@ -47,16 +47,9 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import Array, PRNGKey
-from jaxdp.privacy import (
-    PAPER_CORRECTED,
-    PAPER_PRINTED,
-    Assumption,
-    PrivacyEvents,
-    PrivacyReport,
-    concat,
-    default_steps,
-    laplace,
-)
+from jaxdp.privacy import PAPER_CORRECTED, PAPER_PRINTED, Assumption, PrivacyEvents, PrivacyReport
+from jaxdp.privacy.contract import concat, default_steps
+from jaxdp.privacy.samplers import laplace
 
 # -- the realized loss (10) ------------------------------------------------------------------
 def log_h(s, w, xp=jnp):

@@ -83,7 +83,8 @@ from jaxdp.algorithms._checks import check_choice, check_count
 from jaxdp.algorithms.ltadmm.common import (  # re-exported: their public path is also this module
     CostModel, bridge_sums_update, bridge_update, paper_metrics, soft_clip,
 )
-from jaxdp.privacy import add_noise, gaussian, noise_draws
+from jaxdp.privacy import add_noise, noise_draws
+from jaxdp.privacy.samplers import gaussian
 
 CLIPS = ("soft", "per_sample")
 FORMS = ("edge", "node")
@@ -132,7 +133,7 @@ class LTADMMDP(Algorithm):
     caller's (§VI uses δ_i = 1e-4).
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name: ClassVar[str] = "lt_admm_dp"
     cites = (

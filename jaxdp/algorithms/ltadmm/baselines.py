@@ -174,7 +174,7 @@ class PORTER(_Minibatched):
     See the module docstring for (P1)-(P5) and the flagged choices.
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name: ClassVar[str] = "porter"
     cites = ("Li & Chi 2025 (PORTER-DP)", "compared in Ren et al. 2026 (paper 004), reconstructed")
@@ -231,7 +231,7 @@ class PriSMA(_Minibatched):
     and the choices.
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     name: ClassVar[str] = "prisma"
     cites = (

@@ -39,17 +39,15 @@ import numpy as np
 from jaxdp.privacy import (
     PAPER_CORRECTED,
     PAPER_PRINTED,
-    SAMPLER_SHARE,
     Assumption,
     PrivacyEvents,
     PrivacyReport,
     closed_form_curve,
-    default_steps,
-    lattice_sensitivity,
     pld_epsilon,
     rdp_epsilon,
-    unit_roundoff,
 )
+from jaxdp.privacy.contract import default_steps
+from jaxdp.privacy.samplers import SAMPLER_SHARE, lattice_sensitivity, unit_roundoff
 from jaxdp.algorithms._sampling import check_minibatch, poisson_rate
 from jaxdp.algorithms.ltadmm.theorem2 import (  # re-exported: their public path is also this module
     moments_accountant_sigma, theorem2_a, theorem2_epsilon, theorem2_order, theorem2_sigma,
@@ -109,7 +107,7 @@ def lattice_coefficients(algorithm, problem) -> tuple[float, float]:
     ``grow·Δ + offset·σ`` (``Δ`` of :func:`release_sensitivity`); ``(1, 0)`` for the float sampler.
 
     ``offset·σ = γ(1 + 2uL)√d`` (γ = σ/R) is the rounding to the lattice and ``grow`` the float
-    error of a norm clip, ``1 + (d + 4)u`` (:func:`~jaxdp.privacy.lattice_sensitivity`, which is
+    error of a norm clip, ``1 + (d + 4)u`` (:func:`~jaxdp.privacy.samplers.lattice_sensitivity`, which is
     linear in (Δ, σ)), times, for a mean of per-sample clipped terms, the float error of that mean:
     n summed terms of norm ≤ C are within ``γ_{n}·nC/b`` of the exact mean each (any summation
     order), so two neighbours' computed means differ by at most ``Δ(1 + 2(n + 2)²u/w)`` with

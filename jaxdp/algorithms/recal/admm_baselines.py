@@ -132,7 +132,7 @@ class _Synchronous(BoundedGradient, Algorithm):
     """Every agent transmits every iteration: PLF = number of releasing iterations. Every
     ∇f_i(x) the step uses is clipped to c (:meth:`gradients`; ``enforce_bound``, default)."""
 
-    # jaxdp.privacy.NOISE_OWNERS: each agent's releases carry its own fresh noise only
+    # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
 

@@ -133,7 +133,7 @@ class TokenAlgorithm(Algorithm):
         graph's edges and diagonal).
     """
 
-    # jaxdp.privacy.NOISE_OWNERS: the token holder draws the noise on every agent's term
+    # jaxdp.privacy.contract.NOISE_OWNERS: the token holder draws the noise on every agent's term
     noise_owner = "agents"
     private = False
     transition: str | tuple = "uniform"

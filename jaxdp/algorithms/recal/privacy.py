@@ -41,15 +41,8 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp._types import Array
-from jaxdp.privacy import (
-    PAPER_PRINTED,
-    Assumption,
-    PrivacyEvents,
-    PrivacyReport,
-    clip_by_norm,
-    zcdp_for_epsilon,
-    zcdp_to_dp,
-)
+from jaxdp.privacy import PAPER_PRINTED, Assumption, PrivacyEvents, PrivacyReport, clip_by_norm
+from jaxdp.privacy.closed_forms import zcdp_for_epsilon, zcdp_to_dp
 
 SENSITIVITIES = ("paper", "tight")
 
