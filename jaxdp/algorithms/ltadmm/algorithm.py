@@ -76,7 +76,7 @@ import numpy as np
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms._sampling import (
-    SAMPLINGS, all_sample_grads, check_declaration, check_minibatch, draw_batches,
+    SAMPLINGS, all_sample_grads, check_declaration, check_minibatch, draw_batches, record_relation,
     draw_minibatches, per_sample_clipped_mean, per_sample_grads, sample_counts,
 )
 from jaxdp.algorithms._checks import check_choice, check_count
@@ -150,6 +150,7 @@ class LTADMMDP(Algorithm):
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
     records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
+    relation: str | None = None  # record-level; None: the sampling's default (RELATIONS_OF_SAMPLING)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = (
@@ -166,6 +167,7 @@ class LTADMMDP(Algorithm):
         check_count(self.name, "local_steps", self.local_steps)
         check_count(self.name, "batch_size", self.batch_size)
         check_declaration(self.name, self.sampling, self.records, self.batch_size)
+        record_relation(self.name, self.sampling, self.relation)
 
     def init(self, key, problem, network, params):
         x0 = zeros_like_models(problem, network)

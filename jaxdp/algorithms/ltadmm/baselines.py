@@ -66,7 +66,8 @@ import jax.numpy as jnp
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms._sampling import (
-    SAMPLINGS, batch_rows, check_declaration, check_minibatch, draw_minibatches, per_sample_clipped_mean,
+    SAMPLINGS, batch_rows, check_declaration, check_minibatch, draw_minibatches,
+    per_sample_clipped_mean, record_relation,
     per_sample_grads, sample_counts,
 )
 from jaxdp.algorithms._checks import check_choice, check_count
@@ -125,6 +126,7 @@ class _Minibatched(Algorithm):
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
     records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
+    relation: str | None = None  # record-level; None: the sampling's default (RELATIONS_OF_SAMPLING)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = ("the models are built from the released noisy gradients (or "
@@ -135,6 +137,7 @@ class _Minibatched(Algorithm):
         check_count(self.name, "batch_size", self.batch_size)
         check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
         check_declaration(self.name, self.sampling, self.records, self.batch_size)
+        record_relation(self.name, self.sampling, self.relation)
 
     def noise(self, key, state, params, k):
         del params, k
