@@ -41,7 +41,9 @@ is the standard DP-SGD clip min(1, ζ/‖∇f_{i,h}‖) of every sample before a
 b distinct rows; ``sampling="poisson"`` keeps each row independently with probability q = b/n_i,
 n_i the declared public record count ``records`` (never the data's m_i: issue 36), and divides
 the sum by b (what Poisson subsampling amplification under add/remove-one needs;
-per-sample sensitivity ζ/b). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
+per-sample sensitivity ζ/b). ``relation``: ``None`` (the sampling's default), or
+``"replace_record"`` with Poisson batches (replace-one, dp-accounting's REPLACE_ONE PLD;
+:data:`~jaxdp.algorithms._sampling.RELATIONS_OF_SAMPLING`). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
 :class:`LTADMM`).
 
 Errata and choices (docs/errata.md):
@@ -125,7 +127,8 @@ class LTADMMDP(Algorithm):
 
     Static configuration: ``local_steps`` τ, ``batch_size`` b, ``clip`` ("soft" | "per_sample"),
     ``sampling`` ("fixed" | "poisson"), ``records`` (Poisson: the public record count n, or one
-    per agent, q = b/n), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
+    per agent, q = b/n), ``relation`` (None: the sampling's default; Poisson batches also offer
+    "replace_record"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
     noisy gradient is released on the lattice (σ_e/R)ℤ^d, private as floats; the report amplifies
     Poisson batches by Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in
     floating point, report inf with the ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the

@@ -47,8 +47,9 @@ Privacy (both): one Gaussian release per iteration per agent, accounted by
 :func:`jaxdp.algorithms.ltadmm.privacy.baseline_report`: with ``sampling="fixed"`` (b distinct rows,
 divided by b) under replace-one with Δ = 2C/b (an added record displaces a batch member) and
 sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/n_i,
-n_i the declared ``records``, the sum divided by b) under add/remove-one with Δ = C/b and Poisson
-amplification (undeclared: ε = inf).
+n_i the declared ``records``, the sum divided by b) under add/remove-one (or, with
+``relation="replace_record"``, replace-one by dp-accounting's REPLACE_ONE PLD) with Δ = C/b and
+Poisson amplification (undeclared: ε = inf).
 How paper 004 matched σ = 0.103 (PORTER)
 and σ0 = 0.1794, σ1 = 0.0155 (PriSMA) to ε = 19.6 is not stated.
 
@@ -120,7 +121,9 @@ class PriSMAState:
 class _Minibatched(Algorithm):
     """Shared plumbing: a minibatch of ``batch_size`` rows (``sampling`` "fixed" | "poisson") and
     a standard normal draw per step. ``records``: the public record count n (an int, or one per
-    agent) that Poisson batches are drawn at, q = b/n (``_sampling.poisson_rate``)."""
+    agent) that Poisson batches are drawn at, q = b/n (``_sampling.poisson_rate``). ``relation``:
+    the record-level relation, ``None`` for the sampling's default (``_sampling.record_relation``:
+    Poisson batches also offer ``"replace_record"``)."""
 
     batch_size: int = 8
     sampling: str = "fixed"
