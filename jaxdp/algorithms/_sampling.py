@@ -97,6 +97,33 @@ def check_declaration(who: str, sampling: str, records, batch_size: int) -> None
     check_records(who, records, batch_size)
 
 
+RELATIONS_OF_SAMPLING = {"fixed": ("replace_record",),
+                         "poisson": ("add_remove_record", "replace_record")}
+"""The record-level relations each sampling is accounted under, its default first. Fixed-size
+batches offer replace-one only: adding a record changes m_i, hence the rate b/m_i of every other
+record, which no subsampling accountant here models. Poisson batches at the public rate b/n_i offer
+both: add/remove-one (default), and replace-one (dp-accounting's REPLACE_ONE PLD of the
+Poisson-subsampled Gaussian, :mod:`jaxdp.privacy._dp_accounting`)."""
+
+
+def record_relation(who: str, sampling: str, relation: str | None) -> str:
+    """The relation a record-level algorithm reports under: ``relation``, or the sampling's
+    default when ``None``, after checking the sampling supports it (public, static values only).
+
+    Raises:
+      ValueError: a relation the sampling cannot be accounted under, naming it.
+    """
+    offered = RELATIONS_OF_SAMPLING[sampling]
+    if relation is None:
+        return offered[0]
+    if relation not in offered:
+        raise ValueError(f"{who}: relation={relation!r} is not accounted under sampling="
+                         f"{sampling!r}; it offers {offered} (add/remove-one needs Poisson "
+                         "batches at a public rate: fixed-size batches change every record's "
+                         "rate b/m_i when m_i changes)")
+    return relation
+
+
 def poisson_rate(batch_size: int, records, capacity: int, n_agents: int, xp=np):
     """``(N,)`` q_i = b/n_i, the Poisson inclusion probability of every record of agent i.
 
@@ -250,6 +277,6 @@ def check_minibatch(who: str, problem, batch_size: int, records=None, *,
                          "shard (padding last, as problems.from_arrays builds it)")
 
 
-__all__ = ["SAMPLINGS", "all_sample_grads", "batch_rows", "check_minibatch",
+__all__ = ["RELATIONS_OF_SAMPLING", "SAMPLINGS", "record_relation", "all_sample_grads", "batch_rows", "check_minibatch",
            "check_declaration", "check_records", "draw_batches", "draw_minibatches", "draw_poisson",
            "per_sample_clipped_mean", "per_sample_grads", "poisson_rate", "sample_counts"]

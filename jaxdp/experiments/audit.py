@@ -268,7 +268,7 @@ def ideal_audit(report, n: int, delta: float) -> float | None:
                              for s in events.streams):
         return None
     k = int(report.steps[-1])
-    mu = math.sqrt(sum(float(np.sum(np.exp(2 * s.log_ratio[0, :k]))) for s in events.streams))
+    mu = math.sqrt(sum(float(np.sum(np.exp(2 * s.log_pair_ratio[0, :k]))) for s in events.streams))
     return ideal_gaussian_audit(mu, n, delta)
 
 

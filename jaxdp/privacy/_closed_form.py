@@ -282,7 +282,9 @@ def closed_form_curve(events, delta: float) -> tuple[str, np.ndarray, np.ndarray
     * Any Gaussian stream: ``"zcdp"``, every release's ``Δ²/(2·scale²)`` summed (a Laplace release
       counts as ``(Δ/b)²/2``-zCDP) and converted with :func:`zcdp_to_dp` at ``delta``.
 
-    Both ignore subsampling, so they are valid upper bounds whatever ``sampling_rate`` is.
+    Both ignore subsampling, so they are valid upper bounds whatever ``sampling_rate`` is; a
+    ``"poisson_replace_one"`` stream is charged its pair distance ``2Δ``
+    (:attr:`~jaxdp.privacy.PrivacyEvents.log_pair_ratio`).
 
     Args:
       events: a ``PrivacyEvents`` (all streams are composed).
@@ -298,7 +300,7 @@ def closed_form_curve(events, delta: float) -> tuple[str, np.ndarray, np.ndarray
             logs = jnp.stack([log_laplace_epsilon_curve(s.log_ratio, 0.0) for s in streams])
             log_eps = np.asarray(jax.nn.logsumexp(logs, axis=0))
             return "pure_dp", np.exp(log_eps), log_eps / np.log(10.0)
-        log_rho = jax.nn.logsumexp(jnp.stack([log_gaussian_zcdp(s.log_ratio, 0.0)
+        log_rho = jax.nn.logsumexp(jnp.stack([log_gaussian_zcdp(s.log_pair_ratio, 0.0)
                                               for s in streams]), axis=0)
         log_eps = np.asarray(log_zcdp_to_dp(log_rho, delta))
         return "zcdp", np.exp(log_eps), log_eps / np.log(10.0)

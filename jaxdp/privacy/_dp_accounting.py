@@ -24,6 +24,18 @@ under substitution, by their advanced joint convexity; the test suite checks bot
 summation of the worst replace-one pairs on the lattice.) The two schemes cannot be mixed in one
 accountant.
 
+Poisson sampling under replace-one (``sampling == "poisson_replace_one"``, Gaussian): the replaced
+record is in the batch with probability ``q`` in both worlds; given the rest of the batch ``S``, the
+two releases are ``(1 − q)N(f(S), σ²) + qN(f(S) + a, σ²)`` and the same with ``a'``, ``‖a‖, ‖a'‖ ≤
+Δ`` (the stream's sensitivity: one record's contribution, as under add/remove). dp-accounting's
+``REPLACE_ONE`` PLD of the Poisson-subsampled Gaussian of sensitivity ``Δ`` is the pair
+``(qN(−Δ, σ²) + (1 − q)N(0, σ²), qN(Δ, σ²) + (1 − q)N(0, σ²))`` (its ``AdjacencyType.REPLACE``:
+the contributions antipodal, ``2Δ`` apart), so it is passed ``noise_multiplier = σ/Δ``, not
+``σ/(2Δ)`` (which would charge the pair ``±Δ/2``, too small); unsubsampled (``q = 1``) such a
+release is the Gaussian of sensitivity ``2Δ``. dp-accounting's ``RdpAccountant`` refuses this
+event, so :func:`rdp_epsilon` does too: the PLD and the closed form (no amplification, ``2Δ``) are
+the accountants of this relation.
+
 Work is shared where it is exact: agents with identical schedules are accounted once; releases with
 equal ``(scale/Δ, q)`` inside a stretch between two reported steps are one release composed
 ``count`` times, each distinct release evaluated once (its RDP curve, its PLD)
@@ -34,6 +46,7 @@ Gaussian mechanisms compose into a Gaussian mechanism (Dong, Roth & Su 2019, Cor
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import warnings
 from collections.abc import Callable, Sequence
@@ -41,7 +54,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from jaxdp.privacy._closed_form import DEFAULT_ORDERS, closed_form_curve
-from jaxdp.privacy._events import PrivacyEvents
+from jaxdp.privacy._events import REPLACE_ONE_POISSON, PrivacyEvents
 
 _MAX_LOG_MU = 350.0
 _Row = list[tuple[str, np.ndarray, np.ndarray, int]]  # per stream: (mechanism, log(Δ/scale), q,
@@ -82,18 +95,38 @@ def _subsampled(stream: PrivacyEvents) -> bool:
                        & (stream.sensitivity > 0)))
 
 
+_RELATION_OF = {"poisson": "add_remove", "without_replacement": "replace_one",
+                REPLACE_ONE_POISSON: "replace_one_poisson"}
+
+
 def relation_of(events: PrivacyEvents) -> str:
-    """The dp-accounting relation the subsampled streams of ``events`` need: ``"add_remove"``
-    (Poisson, or no subsampling) or ``"replace_one"`` (sampling without replacement).
+    """The relation the subsampled streams of ``events`` need: ``"add_remove"`` (Poisson, or no
+    subsampling), ``"replace_one"`` (sampling without replacement) or ``"replace_one_poisson"``
+    (Poisson under replace-one: PLD only, module docstring).
 
     Raises:
-      ValueError: subsampled streams of both schemes (no single relation covers them).
+      ValueError: subsampled streams of several schemes (no single relation covers them).
     """
     schemes = {s.sampling for s in events.streams if _subsampled(s)}
     if len(schemes) > 1:
-        raise ValueError("events mix Poisson-subsampled (add/remove-one) and without-replacement "
-                         "(replace-one) releases; no accountant composes them under one relation")
-    return "replace_one" if schemes == {"without_replacement"} else "add_remove"
+        raise ValueError(f"events mix subsampled releases of schemes {sorted(schemes)} (each its "
+                         "own neighbouring relation); no accountant composes them under one")
+    return _RELATION_OF[schemes.pop()] if schemes else "add_remove"
+
+
+def _row_mechanism(stream: PrivacyEvents) -> str:
+    """The mechanism as the rows carry it: ``"gaussian_replace"`` for a ``"poisson_replace_one"``
+    stream (its subsampled releases take the REPLACE_ONE pair, its full ones ``2Δ``)."""
+    return "gaussian_replace" if stream.sampling == REPLACE_ONE_POISSON else stream.mechanism
+
+
+@dataclasses.dataclass(frozen=True)
+class _PoissonReplace:
+    """A Poisson-subsampled Gaussian under dp-accounting's REPLACE_ONE (module docstring):
+    ``noise_multiplier = σ/Δ``, ``Δ`` the norm bound of one record's contribution."""
+
+    sampling_probability: float
+    noise_multiplier: float
 
 
 def _unique_rows(table) -> tuple[np.ndarray, np.ndarray]:
@@ -117,6 +150,8 @@ def _release(dpa, mechanism: str, log_mu: float, q: float, size: int = 0, *,
     if not log_mu <= _MAX_LOG_MU:
         return dpa.NonPrivateDpEvent()
     z = float(np.exp(-log_mu))
+    if mechanism == "gaussian_replace" and q < 1.0:
+        return _PoissonReplace(float(q), z)
     event = dpa.LaplaceDpEvent(z) if mechanism == "laplace" else dpa.GaussianDpEvent(z)
     if q == 1.0:
         return event
@@ -165,7 +200,9 @@ def _segment_events(dpa, row: _Row, start: int, stop: int, pairs: bool) -> list:
     for mechanism, log_mu, q, size in row:
         log_mu, q = log_mu[start:stop], q[start:stop]
         live = (log_mu > -np.inf) & (q > 0)
-        if mechanism == "gaussian":
+        if mechanism == "gaussian_replace":  # unsubsampled: the Gaussian of sensitivity 2Δ
+            log_mu = np.where(q == 1.0, log_mu + np.log(2.0), log_mu)
+        if mechanism in ("gaussian", "gaussian_replace"):
             full = live & (q == 1.0)
             events += _merged_gaussian(dpa, log_mu[full])
             live &= ~full
@@ -253,6 +290,11 @@ class _PldCurve:
         pld, dpa = self._dpa.pld.privacy_loss_distribution, self._dpa
         if isinstance(event, dpa.NonPrivateDpEvent):
             return None
+        if isinstance(event, _PoissonReplace):
+            return pld.from_gaussian_mechanism(
+                event.noise_multiplier, sampling_prob=event.sampling_probability,
+                value_discretization_interval=self._interval,
+                neighboring_relation=dpa.NeighboringRelation.REPLACE_ONE)
         q = 1.0
         if isinstance(event, dpa.PoissonSampledDpEvent):
             q, event = event.sampling_probability, event.event
@@ -283,7 +325,7 @@ _NON_PRIVATE = object()  # a composition that holds a NonPrivateDpEvent: ε = in
 def _per_agent(events: PrivacyEvents, at_steps, row_curve: Callable) -> np.ndarray:
     """Apply ``row_curve(i, row, checkpoints)`` per distinct schedule: ``(N,)`` or ``(N, S)``."""
     checkpoints = check_steps(at_steps, events.steps)
-    table = [(s.mechanism, s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
+    table = [(_row_mechanism(s), s.log_ratio, s.sampling_rate, _sizes(s)) for s in events.streams]
     first, inverse = _unique_rows(table)
     values = np.stack([row_curve(int(i), [(m, log_mu[i], q[i], int(size[i]))
                                           for m, log_mu, q, size in table],
@@ -299,8 +341,9 @@ def _pld_too_wide(row: _Row, max_step_ratio: float) -> bool:
         if np.any(log_mu[live] > log_cap):
             return True
         full = live & (q == 1.0)
-        if mechanism == "gaussian" and full.any() and (
-                0.5 * np.logaddexp.reduce(2.0 * log_mu[full]) > log_cap):
+        twice = np.log(2.0) if mechanism == "gaussian_replace" else 0.0
+        if mechanism != "laplace" and full.any() and (
+                0.5 * np.logaddexp.reduce(2.0 * log_mu[full]) + twice > log_cap):
             return True
     return False
 
@@ -423,6 +466,10 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
     import dp_accounting as dpa
 
     delta = check_delta(delta)
+    if relation_of(events) == "replace_one_poisson":
+        raise ValueError("rdp_epsilon: Poisson-subsampled releases under replace-one "
+                         "(sampling='poisson_replace_one'): dp-accounting's RdpAccountant has no "
+                         "REPLACE_ONE Poisson event; use pld_epsilon (or closed_form_curve)")
     for n, s in enumerate(events.streams):
         if s.mechanism == "laplace" and np.any((s.sampling_rate < 1) & (s.sensitivity > 0)):
             raise ValueError(

@@ -18,7 +18,14 @@ Conventions:
   accountants may claim: ``"poisson"`` (each record independently with probability ``q``; the
   sensitivity is for one record added or removed) or ``"without_replacement"`` (a fixed-size batch
   of ``b = q·m`` of the agent's ``m = dataset_size`` records; the sensitivity is for one record
-  *replaced*, e.g. ``2C/b`` for a per-sample clipped mean of b: an added record displaces another).
+  *replaced*, e.g. ``2C/b`` for a per-sample clipped mean of b: an added record displaces another)
+  or ``"poisson_replace_one"`` (Poisson batches, one record *replaced*; Gaussian only). Under
+  ``"poisson_replace_one"`` the sensitivity is the one of ``"poisson"``: the largest norm ``s`` of
+  one record's contribution ``f(S ∪ {x}) − f(S)`` (``C/b`` for a per-sample clipped sum over b).
+  The replaced record is in the batch with probability ``q`` in both worlds, its contribution ``a``
+  or ``a'`` (norms ≤ s, at most ``2s`` apart: :attr:`PrivacyEvents.log_pair_ratio`), and the
+  PLD accountant charges dp-accounting's ``REPLACE_ONE`` pair of sensitivity ``s``
+  (:func:`~jaxdp.privacy.pld_epsilon`).
 * Several releases per step (paper 000 releases ``y`` and ``z``) are several *streams*:
   :func:`concat` returns a :class:`PrivacyEvents` whose top-level fields are the first stream and
   whose ``extra_streams`` hold the others. Accountants always iterate :attr:`PrivacyEvents.streams`.
@@ -35,7 +42,8 @@ from collections.abc import Sequence
 import numpy as np
 
 MECHANISMS = ("laplace", "gaussian")
-SAMPLINGS = ("poisson", "without_replacement")
+SAMPLINGS = ("poisson", "without_replacement", "poisson_replace_one")
+REPLACE_ONE_POISSON = "poisson_replace_one"
 
 
 def _first_bad(name: str, values: np.ndarray, bad: np.ndarray, requirement: str) -> None:
@@ -92,7 +100,8 @@ class PrivacyEvents:
         May be ``None`` when ``log_scale`` is given; it is then ``exp(log_scale)``.
       sampling_rate: the probability ``q`` in ``[0, 1]`` that a record enters a release; a scalar or
         ``(N, K)``, stored as ``(N, K)``.
-      sampling: ``"poisson"`` (default) or ``"without_replacement"`` (:data:`SAMPLINGS`).
+      sampling: ``"poisson"`` (default), ``"without_replacement"`` or ``"poisson_replace_one"``
+        (:data:`SAMPLINGS`; see the module).
       dataset_size: ``(N,)`` int ``m_i``, each agent's number of records; required for
         ``"without_replacement"``, where ``q·m_i`` must be the (integer) batch size.
       description: what is released, for reports.
@@ -161,10 +170,14 @@ class PrivacyEvents:
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"PrivacyEvents.sampling must be one of {SAMPLINGS}; "
                              f"got {self.sampling!r}")
-        if self.sampling == "poisson":
+        if self.sampling == REPLACE_ONE_POISSON and self.mechanism != "gaussian":
+            raise ValueError(f"PrivacyEvents with sampling={REPLACE_ONE_POISSON!r} must be "
+                             f"Gaussian (dp-accounting's REPLACE_ONE pair); got "
+                             f"mechanism={self.mechanism!r}")
+        if self.sampling != "without_replacement":
             if self.dataset_size is not None:
                 raise ValueError("PrivacyEvents.dataset_size is for sampling='without_replacement'"
-                                 "; got one with sampling='poisson'")
+                                 f"; got one with sampling={self.sampling!r}")
             return None
         if self.dataset_size is None:
             raise ValueError("PrivacyEvents with sampling='without_replacement' needs "
@@ -227,7 +240,7 @@ class PrivacyEvents:
           sampling_rate: the probability q that a record enters a release.
           description: what is released.
           log_scale: natural log of the scale, for scales that underflow float64.
-          sampling: ``"poisson"`` or ``"without_replacement"`` (see the class).
+          sampling: one of :data:`SAMPLINGS` (see the class).
           dataset_size: ``(N,)`` or scalar ``m_i`` for ``"without_replacement"``.
           lattice: the discrete (lattice) mechanism (see the class).
 
@@ -284,6 +297,15 @@ class PrivacyEvents:
         """
         with np.errstate(divide="ignore"):
             return np.log(self.sensitivity) - self.log_scale
+
+    @property
+    def log_pair_ratio(self) -> np.ndarray:
+        """``(N, K)`` log of the largest distance between the two worlds' releases given the
+        batch, over ``scale``: :attr:`log_ratio`, plus ``log 2`` under ``"poisson_replace_one"``
+        (two contributions of norm ≤ Δ each, e.g. antipodal). What an accountant that claims no
+        subsampling amplification (or a release with ``q = 1``) charges."""
+        twice = np.log(2.0) if self.sampling == REPLACE_ONE_POISSON else 0.0
+        return self.log_ratio + twice
 
 
 def concat(events_list: Sequence[PrivacyEvents], description: str | None = None) -> PrivacyEvents:

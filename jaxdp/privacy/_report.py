@@ -29,7 +29,8 @@ import numpy as np
 from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._contract import (HUGE_LOG10, RELATIONS, Assumption, check_release,
                                      default_steps, format_log10, noise_assumption)
-from jaxdp.privacy._dp_accounting import check_delta, check_steps, pld_epsilon, rdp_epsilon
+from jaxdp.privacy._dp_accounting import (check_delta, check_steps, pld_epsilon, rdp_epsilon,
+                                          relation_of)
 from jaxdp.privacy._events import PrivacyEvents
 from jaxdp.privacy._sampler_error import (LATTICE_NOTE, SAMPLER_SHARE, run_sampler_tv,
                                           within_sampler_error)
@@ -167,8 +168,8 @@ class PrivacyReport:
 
         Raises:
           ValueError: an unknown method, bad ``delta`` or ``at_steps``, or a method that does not
-            support the events (``"rdp"`` alone with subsampled Laplace; beside other methods it
-            is left out).
+            support the events (``"rdp"`` alone with subsampled Laplace or Poisson replace-one
+            releases; beside other methods it is left out).
         """
         delta = check_delta(delta)
         unknown = [m for m in methods if m not in ("closed_form", "rdp", "pld")]
@@ -176,9 +177,10 @@ class PrivacyReport:
             raise ValueError(
                 f"unknown privacy method(s) {unknown}; known: 'closed_form', 'rdp', 'pld'"
             )
-        if len(methods) > 1 and any(s.mechanism == "laplace" and np.any(
-                (s.sampling_rate < 1) & (s.sensitivity > 0)) for s in events.streams):
-            methods = [m for m in methods if m != "rdp"]  # no RDP of a subsampled Laplace
+        if len(methods) > 1 and (relation_of(events) == "replace_one_poisson" or any(
+                s.mechanism == "laplace" and np.any((s.sampling_rate < 1) & (s.sensitivity > 0))
+                for s in events.streams)):
+            methods = [m for m in methods if m != "rdp"]  # dp-accounting has no RDP for them
         steps = (default_steps(events.steps) if at_steps is None
                  else check_steps(at_steps, events.steps))
         lattice = bool(events.lattice_streams)

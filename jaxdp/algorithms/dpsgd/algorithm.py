@@ -32,7 +32,9 @@ with the ideal curves kept).
 event builder PORTER uses): one release (G) per step per agent, with per-sample ℓ2 sensitivity
 C/b under add/remove-one for Poisson batches (rate q_i = b/n_i of the declared ``records``, the
 same in both worlds; Zhu & Wang 2019 on the lattice; undeclared: ε = inf) or
-2C/b under replace-one for fixed batches (Wang, Balle & Kasiviswanathan 2019). Everything agent i
+2C/b under replace-one for fixed batches (Wang, Balle & Kasiviswanathan 2019); Poisson batches
+also offer replace-one, ``relation="replace_record"`` (dp-accounting's REPLACE_ONE PLD of the
+Poisson-subsampled Gaussian, pair ±C/b; no RDP; docs/privacy.md). Everything agent i
 sends is post-processing of its releases and of received messages: in (D) x_i⁺ depends on its
 data only through g̃_i; in (T) x_i⁺ is built from received x, y and its own y_i, and
 y_i⁺ = Σ_j W_ij y_j + g̃_i⁺ − g̃_i from received y's and its own released g̃'s — so the tracker

@@ -41,7 +41,9 @@ is the standard DP-SGD clip min(1, ζ/‖∇f_{i,h}‖) of every sample before a
 b distinct rows; ``sampling="poisson"`` keeps each row independently with probability q = b/n_i,
 n_i the declared public record count ``records`` (never the data's m_i: issue 36), and divides
 the sum by b (what Poisson subsampling amplification under add/remove-one needs;
-per-sample sensitivity ζ/b). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
+per-sample sensitivity ζ/b). ``relation``: ``None`` (the sampling's default), or
+``"replace_record"`` with Poisson batches (replace-one, dp-accounting's REPLACE_ONE PLD;
+:data:`~jaxdp.algorithms._sampling.RELATIONS_OF_SAMPLING`). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
 :class:`LTADMM`).
 
 Errata and choices (docs/errata.md):
@@ -76,7 +78,7 @@ import numpy as np
 from jaxdp._types import AgentArray, Array, EdgeArray, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms._sampling import (
-    SAMPLINGS, all_sample_grads, check_declaration, check_minibatch, draw_batches,
+    SAMPLINGS, all_sample_grads, check_declaration, check_minibatch, draw_batches, record_relation,
     draw_minibatches, per_sample_clipped_mean, per_sample_grads, sample_counts,
 )
 from jaxdp.algorithms._checks import check_choice, check_count
@@ -126,7 +128,8 @@ class LTADMMDP(Algorithm):
 
     Static configuration: ``local_steps`` τ, ``batch_size`` b, ``clip`` ("soft" | "per_sample"),
     ``sampling`` ("fixed" | "poisson"), ``records`` (Poisson: the public record count n, or one
-    per agent, q = b/n), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
+    per agent, q = b/n), ``relation`` (None: the sampling's default; Poisson batches also offer
+    "replace_record"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
     noisy gradient is released on the lattice (σ_e/R)ℤ^d, private as floats; the report amplifies
     Poisson batches by Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in
     floating point, report inf with the ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the
@@ -151,6 +154,7 @@ class LTADMMDP(Algorithm):
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
     records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
+    relation: str | None = None  # record-level; None: the sampling's default (RELATIONS_OF_SAMPLING)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = (
@@ -167,6 +171,7 @@ class LTADMMDP(Algorithm):
         check_count(self.name, "local_steps", self.local_steps)
         check_count(self.name, "batch_size", self.batch_size)
         check_declaration(self.name, self.sampling, self.records, self.batch_size)
+        record_relation(self.name, self.sampling, self.relation)
 
     def init(self, key, problem, network, params):
         x0 = zeros_like_models(problem, network)

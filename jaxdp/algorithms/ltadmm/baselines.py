@@ -47,8 +47,9 @@ Privacy (both): one Gaussian release per iteration per agent, accounted by
 :func:`jaxdp.algorithms.ltadmm.privacy.baseline_report`: with ``sampling="fixed"`` (b distinct rows,
 divided by b) under replace-one with Δ = 2C/b (an added record displaces a batch member) and
 sampling without replacement; with ``sampling="poisson"`` (each row kept with probability b/n_i,
-n_i the declared ``records``, the sum divided by b) under add/remove-one with Δ = C/b and Poisson
-amplification (undeclared: ε = inf).
+n_i the declared ``records``, the sum divided by b) under add/remove-one (or, with
+``relation="replace_record"``, replace-one by dp-accounting's REPLACE_ONE PLD) with Δ = C/b and
+Poisson amplification (undeclared: ε = inf).
 How paper 004 matched σ = 0.103 (PORTER)
 and σ0 = 0.1794, σ1 = 0.0155 (PriSMA) to ε = 19.6 is not stated.
 
@@ -66,7 +67,8 @@ import jax.numpy as jnp
 from jaxdp._types import AgentArray, Array, per_agent
 from jaxdp.core import Algorithm, param, zeros_like_models
 from jaxdp.algorithms._sampling import (
-    SAMPLINGS, batch_rows, check_declaration, check_minibatch, draw_minibatches, per_sample_clipped_mean,
+    SAMPLINGS, batch_rows, check_declaration, check_minibatch, draw_minibatches,
+    per_sample_clipped_mean, record_relation,
     per_sample_grads, sample_counts,
 )
 from jaxdp.algorithms._checks import check_choice, check_count
@@ -119,12 +121,15 @@ class PriSMAState:
 class _Minibatched(Algorithm):
     """Shared plumbing: a minibatch of ``batch_size`` rows (``sampling`` "fixed" | "poisson") and
     a standard normal draw per step. ``records``: the public record count n (an int, or one per
-    agent) that Poisson batches are drawn at, q = b/n (``_sampling.poisson_rate``)."""
+    agent) that Poisson batches are drawn at, q = b/n (``_sampling.poisson_rate``). ``relation``:
+    the record-level relation, ``None`` for the sampling's default (``_sampling.record_relation``:
+    Poisson batches also offer ``"replace_record"``)."""
 
     batch_size: int = 8
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
     records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
+    relation: str | None = None  # record-level; None: the sampling's default (RELATIONS_OF_SAMPLING)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = ("the models are built from the released noisy gradients (or "
@@ -135,6 +140,7 @@ class _Minibatched(Algorithm):
         check_count(self.name, "batch_size", self.batch_size)
         check_choice(self.name, "sampling", self.sampling, SAMPLINGS)
         check_declaration(self.name, self.sampling, self.records, self.batch_size)
+        record_relation(self.name, self.sampling, self.relation)
 
     def noise(self, key, state, params, k):
         del params, k

@@ -14,7 +14,11 @@ composition applies — no hidden state carries data that is not in an accounted
   Accounted by dp-accounting's RDP of the Gaussian sampled without replacement (Wang, Balle &
   Kasiviswanathan 2019, Thm 27) and zCDP without amplification; dp-accounting has no PLD for it.
 * ``sampling="poisson"`` (each row kept with probability q = b/n_i, sum divided by b): relation
-  ``add_remove_record``, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD. The rate
+  ``add_remove_record`` by default, per-sample Δ = C/b, Poisson-subsampled Gaussian by RDP and PLD;
+  or, with ``relation="replace_record"``, replace-one: the same Δ = C/b bounds each of the two
+  records' contributions (≤ 2C/b apart), accounted by dp-accounting's REPLACE_ONE PLD of the
+  Poisson-subsampled Gaussian (pair ±C/b, noise multiplier σb/C) and zCDP at 2C/b without
+  amplification; dp-accounting has no RDP for it (events ``"poisson_replace_one"``). The rate
   is public: n_i is the declared ``records``, or undeclared the shard capacity M (the width the
   problem's arrays are stored at, never a count of real rows) —
   :func:`~jaxdp.algorithms._sampling.poisson_rate`, the one derivation the sampler uses too.
@@ -48,7 +52,7 @@ from jaxdp.privacy import (
 )
 from jaxdp.privacy.contract import default_steps
 from jaxdp.privacy.samplers import SAMPLER_SHARE, lattice_sensitivity, unit_roundoff
-from jaxdp.algorithms._sampling import check_minibatch, poisson_rate
+from jaxdp.algorithms._sampling import check_minibatch, poisson_rate, record_relation
 from jaxdp.algorithms.ltadmm.theorem2 import (  # re-exported: their public path is also this module
     moments_accountant_sigma, theorem2_a, theorem2_epsilon, theorem2_order, theorem2_sigma,
 )
@@ -67,16 +71,28 @@ _THEOREM_NOTE = ("paper 004 Theorem 2, eq. (9): ε = A + 2√(A·L), A = 2Kτζ�
 
 # -- release declarations ------------------------------------------------------------------------
 def relation(algorithm) -> str:
-    """The neighbouring relation the algorithm's sampling is accounted under: fixed-size batches
-    without replacement → ``"replace_record"``; Poisson batches → ``"add_remove_record"``."""
-    return "replace_record" if algorithm.sampling == "fixed" else "add_remove_record"
+    """The neighbouring relation the algorithm is accounted under: its static ``relation``, or its
+    sampling's default (fixed-size batches without replacement → ``"replace_record"``; Poisson
+    batches → ``"add_remove_record"``), checked against the sampling
+    (:func:`~jaxdp.algorithms._sampling.record_relation`)."""
+    return record_relation(algorithm.name, algorithm.sampling, algorithm.relation)
 
 
 def record_weight(algorithm) -> float:
-    """How many per-sample clipping norms (over b) one neighbouring record moves a batch mean by:
-    2 under replace-one (the new record's clipped term replaces another's, in opposite directions
-    at worst), 1 under add/remove-one (Poisson: the sum gains or loses one clipped term)."""
-    return 2.0 if relation(algorithm) == "replace_record" else 1.0
+    """How many per-sample clipping norms (over b) the declared Δ is: 2 for fixed batches (the
+    new record's clipped term replaces another's, in opposite directions at worst: the distance
+    of the two means), 1 for Poisson batches under either relation (the norm of one record's
+    clipped term: the sum gains or loses it, or, replacing, holds one of two such terms; the
+    accountants charge the replace-one pair from it, :data:`~jaxdp.privacy.SAMPLINGS`)."""
+    return 2.0 if algorithm.sampling == "fixed" else 1.0
+
+
+def event_sampling(algorithm) -> str:
+    """The events' sampling scheme: ``"without_replacement"`` (fixed batches), ``"poisson"`` or,
+    under ``relation="replace_record"``, ``"poisson_replace_one"``."""
+    if algorithm.sampling == "fixed":
+        return "without_replacement"
+    return "poisson_replace_one" if relation(algorithm) == "replace_record" else "poisson"
 
 
 def release_sensitivity(algorithm, params, n_agents: int, xp=np):
@@ -184,7 +200,7 @@ def privacy_events(algorithm, problem, params, steps: int) -> PrivacyEvents:
         "gaussian", sens, scale, n, releases, sampling_rate=rate[:, None],
         description=_DESCRIPTIONS[algorithm.name].format(tau=releases_per_step(algorithm),
                                                          clip=getattr(algorithm, "clip", "")),
-        sampling="poisson" if poisson else "without_replacement",
+        sampling=event_sampling(algorithm),
         dataset_size=None if poisson else rows, lattice=lattice(algorithm))
 
 
@@ -280,7 +296,8 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
         return pld_epsilon(events, delta, 1e-3)
     if method == "zcdp":
         return closed_form_curve(events, delta)[1][:, -1]
-    return np.minimum(rdp_epsilon(events, delta), closed_form_curve(events, delta)[1][:, -1])
+    tight = pld_epsilon if events.sampling == "poisson_replace_one" else rdp_epsilon  # no RDP
+    return np.minimum(tight(events, delta), closed_form_curve(events, delta)[1][:, -1])
 
 
 def _theorem2(algorithm, problem, params, steps, delta, method) -> np.ndarray:
@@ -360,20 +377,27 @@ def _declared(algorithm) -> str:
 def _contract(algorithm) -> dict:
     """Relation, what is released, and the (enforced) clipping assumption of the family."""
     fixed = algorithm.sampling == "fixed"
+    replace = not fixed and relation(algorithm) == "replace_record"
     how = ("fixed-size minibatches of b rows without replacement: a replaced record changes at "
            "most one batch member (sampled without replacement, replace-one; RDP of Wang, Balle & "
            "Kasiviswanathan 2019)" if fixed else
            f"Poisson minibatches (each row with probability q = b/n_i, n_i = {_declared(algorithm)}"
-           ", the sum divided by b): an added or removed record changes one term and every other "
-           "record keeps its rate (Poisson subsampling, add/remove-one among data sets of at most "
-           "n_i records per agent, checked)")
+           ", the sum divided by b): " + (
+               "a replaced record is in the batch with probability q in both worlds, its term "
+               "one of two of norm ≤ C/b, and every other record keeps its rate (Poisson "
+               "subsampling, replace-one: dp-accounting's REPLACE_ONE PLD; no RDP)" if replace else
+               "an added or removed record changes one term and every other record keeps its "
+               "rate (Poisson subsampling, add/remove-one among data sets of at most n_i records "
+               "per agent, checked)"))
     if algorithm.name == "lt_admm_dp" and algorithm.clip == "soft":
         clip = Assumption("the soft-clipped minibatch mean ζ/(ζ+‖g‖)·g lies in the ζ-ball, so any "
                           "two batches give Δ ≤ 2ζ", enforced=True, how="soft clip (7) at ζ")
     else:
         field = {"lt_admm_dp": "ζ", "prisma": "C1, C2"}.get(algorithm.name, "C")
-        clip = Assumption(f"every per-sample term is clipped to norm ≤ {field}, so one record "
-                          f"moves the batch sum by ≤ {'2' if fixed else '1'}×{field} (÷ b)",
+        moves = ("two neighbours' batch sums differ by ≤ 2×" if fixed else
+                 "each record's term in the batch sum is ≤ ")
+        clip = Assumption(f"every per-sample term is clipped to norm ≤ {field}, so {moves}"
+                          f"{field} (÷ b)",
                           enforced=True, how=f"per-sample clip_by_norm at {field}")
     released = {
         "lt_admm_dp": "every edge message z_ij − 2ρx_i⁺ of every round, to i's neighbours; it is "
@@ -441,8 +465,9 @@ def _draws(events, algorithm, problem, steps: int) -> int:
 
 __all__ = [
     "CLIP_FIELDS", "METHODS", "NOISE_FIELDS", "accounting_delta", "baseline_report",
-    "calibrate_noise", "epsilon", "lattice", "lattice_coefficients", "lattice_draws",
-    "ltadmm_report", "moments_accountant_sigma", "privacy_events", "record_weight", "relation",
+    "calibrate_noise", "epsilon", "event_sampling", "lattice", "lattice_coefficients",
+    "lattice_draws", "ltadmm_report", "moments_accountant_sigma", "privacy_events",
+    "record_weight", "relation",
     "release_sensitivity", "releases_per_step", "theorem2_a", "theorem2_epsilon",
     "theorem2_order", "theorem2_sigma", "zcdp_epsilon", "zcdp_sigma",
 ]
