@@ -1,6 +1,6 @@
 """The shape of ``jaxdp.privacy`` (issue 39): a small face, public sub-modules each documented on
-the API page, and privacy modules whose imports form no circle."""
-import ast
+the API page (that its modules import one way only is checked with every other file's imports, in
+``tests/test_contract_size.py``)."""
 import importlib
 import pathlib
 import re
@@ -39,56 +39,3 @@ def test_every_public_name_is_importable_from_one_documented_place():
             assert name not in seen, f"{name} is public in both {seen[name]} and {module}"
             seen[name] = module
         assert set(names) == _documented(module), module
-
-
-def _imports(path: pathlib.Path) -> set[str]:
-    """The privacy modules ``path`` imports, at module level or inside a function."""
-    found = set()
-    for node in ast.walk(ast.parse(path.read_text())):
-        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("jaxdp.privacy"):
-            found.add(node.module)
-            for alias in node.names:  # from jaxdp.privacy import _lattice / pairwise
-                if (PRIVACY / f"{alias.name}.py").exists():
-                    found.add(f"{node.module}.{alias.name}")
-        elif isinstance(node, ast.Import):
-            found |= {a.name for a in node.names if a.name.startswith("jaxdp.privacy")}
-    return found
-
-
-def _graph() -> dict[str, set[str]]:
-    graph = {}
-    for path in PRIVACY.glob("*.py"):
-        name = "jaxdp.privacy" + ("" if path.stem == "__init__" else f".{path.stem}")
-        graph[name] = _imports(path) - {name}
-    return graph
-
-
-def _cycle(graph: dict[str, set[str]]) -> list[str] | None:
-    """A circle of imports in ``graph`` (depth-first search), or ``None``."""
-    state, stack = {}, []
-
-    def visit(node):
-        state[node] = "open"
-        stack.append(node)
-        for nxt in sorted(graph.get(node, ())):
-            if state.get(nxt) == "open":
-                return stack[stack.index(nxt):] + [nxt]
-            if nxt not in state and (found := visit(nxt)):
-                return found
-        state[node] = "done"
-        stack.pop()
-        return None
-
-    for node in sorted(graph):
-        if node not in state and (found := visit(node)):
-            return found
-    return None
-
-
-def test_the_cycle_finder_finds_a_circle():
-    assert _cycle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]
-    assert _cycle({"a": {"b"}, "b": set()}) is None
-
-
-def test_no_import_circle_among_the_privacy_modules():
-    assert (cycle := _cycle(_graph())) is None, " -> ".join(cycle)
