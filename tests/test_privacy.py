@@ -313,7 +313,7 @@ def test_schemes_cannot_be_mixed_in_one_accountant():
     wor = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1.0, 1, 3, sampling_rate=0.5,
                                           sampling="without_replacement", dataset_size=4)
     poisson = jdp.PrivacyEvents.from_schedule("gaussian", 1.0, 1.0, 1, 3, sampling_rate=0.5)
-    with pytest.raises(ValueError, match="mix Poisson-subsampled"):
+    with pytest.raises(ValueError, match="mix subsampled releases of schemes"):
         jdp.rdp_epsilon(jdp.contract.concat([wor, poisson]), DELTA)
 
 
