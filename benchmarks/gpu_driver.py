@@ -22,8 +22,8 @@ Stages (each with a deadline inside ``--budget`` seconds; a stage that runs out 
 2. **ladder** (``--stage2-s``): the headline (DPP², paper setting, 500 steps, seeds 1 ... 65,536,
    each in a fresh process timed from its start: import + compile + run), the cold start
    (``bench_cold_start.py``: import, ``jaxdp --help``/``list``, compile time and program size at
-   1/64/4096 seeds, a first and a repeated ``jaxdp run`` on the compilation cache), then the existing
-   benchmarks (``bench_suite.py`` DPP²/DP-DGD/LT-ADMM-DP/DP-RECAL, ``bench_roofline.py``,
+   1/64/4096 seeds, a first and a repeated ``jaxdp run`` on the compilation cache), then the
+   existing benchmarks (``bench_suite.py`` DPP²/DP-DGD/LT-ADMM-DP/DP-RECAL, ``bench_roofline.py``,
    ``bench_mixing.py --layouts``, ``bench_determinism.py``), each a subprocess under the stage's
    remaining time, whose JSON is copied into a row.
 3. **reserve** (what is left): a ``jax.profiler`` trace of DPP² at the largest seed count that ran

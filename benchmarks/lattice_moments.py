@@ -34,7 +34,8 @@ def exact(law: str, sampler: str) -> dict:
                                                         for t, p in tails.items()}}
         return {"mean": 0.0, "var": 2.0, "m4": 24.0,
                 **{f"P(|z|>{t:g})": math.exp(-t) for t in TAILS[law]}}
-    r = privacy.samplers.GAUSSIAN_RESOLUTION if law == "gaussian" else privacy.samplers.LAPLACE_RESOLUTION
+    r = privacy.samplers.GAUSSIAN_RESOLUTION if law == "gaussian" else \
+        privacy.samplers.LAPLACE_RESOLUTION
     if law == "gaussian":
         k = np.arange(-13 * r, 13 * r + 1, dtype=np.float64)
         p = np.exp(-k * k / (2.0 * r * r))

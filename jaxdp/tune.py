@@ -4,9 +4,9 @@ The utility (a final metric averaged over seeds) is differentiated with respect 
 fields — step sizes, penalties, clipping norms, noise schedules — and optimized with optax. Fields
 are optimized in log space, so they stay positive (``unit_fields`` in logit space: they stay in
 (0, 1)). A ``calibrate(params) -> params`` function, written with JAX closed-form accountants (e.g.
-:func:`jaxdp.privacy.closed_forms.gaussian_sigma_for_zcdp`), can reset the noise scale from the other fields
-inside the loop, so every iterate spends exactly the same (ε, δ) while utility improves.
-``log_utility`` minimizes ln of the mean instead, for metrics that span decades.
+:func:`jaxdp.privacy.closed_forms.gaussian_sigma_for_zcdp`), can reset the noise scale from the
+other fields inside the loop, so every iterate spends exactly the same (ε, δ) while utility
+improves. ``log_utility`` minimizes ln of the mean instead, for metrics that span decades.
 
 Example (DP-DGD at a fixed (ε, δ): only α and C are free, σ follows the budget)::
 

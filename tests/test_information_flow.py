@@ -35,8 +35,8 @@ N = 5  # no state axis of the registry's defaults has this size by accident
 BROKEN: dict = {}
 """(name, through a channel) -> what the check finds: nothing since issue 36's fixes (breaks 1-3
 xfailed here before them). A channel's inner noise and minibatches are computation before its
-mechanism (``jaxdp.privacy.contract.marking``), so DP-ADMM's σ_i from m_i and a fixed-size population m_i
-no longer count as parameters of a channel port's report."""
+mechanism (``jaxdp.privacy.contract.marking``), so DP-ADMM's σ_i from m_i and a fixed-size
+population m_i no longer count as parameters of a channel port's report."""
 
 
 @functools.cache

@@ -62,7 +62,8 @@ def test_lattice_draws_have_the_ideal_moments_and_sit_on_the_grid():
     errors over 2e5 draws, and P(K = 0) matches the ideal law."""
     for law, var, res in (("gaussian", 1.0, privacy.samplers.GAUSSIAN_RESOLUTION),
                           ("laplace", 2.0, privacy.samplers.LAPLACE_RESOLUTION)):
-        z = np.asarray(privacy.samplers.lattice_draws(jax.random.key(0), (200_000,), np.float32, law=law),
+        z = np.asarray(privacy.samplers.lattice_draws(jax.random.key(0), (200_000,), np.float32,
+                                                      law=law),
                        np.float64)
         k = z * res
         np.testing.assert_array_equal(k, np.round(k))
@@ -70,7 +71,8 @@ def test_lattice_draws_have_the_ideal_moments_and_sit_on_the_grid():
         assert abs(z.mean()) < 5 * se
         assert abs(z.var() - var) < 5 * np.sqrt((3 if law == "gaussian" else 24) / z.size)
     # the alias table's law is exact: its bucket weights reproduce the pmf to its TV bound
-    assert privacy.samplers.sampler_tv("gaussian") < 1e-19 and privacy.samplers.sampler_tv("laplace") < 1e-19
+    assert privacy.samplers.sampler_tv("gaussian") < 1e-19 and privacy.samplers.sampler_tv(
+        "laplace") < 1e-19
 
 
 def test_lattice_release_is_the_rounded_value_plus_the_integer_draw():
@@ -119,5 +121,6 @@ def test_a_clamp_of_order_one_warns_before_the_run():
             warnings.simplefilter("error", privacy.samplers.LatticeClampWarning)
             algorithms.DPDGD().privacy(prob, net, algorithms.DPDGD().default_params(), 50)
     # float32: the clamp is 1024σ, so σ = 1e-4 clamps values beyond ±0.1 from the first step
-    assert "from step 0 on" in privacy.samplers.clamp_warning(np.full((2, 3), 1e-4), np.float32, "gaussian")
+    assert "from step 0 on" in privacy.samplers.clamp_warning(np.full((2, 3), 1e-4), np.float32,
+                                                              "gaussian")
     assert privacy.samplers.clamp_warning(np.full((2, 3), 1e-2), np.float32, "gaussian") == ""

@@ -196,7 +196,8 @@ def test_the_laplace_headline_is_smooth_in_the_scale():
     integer sensitivity ⌈ΔR/b⌉ of the discrete Laplace)."""
     eps, ideal = [], []
     for b in np.linspace(24.0, 25.0, 5):
-        lattice_delta = float(jdp.samplers.lattice_sensitivity(1.0, 10, b, np.float32, law="laplace"))
+        lattice_delta = float(jdp.samplers.lattice_sensitivity(1.0, 10, b, np.float32,
+                                                               law="laplace"))
         events = jdp.PrivacyEvents.from_schedule("laplace", lattice_delta, b, 1, 20, lattice=True)
         eps.append(jdp.PrivacyReport.from_events(events, DELTA, lattice_draws=200).epsilon_max)
         accountant = dpa.pld.PLDAccountant(value_discretization_interval=1e-4)

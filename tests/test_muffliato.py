@@ -105,7 +105,8 @@ def test_more_rounds_reach_consensus(setup):
 
 
 def _releases(jaxpr) -> int:
-    """Marked release sites (``jaxdp.privacy.contract.mechanism_site``) in a jaxpr and its sub-jaxprs."""
+    """Marked release sites (``jaxdp.privacy.contract.mechanism_site``) in a jaxpr and its
+    sub-jaxprs."""
     from jaxdp._jaxpr import sub_jaxprs
     from jaxdp.privacy._sites import parse_site
 

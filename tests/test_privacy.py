@@ -158,7 +158,8 @@ def test_laplace_geometric_scales_match_geometric_sum():
     k = jnp.arange(K)
     expected = delta_ / u * (r ** -K - 1) / (1 / r - 1)
     linear = jdp.closed_forms.laplace_epsilon_curve(delta_ * jnp.ones(K), u * r ** k)
-    logs = jdp.closed_forms.log_laplace_epsilon_curve(jnp.log(delta_) * jnp.ones(K), jnp.log(u) + k * jnp.log(r))
+    logs = jdp.closed_forms.log_laplace_epsilon_curve(jnp.log(delta_) * jnp.ones(K),
+                                                      jnp.log(u) + k * jnp.log(r))
     np.testing.assert_allclose(linear[-1], expected, rtol=1e-12)
     np.testing.assert_allclose(jnp.exp(logs), linear, rtol=1e-12)
 
@@ -176,10 +177,12 @@ def test_closed_forms_vmap_and_differentiate():
     """Closed forms batch over agents with vmap and have exact gradients."""
     sens, scale = jnp.ones((3, 5)), jnp.arange(1.0, 16.0).reshape(3, 5)
     batched = jax.vmap(jdp.closed_forms.laplace_epsilon_curve)(sens, scale)
-    np.testing.assert_allclose(batched, jdp.closed_forms.laplace_epsilon_curve(sens, scale), rtol=1e-15)
+    np.testing.assert_allclose(batched, jdp.closed_forms.laplace_epsilon_curve(sens, scale),
+                               rtol=1e-15)
     grad = jax.grad(lambda b: jdp.closed_forms.laplace_epsilon_curve(jnp.ones(5), b)[-1])(scale[0])
     np.testing.assert_allclose(grad, -1.0 / scale[0] ** 2, rtol=1e-12)
-    grad = jax.grad(lambda s: jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(jnp.ones(4), s)[-1], DELTA))(3.0)
+    grad = jax.grad(lambda s: jdp.closed_forms.zcdp_to_dp(
+        jdp.closed_forms.gaussian_zcdp(jnp.ones(4), s)[-1], DELTA))(3.0)
     assert bool(jnp.isfinite(grad)) and grad < 0
 
 
@@ -204,22 +207,28 @@ def test_default_orders_refine_dp_accounting():
 def test_gaussian_rdp_matches_rdp_accountant_on_decaying_noise():
     """Σ α Δ²/(2σ_k²) and the improved conversion equal RdpAccountant at the same orders."""
     sigma = 5.0 * 0.97 ** np.arange(30)
-    rdp = jdp.closed_forms.gaussian_rdp(jdp.closed_forms.DEFAULT_ORDERS, jnp.ones(30), jnp.asarray(sigma))
+    rdp = jdp.closed_forms.gaussian_rdp(jdp.closed_forms.DEFAULT_ORDERS, jnp.ones(30),
+                                        jnp.asarray(sigma))
     accountant = dpa.rdp.RdpAccountant(orders=jdp.closed_forms.DEFAULT_ORDERS)
     expected = _accountant_epsilon(accountant, [dpa.GaussianDpEvent(s) for s in sigma])
     np.testing.assert_allclose(rdp, accountant.rdp, rtol=1e-12)
-    np.testing.assert_allclose(jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS, rdp, DELTA), expected, rtol=1e-6)
+    np.testing.assert_allclose(jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS, rdp,
+                                                          DELTA), expected, rtol=1e-6)
     for delta in (1e-3, 1e-8):  # dp-accounting's compute_epsilon, directly
-        ref, _ = dpa.rdp.rdp_privacy_accountant.compute_epsilon(jdp.closed_forms.DEFAULT_ORDERS, rdp, delta)
-        np.testing.assert_allclose(jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS, rdp, delta), ref, rtol=1e-12)
+        ref, _ = dpa.rdp.rdp_privacy_accountant.compute_epsilon(jdp.closed_forms.DEFAULT_ORDERS,
+                                                                rdp, delta)
+        np.testing.assert_allclose(jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS, rdp,
+                                                              delta), ref, rtol=1e-12)
 
 
 def test_standard_rdp_conversion_is_mironovs_and_looser():
     """method="standard" is min_α rdp + log(1/δ)/(α−1), never below the improved conversion."""
     orders = jnp.asarray(jdp.closed_forms.DEFAULT_ORDERS)
-    rdp = jdp.closed_forms.gaussian_rdp(orders, jnp.ones((2, 10)), jnp.array([[3.0] * 10, [8.0] * 10]))
+    rdp = jdp.closed_forms.gaussian_rdp(orders, jnp.ones((2, 10)),
+                                        jnp.array([[3.0] * 10, [8.0] * 10]))
     standard = jdp.closed_forms.rdp_to_dp(orders, rdp, DELTA, method="standard")
-    manual = np.min(np.asarray(rdp) + np.log(1 / DELTA) / (jdp.closed_forms.DEFAULT_ORDERS - 1), axis=-1)
+    manual = np.min(np.asarray(rdp) + np.log(1 / DELTA) / (jdp.closed_forms.DEFAULT_ORDERS - 1),
+                    axis=-1)
     np.testing.assert_allclose(standard, manual, rtol=1e-12)
     assert np.all(standard >= jdp.closed_forms.rdp_to_dp(orders, rdp, DELTA))
     with pytest.raises(ValueError, match="method must be 'improved' or 'standard'; got 'x'"):
@@ -244,10 +253,12 @@ def test_gaussian_sequence_orders_pld_rdp_zcdp():
     ev = _gaussian_decaying()
     rdp = jdp.rdp_epsilon(ev, DELTA)
     closed = jdp.closed_forms.rdp_to_dp(jdp.closed_forms.DEFAULT_ORDERS,
-                         jdp.closed_forms.gaussian_rdp(jdp.closed_forms.DEFAULT_ORDERS, jnp.asarray(ev.sensitivity),
-                                        jnp.asarray(ev.scale)), DELTA)
+                                        jdp.closed_forms.gaussian_rdp(jdp.closed_forms.DEFAULT_ORDERS,
+                                                                      jnp.asarray(ev.sensitivity),
+                                                                      jnp.asarray(ev.scale)), DELTA)
     np.testing.assert_allclose(rdp, closed, rtol=1e-6)
-    zcdp = jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(ev.sensitivity, ev.scale)[:, -1], DELTA)
+    zcdp = jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(ev.sensitivity,
+                                                                      ev.scale)[:, -1], DELTA)
     assert np.all(jdp.pld_epsilon(ev, DELTA) <= rdp) and np.all(rdp <= zcdp)
 
 
@@ -327,7 +338,8 @@ def test_streams_compose_like_merged_noise():
     lap = _laplace_decaying()
     np.testing.assert_allclose(jdp.closed_form_curve(jdp.contract.concat([lap, lap]), DELTA)[1],
                                2 * jdp.closed_form_curve(lap, DELTA)[1], rtol=1e-12)
-    assert np.all(jdp.pld_epsilon(jdp.contract.concat([lap, lap]), DELTA) < 2 * jdp.pld_epsilon(lap, DELTA))
+    assert np.all(jdp.pld_epsilon(jdp.contract.concat([lap, lap]), DELTA)
+                  < 2 * jdp.pld_epsilon(lap, DELTA))
 
 
 def test_pld_falls_back_to_closed_form_for_huge_ratios():
@@ -433,7 +445,8 @@ def test_calibrated_sigma_round_trips(method, q, rtol):
     sigma = jdp.calibrate_gaussian_sigma(target, delta, sens, steps, sampling_rate=q, method=method)
     ev = jdp.PrivacyEvents.from_schedule("gaussian", sens, sigma, 1, steps, sampling_rate=q)
     eps = {
-        "zcdp": lambda: jdp.closed_forms.zcdp_to_dp(jdp.closed_forms.gaussian_zcdp(ev.sensitivity, ev.scale)[0, -1], delta),
+        "zcdp": lambda: jdp.closed_forms.zcdp_to_dp(
+            jdp.closed_forms.gaussian_zcdp(ev.sensitivity, ev.scale)[0, -1], delta),
         "rdp": lambda: jdp.rdp_epsilon(ev, delta)[0],
         "pld": lambda: jdp.pld_epsilon(ev, delta, 1e-4)[0],
     }[method]()
@@ -537,7 +550,8 @@ def test_log_space_gaussian_closed_forms_match_and_stay_finite(log_ratio):
         np.testing.assert_allclose(float(log_rho[-1]), expected, rtol=1e-12)
         if 2 * log_ratio < 700:
             rho = jdp.closed_forms.gaussian_zcdp(jnp.full(3, math.exp(log_ratio)), jnp.ones(3))
-            np.testing.assert_allclose(log_eps_z, math.log(float(jdp.closed_forms.zcdp_to_dp(rho[-1], DELTA))),
+            np.testing.assert_allclose(log_eps_z,
+                                       math.log(float(jdp.closed_forms.zcdp_to_dp(rho[-1], DELTA))),
                                        rtol=1e-12)
             lin = float(jdp.closed_forms.rdp_to_dp(orders, jnp.exp(log_rdp), DELTA))
             np.testing.assert_allclose(log_eps_r, math.log(lin), rtol=1e-12)
@@ -545,7 +559,8 @@ def test_log_space_gaussian_closed_forms_match_and_stay_finite(log_ratio):
             assert np.isinf(float(jdp.closed_forms.zcdp_to_dp(jnp.exp(log_rho[-1]), DELTA)))
             # ε = ρ (1 + 2√(ln(1/δ)/ρ)) and min_α ε(α) ≈ α_min ρ (the smallest usable order)
             np.testing.assert_allclose(log_eps_z, expected, rtol=1e-12)
-            a_min = float(np.min(jdp.closed_forms.DEFAULT_ORDERS[jdp.closed_forms.DEFAULT_ORDERS > 1.01]))
+            a_min = float(np.min(
+                jdp.closed_forms.DEFAULT_ORDERS[jdp.closed_forms.DEFAULT_ORDERS > 1.01]))
             np.testing.assert_allclose(log_eps_r, expected + math.log(a_min), rtol=1e-12)
 
 

@@ -42,7 +42,8 @@ def test_geometric_sum_equals_the_explicit_sum_and_its_constant_noise_limit():
 def test_notes_worked_numbers_at_epsilon_12():
     """Notes §4.2 (n = 8, β = 1/18, αc = 1, δ = 1e-3): ρ_tot = 2.9586; log10 σ₁ = 2.79 at
     (R, ξ) = (1.05, 300) and 40.9 at (1.10, 2000), beyond float32, exact in log space."""
-    assert float(privacy.closed_forms.zcdp_for_epsilon(12.0, 1e-3)) == pytest.approx(2.9586, abs=1e-4)
+    assert float(privacy.closed_forms.zcdp_for_epsilon(12.0, 1e-3)) == pytest.approx(2.9586,
+                                                                                      abs=1e-4)
     sens = acct.sensitivity(1.0, 1.0 / 18.0, 1.0)
     for R, xi, printed in ((1.05, 300, "2.79"), (1.10, 300, "5.67"), (1.10, 2000, "40.9")):
         log_s1 = acct.calibrate_log_sigma1(12.0, 1e-3, xi, sens=sens, log_R=math.log(R))
@@ -85,8 +86,9 @@ def test_closed_form_matches_dp_accounting_on_the_same_gaussian_sequence():
                                      description="test")
         rho = float(acct.zcdp_after(xi, sens=sens, log_sigma1=log_s1, log_R=log_R))
         with jax.enable_x64(True):
-            closed = float(privacy.closed_forms.rdp_to_dp(privacy.closed_forms.DEFAULT_ORDERS,
-                                             rho * jnp.asarray(privacy.closed_forms.DEFAULT_ORDERS), 1e-3))
+            closed = float(privacy.closed_forms.rdp_to_dp(
+                privacy.closed_forms.DEFAULT_ORDERS,
+                rho * jnp.asarray(privacy.closed_forms.DEFAULT_ORDERS), 1e-3))
         tight = float(privacy.rdp_epsilon(events, 1e-3)[0])
         assert tight == pytest.approx(closed, rel=1e-9)
         assert tight <= float(privacy.closed_forms.zcdp_to_dp(rho, 1e-3)) + 1e-12
@@ -112,7 +114,8 @@ def test_dp_recal_guarantee_is_infinite_and_keeps_theorem4_as_the_papers_curves(
     assert np.all(np.isinf(report.epsilon)) and "reveals" in report.reason
     assert privacy.PAPER_PRINTED not in report.sound
     assert report.worst(privacy.PAPER_PRINTED) == pytest.approx(12.0, rel=1e-10)
-    quarter = privacy.closed_forms.zcdp_to_dp(privacy.closed_forms.zcdp_for_epsilon(12.0, 1e-3) / 4, 1e-3)  # Δ/2: ρ/4
+    quarter = privacy.closed_forms.zcdp_to_dp(privacy.closed_forms.zcdp_for_epsilon(12.0, 1e-3) / 4,
+                                              1e-3)  # Δ/2: ρ/4
     assert report.worst(privacy.PAPER_CORRECTED) == pytest.approx(float(quarter), rel=1e-10)
 
 

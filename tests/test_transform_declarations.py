@@ -65,8 +65,9 @@ def test_a_biased_random_k_before_the_noise_calibrates(setup):
     _calibrates(setup, channels.parse_channel("clip:1.0+random_k:2,unbiased=false+gaussian:0.5"))
 
 
-KINDS = ["clip:0.7", "gaussian:0.4", "laplace:0.3", "drop:0.2", "gilbert_elliott", "link_failures:0.1,process=markov", "activation",
-         "activation:agents", "pairwise_cancelling", "zero_sum"]
+KINDS = ["clip:0.7", "gaussian:0.4", "laplace:0.3", "drop:0.2", "gilbert_elliott",
+         "link_failures:0.1,process=markov", "activation", "activation:agents",
+         "pairwise_cancelling", "zero_sum"]
 
 
 def _outside(domain) -> float:

@@ -277,6 +277,7 @@ def check_minibatch(who: str, problem, batch_size: int, records=None, *,
                          "shard (padding last, as problems.from_arrays builds it)")
 
 
-__all__ = ["RELATIONS_OF_SAMPLING", "SAMPLINGS", "record_relation", "all_sample_grads", "batch_rows", "check_minibatch",
-           "check_declaration", "check_records", "draw_batches", "draw_minibatches", "draw_poisson",
-           "per_sample_clipped_mean", "per_sample_grads", "poisson_rate", "sample_counts"]
+__all__ = ["RELATIONS_OF_SAMPLING", "SAMPLINGS", "record_relation", "all_sample_grads",
+           "batch_rows", "check_minibatch", "check_declaration", "check_records", "draw_batches",
+           "draw_minibatches", "draw_poisson", "per_sample_clipped_mean", "per_sample_grads",
+           "poisson_rate", "sample_counts"]

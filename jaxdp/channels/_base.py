@@ -88,8 +88,8 @@ class Declared:
 def declare(suffix: str, *, domain="positive", doc: str, per_agent: bool = True,
             unit: str | None = None) -> Declared:
     """A transform's Params field, declared once (as :func:`jaxdp.param` declares an algorithm's):
-    its suffix, its domain (a name of :data:`jaxdp.algorithms.DOMAINS` or a ``Domain``; ``"positive"``
-    unless given), its meaning and unit. A transform acting per undirected edge
+    its suffix, its domain (a name of :data:`jaxdp.algorithms.DOMAINS` or a ``Domain``;
+    ``"positive"`` unless given), its meaning and unit. A transform acting per undirected edge
     (:attr:`Transform.undirected`) makes every field a scalar.
 
     Raises:

@@ -5,9 +5,9 @@ Each directed message ``e = (j → i)`` of a product call is released as
 .. math:: m_e = γ\\,(a(v_j) + K_e + c_e)\\quad\\text{(lattice)},\\qquad
           m_e = v_j + σ ξ_e + σ_{cor} ξ'_e\\quad\\text{(float sampler)},
 
-``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.samplers.lattice_release`, ``K_e``
-an independent rounded Gaussian ``round(R·Z)`` (``R = 4096``) and ``c_e`` a **coupled** integer
-that depends on draws of other directed messages. The message is computed from the lattice
+``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.samplers.lattice_release`,
+``K_e`` an independent rounded Gaussian ``round(R·Z)`` (``R = 4096``) and ``c_e`` a **coupled**
+integer that depends on draws of other directed messages. The message is computed from the lattice
 release ``fl(γ(a + K_e))`` of :func:`~jaxdp.privacy.add_noise` (the eavesdropper's release),
 whose integer is recovered exactly (:func:`lattice_integer`), plus ``c_e``: the integer
 ``n_e = a + K_e + c_e`` is summed exactly (every partial sum is an integer of magnitude at most
@@ -377,8 +377,8 @@ def secret_pairs_factor(rho: int, sens, gamma, d: int):
 
 def next_out_edge(net):
     """``(2E,)``: for each directed edge, the next edge (cyclically, in edge order) with the same
-    sender (itself for a sender of degree 1): :func:`jaxdp.privacy.pairwise.out_edge_ring`, the ring the
-    MF accountant's zero-sum noise uses too."""
+    sender (itself for a sender of degree 1): :func:`jaxdp.privacy.pairwise.out_edge_ring`, the ring
+    the MF accountant's zero-sum noise uses too."""
     return out_edge_ring(net.senders, net.n_agents)
 
 

@@ -33,7 +33,8 @@ the error-feedback memories, the link chains and the message counts (:meth:`With
 Layers (each imports only those before it): the transform contract (``_base``), the transforms
 (``_transforms``, ``_noise``, ``_losses``), the stack (``_chain``), the spec strings (``_spec``),
 the privacy stage (``_privacy``), the product paths (``_products``), the proxy network
-(``_proxy``), the report helpers (``_accounting``), and this module, the only one that imports the algorithm contract.
+(``_proxy``), the report helpers (``_accounting``), and this module, the only one that imports the
+algorithm contract.
 """
 from __future__ import annotations
 

@@ -35,12 +35,12 @@ class Accounting:
 
     alg: Any
 
-    # -- lattice ------------------------------------------------------------------------------------
+    # -- lattice -----------------------------------------------------------------------------------
     def release_sensitivity(self, sensitivity, dim: int, scale, problem, *, law: str,
                             clipped: bool = True):
         """The sensitivity to declare for a release of ``dim`` coordinates with noise ``scale``:
-        the lattice bound (:func:`~jaxdp.privacy.samplers.lattice_sensitivity`, rounding included) under the
-        lattice sampler, else ``sensitivity``."""
+        the lattice bound (:func:`~jaxdp.privacy.samplers.lattice_sensitivity`, rounding included)
+        under the lattice sampler, else ``sensitivity``."""
         if self.alg.sampler_of() != "lattice":
             return sensitivity
         return lattice_sensitivity(sensitivity, dim, scale, problem.features.dtype, law=law,
@@ -87,7 +87,7 @@ class Accounting:
         return steps * sum(int(np.prod(leaf.shape)) for leaf in jax.tree.leaves(shapes)
                            if jnp.issubdtype(leaf.dtype, jnp.floating))
 
-    # -- reports ------------------------------------------------------------------------------------
+    # -- reports -----------------------------------------------------------------------------------
     def report(self, events, problem, network, params, steps: int, *, delta: float,
                relation: str, assumptions, released: str | None = None, **options):
         """The report ``account`` returns: the standard curves of ``events`` (every one sound)
@@ -118,7 +118,7 @@ class Accounting:
                  if events.lattice_streams else 0)
         return PrivacyReport.from_events(events, delta, lattice_draws=draws, **contract)
 
-    # -- threat stages of Algorithm.privacy ---------------------------------------------------------
+    # -- threat stages of Algorithm.privacy --------------------------------------------------------
     def cone_rounds(self, problem, network, params) -> int:
         """``R``: a bound on the sequential communication rounds of one step, for the causal
         cone (:mod:`jaxdp.privacy._cone`): ``rounds_declared``, else the product calls of one

@@ -75,8 +75,8 @@ class Algorithm:
         problem gives only gradients). Override :meth:`requirements` when they depend on the
         configuration.
       noise_owner: whose noise protects the releases the accountant charges, a key of
-        :data:`~jaxdp.privacy.contract.NOISE_OWNERS`: ``"sender"`` (each agent's releases by noise it
-        draws alone), ``"agents"`` (another agent's, e.g. a token holder's), ``"pairs"`` (seeds
+        :data:`~jaxdp.privacy.contract.NOISE_OWNERS`: ``"sender"`` (each agent's releases by noise
+        it draws alone), ``"agents"`` (another agent's, e.g. a token holder's), ``"pairs"`` (seeds
         shared with a neighbour) or ``"server"``. ``None`` (the default): not declared, so under
         a threat model other than the eavesdropper's the report is ``inf`` unless
         :meth:`account_under` gives a tighter analysis. A private algorithm declares it; the
@@ -92,8 +92,8 @@ class Algorithm:
         (:func:`~jaxdp.network.check_averaging`): it runs only there, and ``jaxdp run`` and
         :func:`jaxdp.compare.compare` give it K_N of the same N (:func:`jaxdp.compare.network_for`).
       default_threat: the threat model :meth:`privacy` reports against when none is named (a
-        name of :data:`~jaxdp.privacy.contract.THREATS`): ``"eavesdropper"``, or the only observer the
-        algorithm's guarantee covers (DP-FedAvg: ``"trusted_server"``).
+        name of :data:`~jaxdp.privacy.contract.THREATS`): ``"eavesdropper"``, or the only observer
+        the algorithm's guarantee covers (DP-FedAvg: ``"trusted_server"``).
     """
 
     name: ClassVar[str] = "algorithm"
@@ -194,8 +194,8 @@ class Algorithm:
             says so (``report.threat_fallback``). Under ``"neighbours"`` or a coalition it is then
             tightened by the causal cone (:mod:`jaxdp.privacy._cone`: only the releases that can
             reach the observer by the horizon are composed; ``report.pairwise``).
-          ideal: also add :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` under a threat model other than
-            the eavesdropper's, where the algorithm declares a linear form
+          ideal: also add :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` under a threat model other
+            than the eavesdropper's, where the algorithm declares a linear form
             (:meth:`linear_form`): the ideal Gaussian mechanism's curve for contributions fixed
             in advance, never the guarantee and not a bound for an adaptive run (gradients that
             depend on received messages)
@@ -260,8 +260,8 @@ class Algorithm:
         Gaussian noise (a :class:`~jaxdp.privacy.pairwise.GossipForm`), or ``None`` (the default).
 
         A declaration gives reports under the pairwise and secret threat models the extra curve
-        :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` (the matrix-factorization accountant's ε of the ideal
-        continuous Gaussian mechanism; never the guarantee). Whoever declares a form tests it
+        :data:`~jaxdp.privacy.pairwise.IDEAL_LINEAR` (the matrix-factorization accountant's ε of the
+        ideal continuous Gaussian mechanism; never the guarantee). Whoever declares a form tests it
         against the program: the stacked step, fed the same noise, must emit ``A c + B z``.
         """
         del network, params

@@ -27,10 +27,11 @@ once). Both branches of a ``lax.cond`` count, and ``jnp.where`` evaluates both o
 the counts are an upper bound for an algorithm that alternates (GT-SARAH's full-gradient steps); a
 ``lax.while_loop`` body counts once (its trip count is not static). A product recomputed on a
 previous iterate counts again, as the code computes it (EXTRA keeps ``W x^{k−1}`` in its state for
-this reason); an algorithm that knows better overrides :meth:`~jaxdp.algorithms.Algorithm.costs_per_step`. Products computed
-through the dense matrices (``network.W @ X``) and rows read by indexing bypass the proxy and are
-not counted: the algorithms that communicate that way add theirs (the token algorithms' hop,
-LDP-DGD's reads of every agent on K_N).
+this reason); an algorithm that knows better overrides
+:meth:`~jaxdp.algorithms.Algorithm.costs_per_step`. Products computed through the dense matrices
+(``network.W @ X``) and rows read by indexing bypass the proxy and are not counted: the algorithms
+that communicate that way add theirs (the token algorithms' hop, LDP-DGD's reads of every agent on
+K_N).
 """
 from __future__ import annotations
 

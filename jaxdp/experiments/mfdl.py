@@ -4,14 +4,14 @@ Guarantees for Decentralized Learning via Matrix Factorization", ICLR 2026, arXi
 ``jaxdp reproduce mfdl``: their headline comparisons that need no dataset, on the Florentine
 families graph (networkx; 15 agents, self-loops added, ``W = (A + I)`` row-normalised as in their
 code). Everything is the IDEAL continuous-Gaussian mechanism's accounting
-(:func:`jaxdp.privacy.pairwise.factorization_epsilon`), as in the paper; the runnable algorithm's sound
-report is :class:`jaxdp.algorithms.Mafalda`'s.
+(:func:`jaxdp.privacy.pairwise.factorization_epsilon`), as in the paper; the runnable algorithm's
+sound report is :class:`jaxdp.algorithms.Mafalda`'s.
 
 1. Fig. 2 (accounting of Muffliato, one gossip round, user level, ``T = 10``, attacker 0, RDP at
    ``α = 2``): our MF accounting of ``ε_{u→0}`` against the values of the authors' public code
    for the same setting (``MFDL_FIG2_RDP``), and against Muffliato's own bound
-   (:func:`jaxdp.privacy.papers.muffliato_corrected_rdp`: Cyffers et al., NeurIPS 2022, Thm 11 in its
-   corrected arXiv version, clipped at the composition bound ``T`` as their code does).
+   (:func:`jaxdp.privacy.papers.muffliato_corrected_rdp`: Cyffers et al., NeurIPS 2022, Thm 11 in
+   its corrected arXiv version, clipped at the composition bound ``T`` as their code does).
    ``jaxdp reproduce muffliato`` draws the whole figure; this claim checks the numbers.
 2. MAFALDA-SGD's encoder: MFDL's surrogate ``sens(C)² tr(G (CᵀC)⁻¹)`` of our optimum
    (certified by the dual bound) beside DP-SGD's identity and the authors' code's optimum
@@ -23,8 +23,8 @@ report is :class:`jaxdp.algorithms.Mafalda`'s.
    ``μ_max² · Σ_k E‖noise of x^{k+1}‖²`` at unit scales; MFDL's utility surrogate).
 4. Zip-DL (Biswas et al., PoPETs 2025) as :func:`jaxdp.channels.zero_sum` runs it (zero-sum noise
    over a sender's outgoing messages, its kept copy excluded; per-message rows of
-   :func:`jaxdp.privacy.pairwise.gossip_release` with ``sigma_zero_sum``, ``zero_sum="ring"``, no local
-   noise; the row "Zip-DL") in the same
+   :func:`jaxdp.privacy.pairwise.gossip_release` with ``sigma_zero_sum``, ``zero_sum="ring"``, no
+   local noise; the row "Zip-DL") in the same
    table: ``μ = ∞`` for every observer of all of a sender's messages (LDP, outsider, SecLDP's
    outsider), and under PNDP for the neighbours of a sender of degree 1 (its one message
    carries no noise); finite for every other pair. Zip-DL's paper puts the kept copy in the
@@ -34,8 +34,8 @@ report is :class:`jaxdp.algorithms.Mafalda`'s.
    sum weighted by the sender's row of ``W`` over its closed neighbourhood;
    ``gossip_release(zero_sum="closed")``, no local noise) in the same table: finite for every
    observer and every PNDP pair. Against the eavesdropper, by the chain rule of
-   :func:`jaxdp.privacy.pairwise.gossip_release`'s docstring, agent ``i``'s value at one participation
-   is ``T d_i(d_i − 1)/σ_z²`` on this graph (equal row weights, ``d_i`` the closed
+   :func:`jaxdp.privacy.pairwise.gossip_release`'s docstring, agent ``i``'s value at one
+   participation is ``T d_i(d_i − 1)/σ_z²`` on this graph (equal row weights, ``d_i`` the closed
    neighbourhood's size: the mean of a sender's messages carries only ``−N_{i→i}/(d_i − 1)``),
    so the best-connected agent is the worst. No paper gives a number for this setting: the row
    is what our code computes, the IDEAL Gaussian mechanism's value like the rest of the table.
@@ -215,7 +215,8 @@ def _mfdl(out: Path, fig2_steps: int, steps: int, iterations: int) -> Report:
 
 METHODS = ("DP-SGD", "MAFALDA", "DECOR", "Zip-DL", "Zip-DL (paper, closed)")
 """The threat table's rows: "Zip-DL" is jaxdp's ``zero_sum`` channel (the ring), "Zip-DL (paper,
-closed)" the paper's closed-neighbourhood construction (:func:`jaxdp.privacy.pairwise.gossip_release`)."""
+closed)" the paper's closed-neighbourhood construction
+(:func:`jaxdp.privacy.pairwise.gossip_release`)."""
 ZIP_CLOSED = METHODS[-1]
 
 

@@ -36,10 +36,10 @@ reaches a finite target ε.
 pairwise secrets known, PNDP = ``"neighbours"``, SecLDP = ``"secret_pairs"``; the headline is the
 worst agent / ordered pair) the linear release that models the method
 (:func:`method_release`) is accounted once at unit noise by the matrix-factorization accountant
-(:func:`jaxdp.privacy.pairwise.factorization_epsilon`'s quantity, :func:`worst_mu`); all noise scales
-together, so ``μ(σ) = μ₁/σ`` and the σ of a target ε is closed form (:func:`calibrate`). These
-ε are the IDEAL continuous-Gaussian, non-adaptive mechanism's (as MFDL's): they do not cover the
-floating-point (lattice) transcript jaxdp releases nor adaptively chosen gradients. Beside them
+(:func:`jaxdp.privacy.pairwise.factorization_epsilon`'s quantity, :func:`worst_mu`); all noise
+scales together, so ``μ(σ) = μ₁/σ`` and the σ of a target ε is closed form (:func:`calibrate`).
+These ε are the IDEAL continuous-Gaussian, non-adaptive mechanism's (as MFDL's): they do not cover
+the floating-point (lattice) transcript jaxdp releases nor adaptively chosen gradients. Beside them
 the report prints, for the same runs, the SOUND headline ε of ``alg.privacy(..., threat=)``
 (mostly the eavesdropper fallback), which is the only promise.
 
@@ -195,8 +195,8 @@ def threat_mus(method: str, W, steps: int, encoder=None) -> dict:
     (gossip: ``p_u^k − x_u^k = c_u^k + (L ξ_u)^k``, ``x_u^k`` a function of earlier rows; DECOR:
     ``c_u^k + ξ_e`` on each of ``u``'s messages), whose μ is the LDP observer's (tested): so the
     LDP value bounds every threat (post-processing), while the threat's own value
-    (:func:`jaxdp.privacy.pairwise.release_mu2`, ``Δ² min(Σ|Q|, T λ_max(Q))``) is only an upper bound
-    where ``Q`` has negative entries.
+    (:func:`jaxdp.privacy.pairwise.release_mu2`, ``Δ² min(Σ|Q|, T λ_max(Q))``) is only an upper
+    bound where ``Q`` has negative entries.
     Both are proven bounds for the ideal mechanism, hence so is their minimum."""
     ldp = unit_mu(method, W, steps, "eavesdropper", encoder)
     return {t: ldp if t == "eavesdropper" else min(ldp, unit_mu(method, W, steps, t, encoder))
@@ -206,8 +206,9 @@ def threat_mus(method: str, W, steps: int, encoder=None) -> dict:
 @functools.lru_cache(maxsize=64)
 def mu_for_epsilon(epsilon: float, delta: float = DELTA) -> float:
     """The Gaussian mechanism's ``μ`` whose exact ``ε(δ)`` (Balle & Wang, ICML 2018, Thm 8) is
-    ``epsilon``: bisection in ``log μ`` on the increasing :func:`jaxdp.privacy.pairwise.gaussian_epsilon`,
-    the lower end kept (``ε(μ) ≤ epsilon``, relative width below 1e-12)."""
+    ``epsilon``: bisection in ``log μ`` on the increasing
+    :func:`jaxdp.privacy.pairwise.gaussian_epsilon`, the lower end kept (``ε(μ) ≤ epsilon``,
+    relative width below 1e-12)."""
     from jaxdp.privacy.pairwise import gaussian_epsilon
     lo, hi = np.log(1e-6), np.log(1e3)
     while hi - lo > 1e-13:

@@ -15,11 +15,11 @@ the graph with a self-loop at every node. Graphs networkx ships: the Florentine 
 (N = 15) and an Erdős–Rényi graph (N = 100, p = ln N / N, MFDL's seeding: the first connected
 draw of seeds 42 000, 42 001, ...), plus a ring of 16 (MFDL's other graphs, Facebook ego and
 Peertube, do not ship). Curves, all on the RDP scale ``ε(α) = α μ² / 2``: the exact accountant
-(:func:`~jaxdp.privacy.pairwise.linear_gossip_epsilon`: ``μ² = Δ²Σ|Q|``, capped by the local-DP value
-``T Δ²/σ²`` — both are proven upper bounds for the ideal mechanism, so their minimum is), which
-equals MFDL's matrix-factorization value (tests/test_muffliato_bound.py checks it at 1e-8);
-Muffliato's corrected Theorem 11 (:func:`~jaxdp.privacy.papers.muffliato_corrected_rdp`), unclipped and
-clipped at the local-DP value as MFDL plots it; and the local-DP (eavesdropper) value ``α T/2``.
+(:func:`~jaxdp.privacy.pairwise.linear_gossip_epsilon`: ``μ² = Δ²Σ|Q|``, capped by the local-DP
+value ``T Δ²/σ²`` — both are proven upper bounds for the ideal mechanism, so their minimum is),
+which equals MFDL's matrix-factorization value (tests/test_muffliato_bound.py checks it at 1e-8);
+Muffliato's corrected Theorem 11 (:func:`~jaxdp.privacy.papers.muffliato_corrected_rdp`), unclipped
+and clipped at the local-DP value as MFDL plots it; and the local-DP (eavesdropper) value ``α T/2``.
 All are the IDEAL mechanism's (real-valued Gaussian noise, contributions fixed in advance): none
 covers the library's lattice transcript, nor adaptively chosen gradients.
 

@@ -27,8 +27,8 @@ so they are not needed. The eavesdropper accountant bounds (i) given (ii): each 
 is a mechanism given the whole past transcript (the adaptive composition of ``u``'s first ``k*``
 steps), and an observer holding the others' data and noise learns nothing more when the noise
 it charges is noise the observer does not know (the declared noise owner:
-:func:`~jaxdp.privacy.contract.fallback_refusal`). ``v``'s view is a randomized post-processing of that
-pair, so it is ``ε_u(k*)``-DP at the report's δ — whatever the noise law and however the
+:func:`~jaxdp.privacy.contract.fallback_refusal`). ``v``'s view is a randomized post-processing of
+that pair, so it is ``ε_u(k*)``-DP at the report's δ — whatever the noise law and however the
 contributions adapt to the messages received. ``k* = 0``: ``v``'s view does not depend on ``u``'s
 data at all (``ε = 0``). The curve is read at the smallest reported step count ``≥ k*`` (sound:
 fewer steps are a post-processing of more). A coalition's reach is that of its nearest member.

@@ -452,7 +452,8 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
     Args:
       events: the releases; all streams are composed.
       delta: δ in ``(0, 1)``.
-      orders: Rényi orders; ``None`` gives :data:`~jaxdp.privacy.closed_forms.DEFAULT_ORDERS` (dp-accounting's).
+      orders: Rényi orders; ``None`` gives :data:`~jaxdp.privacy.closed_forms.DEFAULT_ORDERS`
+        (dp-accounting's).
       at_steps: step counts ``1..K`` at which to report ε; ``None`` reports the final ε only.
 
     Returns:

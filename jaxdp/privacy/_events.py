@@ -109,11 +109,12 @@ class PrivacyEvents:
         directly when the scale underflows float64.
       extra_streams: further single-stream ``PrivacyEvents`` released at the same steps (see
         :func:`concat`).
-      lattice: the release is the lattice mechanism (:func:`~jaxdp.privacy.samplers.lattice_release`): the
-        continuous Gaussian or Laplace mechanism on the lattice-rounded value, its output rounded
-        to the lattice (a post-processing), and ``sensitivity`` already bounds the rounded values'
-        distance (see :func:`~jaxdp.privacy.samplers.lattice_sensitivity`). Every accountant applies; a
-        report adds the sampler's distance to its ideal law to δ.
+      lattice: the release is the lattice mechanism
+        (:func:`~jaxdp.privacy.samplers.lattice_release`): the continuous Gaussian or Laplace
+        mechanism on the lattice-rounded value, its output rounded to the lattice (a
+        post-processing), and ``sensitivity`` already bounds the rounded values' distance (see
+        :func:`~jaxdp.privacy.samplers.lattice_sensitivity`). Every accountant applies; a report
+        adds the sampler's distance to its ideal law to δ.
 
     Raises:
       ValueError: unknown mechanism, shapes that are not ``(N, K)`` or do not match, a negative or

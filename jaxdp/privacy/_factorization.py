@@ -31,10 +31,10 @@ mixed by real matrices is not Gaussian) nor for gradients evaluated at models th
 other agents' messages; a report may show it only as a curve named "ideal". The sound report of a
 run is :mod:`jaxdp.algorithms.catalogue.mafalda`'s.
 
-**Correlated noise over time** (:func:`~jaxdp.privacy.pairwise.gossip_release`): each agent's local noise is
-``σ_ℓ L ξ_i`` with ``L`` a ``T × T`` lower-triangular *noise decoder* (MFDL's ``C^+``: ``L = I``
-is DP-DGD / Muffliato, ``L = C^{-1}`` an encoder ``C``), optional per-message noise ``σ_m`` and
-pairwise-cancelling secrets ``σ_p`` (DECOR: Allouah et al., ICML 2024: agent ``i`` adds
+**Correlated noise over time** (:func:`~jaxdp.privacy.pairwise.gossip_release`): each agent's local
+noise is ``σ_ℓ L ξ_i`` with ``L`` a ``T × T`` lower-triangular *noise decoder* (MFDL's ``C^+``:
+``L = I`` is DP-DGD / Muffliato, ``L = C^{-1}`` an encoder ``C``), optional per-message noise
+``σ_m`` and pairwise-cancelling secrets ``σ_p`` (DECOR: Allouah et al., ICML 2024: agent ``i`` adds
 ``σ_p Σ_{j∼i} ±z_{ij}^s``, the sign ``+`` for ``i < j``) and zero-sum message noise ``σ_z``
 (Zip-DL: Biswas et al., PoPETs 2025; two constructions, jaxdp's channel's ring and the paper's
 closed neighbourhood: :func:`~jaxdp.privacy.pairwise.gossip_release`).
@@ -95,8 +95,8 @@ class LinearRelease:
       senders: ``(M,)``: the agent that sends row ``m``.
       knowers: ``(K, N)`` bool: the agents that know seed ``k``.
       models: ``(T·N, K)`` or ``None``: the seeds' map into the models after each step's
-        averaging, ``x^1 … x^T`` (time-major; :func:`~jaxdp.privacy.pairwise.gossip_release` records it for
-        :func:`model_noise`).
+        averaging, ``x^1 … x^T`` (time-major; :func:`~jaxdp.privacy.pairwise.gossip_release` records
+        it for :func:`model_noise`).
     """
 
     A: jax.Array

@@ -4,9 +4,9 @@ An algorithm whose messages are linear in its agents' clipped contributions and 
 noise declares that form (``Algorithm.linear_form``) instead of being recognised by name; the
 privacy contract then adds, under a threat model other than the eavesdropper, the curve
 :data:`IDEAL_LINEAR`: the matrix-factorization accountant
-(:func:`jaxdp.privacy.pairwise.factorization_epsilon`; Bellet, Cyffers, Frey, Gaudel, Lerévérend & Taïani,
-ICLR 2026, arXiv:2510.17480) applied to the declared form at every reported step. The form is
-checked against the program in the tests: the stacked algorithm, fed the same noise, emits
+(:func:`jaxdp.privacy.pairwise.factorization_epsilon`; Bellet, Cyffers, Frey, Gaudel, Lerévérend &
+Taïani, ICLR 2026, arXiv:2510.17480) applied to the declared form at every reported step. The form
+is checked against the program in the tests: the stacked algorithm, fed the same noise, emits
 exactly ``A c + B z``.
 
 **The form** (:class:`GossipForm`): broadcast gossip of noisy contributions with ``R`` rounds per
@@ -101,8 +101,9 @@ class GossipForm:
         return float(observers * np.sum(rows ** 2 * n * k + rows ** 3))
 
     def release(self, steps: int) -> LinearRelease:
-        """The :class:`~jaxdp.privacy.pairwise.LinearRelease` of the first ``steps`` steps; rows ordered
-        ``(k, r, i)``, seeds ``ξ_i^k`` ordered ``(k, i)`` (one compiled program per shape)."""
+        """The :class:`~jaxdp.privacy.pairwise.LinearRelease` of the first ``steps`` steps; rows
+        ordered ``(k, r, i)``, seeds ``ξ_i^k`` ordered ``(k, i)`` (one compiled program per
+        shape)."""
         n = self.W.shape[0]
         receivers, senders = np.nonzero(self.W * (1 - np.eye(n)))
         decoder = None if self.decoder is None else np.asarray(self.decoder)[:steps, :steps]
@@ -151,8 +152,8 @@ def ideal_curve(form: GossipForm, threat, at_steps, delta: float) -> tuple[np.nd
     why = form.fits(int(np.max(at_steps)))
     if not why and form.work(threat, at_steps) > MAX_IDEAL_WORK:
         why = (f"about {form.work(threat, at_steps):.1e} multiply-adds, above the "
-               f"{MAX_IDEAL_WORK:.0e} a report spends on it (call jaxdp.privacy.pairwise.ideal_curve with "
-               "fewer steps)")
+               f"{MAX_IDEAL_WORK:.0e} a report spends on it "
+               "(call jaxdp.privacy.pairwise.ideal_curve with fewer steps)")
     if why:
         return None, why
     steps = np.asarray(at_steps, np.int64)

@@ -98,8 +98,8 @@ def _lbfgs_step(carry, gram, same):
 
 
 def mafalda_encoder(W, steps: int, participation=None, iterations: int = 200):
-    """MAFALDA-SGD's encoder: argmin of :func:`surrogate_loss` (MFDL, their "OPTIMAL_DL_POSTAVG": one
-    encoder for every agent, the post-averaging workload) over MFDL's feasible set (``X = CᵀC``
+    """MAFALDA-SGD's encoder: argmin of :func:`surrogate_loss` (MFDL, their "OPTIMAL_DL_POSTAVG":
+    one encoder for every agent, the post-averaging workload) over MFDL's feasible set (``X = CᵀC``
     with no correlation between two steps of one participation class and ``sens(C) = 1``), by
     L-BFGS (optax) on ``tr(G X^{-1})`` through ``jax.grad``, from ``X = I/epochs`` (DP-SGD's
     independent noise). A convex program: single participation has the dual certificate

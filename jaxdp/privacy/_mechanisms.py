@@ -234,9 +234,9 @@ def clip_factor_soft(g: Array, zeta) -> Array:
 
 SAMPLERS = ("lattice", "float")
 """Noise samplers. ``"lattice"`` (the default wherever a report gives a finite ε): the integer
-lattice mechanism of :func:`~jaxdp.privacy.samplers.lattice_release`, whose released floats are covered by
-the report. ``"float"``: :func:`gaussian` / :func:`laplace` added in floating point, fast and
-exactly reparameterized, for utility studies; its report's guarantee is ``inf`` (the released
+lattice mechanism of :func:`~jaxdp.privacy.samplers.lattice_release`, whose released floats are
+covered by the report. ``"float"``: :func:`gaussian` / :func:`laplace` added in floating point, fast
+and exactly reparameterized, for utility studies; its report's guarantee is ``inf`` (the released
 floats reveal the data through the sampler's grid) with the real-valued curves kept as ``ideal``."""
 
 
@@ -252,8 +252,8 @@ def noise_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *, law: str = 
     """Standard draws of ``law`` (``"gaussian"`` or ``"laplace"``) for :func:`add_noise`.
 
     ``"float"``: :func:`gaussian` / :func:`laplace`; ``"lattice"``:
-    :func:`~jaxdp.privacy.samplers.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0 and the
-    variance of the standard law (1, or 2 for Laplace) up to the lattice's ``O(R⁻²)``.
+    :func:`~jaxdp.privacy.samplers.lattice_draws` (``K/R`` for an integer ``K``). Both have mean 0
+    and the variance of the standard law (1, or 2 for Laplace) up to the lattice's ``O(R⁻²)``.
     """
     if check_sampler(sampler) == "float":
         return (gaussian if law == "gaussian" else laplace)(key, shape, dtype)

@@ -5,9 +5,9 @@ and the printed one for gossip averaging (issue 24).
 2206.05091): on a fixed graph with gossip matrix ``W``, at every step ``t = 1..T`` each agent adds
 Gaussian noise ``N(0, σ²)`` to its contribution (a gradient step whose change between neighbouring
 data sets is at most ``Δ_φ`` in ℓ2), then one gossip round ``x ← W x``: the
-:class:`~jaxdp.privacy.pairwise.LinearGossip` mechanism with ``σ_ℓ = σ``, ``σ_m = 0``, ``sensitivity =
-Δ_φ`` and ``contributions = "every_step"``. Agent ``v`` observes the messages of the agents
-``w ∈ O(v) = {w : W_{vw} > 0}`` (its neighbours, and itself when ``W_{vv} > 0``).
+:class:`~jaxdp.privacy.pairwise.LinearGossip` mechanism with ``σ_ℓ = σ``, ``σ_m = 0``,
+``sensitivity = Δ_φ`` and ``contributions = "every_step"``. Agent ``v`` observes the messages of the
+agents ``w ∈ O(v) = {w : W_{vw} > 0}`` (its neighbours, and itself when ``W_{vv} > 0``).
 
 **The corrected bound** (arXiv 2206.05091, latest version, Theorem 11, as transcribed by Bellet
 et al., MFDL, ICLR 2026, arXiv 2510.17480, whose code states that it differs from the NeurIPS
@@ -48,8 +48,8 @@ empirical attack of the ideal mechanism catches it. It is kept as the printed cu
 project's rule for a paper's error) and no report uses it.
 
 **What the bound is worth.** It is the paper's bound for the IDEAL mechanism (real-valued
-Gaussian noise); like :func:`~jaxdp.privacy.pairwise.linear_gossip_epsilon` it is not a bound for the
-library's lattice noise mixed by ``W``, and no :class:`~jaxdp.privacy.PrivacyReport` uses it.
+Gaussian noise); like :func:`~jaxdp.privacy.pairwise.linear_gossip_epsilon` it is not a bound for
+the library's lattice noise mixed by ``W``, and no :class:`~jaxdp.privacy.PrivacyReport` uses it.
 On every graph tested (paths, rings, Florentine families, Erdős–Rényi; tests/test_muffliato_bound.py)
 it lies above the exact ideal value ``Δ²Σ|Q|`` of :mod:`jaxdp.privacy._pairwise` at every pair,
 by a factor above 2 (7 or more at ``T = 10`` on the graphs of ``jaxdp reproduce muffliato``): sound
@@ -133,6 +133,7 @@ def gaussian_rdp_of_mu(mu, alpha: float) -> np.ndarray:
     """``α μ² / 2``: the Rényi divergence of order ``α`` between ``N(0, 1)`` and ``N(μ, 1)``
     (Mironov, CSF 2017, Prop. 7): the exact accountant's ``μ`` (an upper bound ``Δ√Σ|Q|``, see
     :mod:`jaxdp.privacy._pairwise`) on the RDP scale of Muffliato's bound. Host float64, one
-    order; :func:`~jaxdp.privacy.closed_forms.gaussian_rdp` is the ``jnp`` form over orders and steps."""
+    order; :func:`~jaxdp.privacy.closed_forms.gaussian_rdp` is the ``jnp`` form over orders and
+    steps."""
     mu = np.asarray(mu, np.float64)
     return alpha * mu * mu / 2

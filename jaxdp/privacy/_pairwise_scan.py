@@ -437,7 +437,8 @@ def _check_etas(etas) -> tuple[float, ...]:
 
 
 def structure_of(form, views, band: int = 1, etas=()) -> GossipStructure:
-    """The :class:`GossipStructure` of a :class:`~jaxdp.privacy.pairwise.LinearGossip` and its observers.
+    """The :class:`GossipStructure` of a :class:`~jaxdp.privacy.pairwise.LinearGossip` and its
+    observers.
 
     Raises:
       ValueError: an ``F_k`` that may be singular (no message noise and an observed sender
@@ -472,8 +473,8 @@ def structure_of(form, views, band: int = 1, etas=()) -> GossipStructure:
 
 
 def gossip_structure(form, threat="neighbours", band: int = 1, etas=()) -> GossipStructure:
-    """The :class:`GossipStructure` of ``form`` (a :class:`~jaxdp.privacy.pairwise.LinearGossip`) against
-    ``threat``'s observers (:func:`jaxdp.privacy._views.views`): the static argument of
+    """The :class:`GossipStructure` of ``form`` (a :class:`~jaxdp.privacy.pairwise.LinearGossip`)
+    against ``threat``'s observers (:func:`jaxdp.privacy._views.views`): the static argument of
     :func:`gossip_mu2`. Raises as :func:`structure_of`."""
     return structure_of(form, observer_views(form, threat), band, etas)
 

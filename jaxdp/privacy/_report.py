@@ -155,8 +155,8 @@ class PrivacyReport:
           value_discretization_interval: the PLD grid step.
           lattice_draws: ``D``, the number of lattice draws of the whole run (every agent, every
             step), required when ``events`` has lattice streams: the sampler's law is within
-            ``η`` (:func:`~jaxdp.privacy.samplers.sampler_tv`) of the ideal rounded law per draw, so the
-            run is within ``τ = Dη`` in total variation, and an ``(ε, δ')`` bound of the ideal
+            ``η`` (:func:`~jaxdp.privacy.samplers.sampler_tv`) of the ideal rounded law per draw, so
+            the run is within ``τ = Dη`` in total variation, and an ``(ε, δ')`` bound of the ideal
             mechanism gives ``(ε, δ' + (1 + e^ε)τ)`` for the one that runs. Every curve is computed
             at ``δ' = δ(1 − 2^{-6})`` and is ``inf`` where ``(1 + e^ε)τ > 2^{-6}δ``.
           **contract: ``relation``, ``released``, ``assumptions`` (see the class). Every method

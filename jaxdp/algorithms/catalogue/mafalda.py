@@ -67,13 +67,14 @@ class Mafalda(DPDGD):
     of Numerical Algorithms*, 2nd ed. 2002, §3.1; ``n = T + 1`` also covers the rounding of ``C``
     to the run's dtype, ``γ_n = nu/(1 − nu)``); the declared sensitivity is
     ``Δ_k (1 + γ_{T+1})``, made a lattice bound by
-    :func:`~jaxdp.privacy.samplers.lattice_sensitivity` (the clip's float error and the rounding). Each
-    step is thus a (discrete) Gaussian mechanism given the past, and adaptive composition over
+    :func:`~jaxdp.privacy.samplers.lattice_sensitivity` (the clip's float error and the rounding).
+    Each step is thus a (discrete) Gaussian mechanism given the past, and adaptive composition over
     steps (Bun & Steinke, TCC 2016, Lemma 2.3 for zCDP; the library's RDP/PLD accountants) bounds
     the whole transcript; ``ĝ``, ``y`` and the models are post-processing. With ``C = I`` this is
     DP-DGD's report. This bound ignores the correlation's benefit: MFDL's accounting (the MF
-    mechanism's ``sens(C)``, :func:`~jaxdp.privacy.pairwise.factorization_epsilon`) is for continuous
-    Gaussian noise and is reported as the separate curve :data:`IDEAL`, not as the guarantee.
+    mechanism's ``sens(C)``, :func:`~jaxdp.privacy.pairwise.factorization_epsilon`) is for
+    continuous Gaussian noise and is reported as the separate curve :data:`IDEAL`, not as the
+    guarantee.
 
     Attributes:
       encoder: ``C``, ``T × T`` lower triangular with a non-zero diagonal (``None``: the

@@ -94,8 +94,8 @@ def release_ratios(eps, delta, steps: int, xp=np):
 
 def lattice_ratio_slack(dim: int | None, dtype=np.float64) -> float:
     """``s``: what the lattice sampler adds to every Δ_k/σ_k of a ``dim``-coordinate release
-    (``(1 + 2uL)√d/R``, :func:`~jaxdp.privacy.samplers.lattice_sensitivity` with ``clipped=False``, the
-    declared Δ being Lemma 1's analytical bound); 0 for ``dim=None`` (the float sampler)."""
+    (``(1 + 2uL)√d/R``, :func:`~jaxdp.privacy.samplers.lattice_sensitivity` with ``clipped=False``,
+    the declared Δ being Lemma 1's analytical bound); 0 for ``dim=None`` (the float sampler)."""
     if dim is None:
         return 0.0
     return float(lattice_sensitivity(0.0, int(dim), 1.0, dtype, law="gaussian", clipped=False))

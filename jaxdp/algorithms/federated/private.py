@@ -130,7 +130,8 @@ class DPFedAvg(_Private):
     """DP-FedAvg (McMahan et al. 2018, Algorithm 1; central noise, trusted server); see the
     module. Poisson client sampling with rate ``rate`` = q is required (the estimator's qN)."""
 
-    # jaxdp.privacy.contract.NOISE_OWNERS: the trusted server draws the noise of the aggregate it releases
+    # jaxdp.privacy.contract.NOISE_OWNERS: the trusted server draws the noise of the aggregate it
+    # releases
     noise_owner = "server"
     name = "dp_fedavg"
     cites = ("McMahan, Ramage, Talwar & Zhang, ICLR 2018, Algorithm 1 (DP-FedAvg, f̃_f)",)

@@ -43,8 +43,8 @@ n_i the declared public record count ``records`` (never the data's m_i: issue 36
 the sum by b (what Poisson subsampling amplification under add/remove-one needs;
 per-sample sensitivity ζ/b). ``relation``: ``None`` (the sampling's default), or
 ``"replace_record"`` with Poisson batches (replace-one, dp-accounting's REPLACE_ONE PLD;
-:data:`~jaxdp.algorithms._sampling.RELATIONS_OF_SAMPLING`). Non-private LT-ADMM ([22], [24]) is σ_e = 0 and ζ = ∞ (class
-:class:`LTADMM`).
+:data:`~jaxdp.algorithms._sampling.RELATIONS_OF_SAMPLING`). Non-private LT-ADMM ([22], [24]) is
+σ_e = 0 and ζ = ∞ (class :class:`LTADMM`).
 
 Errata and choices (docs/errata.md):
 
@@ -129,11 +129,12 @@ class LTADMMDP(Algorithm):
     Static configuration: ``local_steps`` τ, ``batch_size`` b, ``clip`` ("soft" | "per_sample"),
     ``sampling`` ("fixed" | "poisson"), ``records`` (Poisson: the public record count n, or one
     per agent, q = b/n), ``relation`` (None: the sampling's default; Poisson batches also offer
-    "replace_record"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0`` ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the
-    noisy gradient is released on the lattice (σ_e/R)ℤ^d, private as floats; the report amplifies
-    Poisson batches by Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in
-    floating point, report inf with the ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays float. See the module docstring; the privacy report's δ is the
-    caller's (§VI uses δ_i = 1e-4).
+    "replace_record"), ``form`` ("edge" | "node"), ``variant`` of z_0 ("fixed" | "paper"), ``x0``
+    ("zero" | "random"), ``sampler`` of the noise e ("lattice", the default: the noisy gradient is
+    released on the lattice (σ_e/R)ℤ^d, private as floats; the report amplifies Poisson batches by
+    Zhu & Wang's general bound, not fixed ones; "float": e = σ_e·N(0, I) in floating point, report
+    inf with the ideal curves). The x_i,0 draw of ``x0="random"`` is not privacy noise and stays
+    float. See the module docstring; the privacy report's δ is the caller's (§VI uses δ_i = 1e-4).
     """
 
     # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
@@ -154,7 +155,8 @@ class LTADMMDP(Algorithm):
     sampling: str = "fixed"
     sampler: str = "lattice"  # "lattice" (private as floats) or "float" (report: inf)
     records: int | tuple[int, ...] | None = None  # Poisson: the declared n_i, q_i = b/n_i
-    relation: str | None = None  # record-level; None: the sampling's default (RELATIONS_OF_SAMPLING)
+    relation: str | None = None  # record-level; None: the sampling's default
+                                 # (RELATIONS_OF_SAMPLING)
 
     models_covered: ClassVar[bool] = True
     models_note: ClassVar[str] = (

@@ -123,13 +123,13 @@ def lattice_coefficients(algorithm, problem) -> tuple[float, float]:
     ``grow·Δ + offset·σ`` (``Δ`` of :func:`release_sensitivity`); ``(1, 0)`` for the float sampler.
 
     ``offset·σ = γ(1 + 2uL)√d`` (γ = σ/R) is the rounding to the lattice and ``grow`` the float
-    error of a norm clip, ``1 + (d + 4)u`` (:func:`~jaxdp.privacy.samplers.lattice_sensitivity`, which is
-    linear in (Δ, σ)), times, for a mean of per-sample clipped terms, the float error of that mean:
-    n summed terms of norm ≤ C are within ``γ_{n}·nC/b`` of the exact mean each (any summation
-    order), so two neighbours' computed means differ by at most ``Δ(1 + 2(n + 2)²u/w)`` with
-    ``w`` = :func:`record_weight` (``n = b`` for fixed batches, the padded shard size for Poisson
-    weights; ``+2`` covers the division and PriSMA's weighted sum of two means). The soft clip is
-    applied last, so its 2ζ needs no mean term.
+    error of a norm clip, ``1 + (d + 4)u`` (:func:`~jaxdp.privacy.samplers.lattice_sensitivity`,
+    which is linear in (Δ, σ)), times, for a mean of per-sample clipped terms, the float error of
+    that mean: n summed terms of norm ≤ C are within ``γ_{n}·nC/b`` of the exact mean each (any
+    summation order), so two neighbours' computed means differ by at most ``Δ(1 + 2(n + 2)²u/w)``
+    with ``w`` = :func:`record_weight` (``n = b`` for fixed batches, the padded shard size for
+    Poisson weights; ``+2`` covers the division and PriSMA's weighted sum of two means). The soft
+    clip is applied last, so its 2ζ needs no mean term.
     """
     if not lattice(algorithm):
         return 1.0, 0.0
