@@ -1,3 +1,2 @@
-"""The package version, declared once: ``jaxdp.__version__`` and the engine's run records read
-it."""
+"""The package version, declared once (read by ``jaxdp.__version__`` and the run records)."""
 __version__ = "0.1.0"
