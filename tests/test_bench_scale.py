@@ -85,3 +85,18 @@ def test_benchmark_main_writes_rows_from_subprocesses(tmp_path):
     for row in rows:
         assert "error" not in row, row
         assert set(bench.FIELDS) <= set(row)
+
+
+def test_a_large_run_records_the_structure_not_the_lanczos_spectra():
+    """Above EXACT_MAX_AGENTS agents the trace's network summary skips the spectra (Lanczos cost
+    ~50 s of host time at 10⁵ agents, 8× a 100-step DGD run); below, they are recorded exactly."""
+    from jaxdp import algorithms, problems, run
+    from jaxdp.network._spectral import EXACT_MAX_AGENTS
+
+    for n, spectra in ((EXACT_MAX_AGENTS + 1, "not computed"), (20, "exact")):
+        net = network.build_network_from_edges(n, network.random_sparse_edges(n, 4, seed=0))
+        prob = problems.make_problem("least_squares", n_agents=n, m=2, d=2, seed=0)
+        meta = run(algorithms.get("dgd"), prob, net, steps=1, seeds=1,
+                   progress=False).meta["network"]
+        assert meta["spectra"] == spectra and meta["n_agents"] == n
+        assert ("spectral_gap" in meta) == (spectra == "exact")
