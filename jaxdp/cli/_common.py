@@ -463,4 +463,4 @@ def _problem_arguments(args) -> dict:
 def _graph_defaults(name: str, n: int) -> dict:
     """Arguments the random families need, so that ``--network NAME`` works on its own."""
     return {"random_geometric": {"radius": 0.3}, "erdos_renyi": {"p": 0.2},
-            "gnm": {"m": 2 * n}}.get(name, {})
+            "gnm": {"m": 2 * n}, "random_sparse": {"degree": min(10, n - 1)}}.get(name, {})

@@ -31,6 +31,7 @@ from jaxdp.engine._checks import (
 from jaxdp.engine._fingerprint import _fingerprint
 from jaxdp.engine._simulate import evaluate_metrics, init_carry, simulate
 from jaxdp.engine._trace import Trace, diverged_seeds, stack_traces
+from jaxdp.network._spectral import EXACT_MAX_AGENTS
 
 SEED_AXIS = "seeds"
 
@@ -464,17 +465,20 @@ def _progress_bar(total: int, enabled: bool, name: str):
 
 def _metadata(algorithm, problem, network, params, grid_size, seeds, steps, record_every,
               devices, compile_seconds, run_seconds, diverged) -> dict:
-    def summary(obj):
+    def summary(obj, **options):
         fn = getattr(obj, "summary", None)
-        return fn() if fn is not None else {"type": type(obj).__name__}
+        return fn(**options) if fn is not None else {"type": type(obj).__name__}
 
     leaves = {k: np.asarray(v).tolist() for k, v in params.items()}
     agent_steps = len(seeds) * (grid_size or 1) * steps * network.n_agents
+    # the spectra only where they are exact (dense): Lanczos on a large graph costs more host
+    # time than the run (network.summary() gives them on request)
+    exact = network.n_agents <= EXACT_MAX_AGENTS
     return {
         "algorithm": algorithm.config(),
         "params": leaves,
         "grid_size": grid_size,
-        "network": summary(network),
+        "network": summary(network, **({} if exact else {"spectra": False})),
         "problem": summary(problem),
         "seeds": seeds,
         "steps": steps,

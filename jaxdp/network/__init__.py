@@ -4,6 +4,7 @@ Build a network on the host, then pass it to the engine::
 
     net = make_network("random_geometric", 50, radius=0.3, seed=1)   # paper 000's graph
     net = build_network(ring(8), weights="metropolis", P="I-W", backend="edges")
+    net = build_network_from_edges(10**6, random_sparse_edges(10**6, degree=10))  # no networkx
     y = net.mix(x)                                                     # W @ x, x of shape (N, ...)
 
 Backends: ``"dense"`` holds the ``(N, N)`` matrices ``net.W``, ``net.P``, ``net.L`` and multiplies
@@ -27,11 +28,15 @@ from jaxdp.network._builders import (
     make_network,
     path,
     random_geometric,
+    random_sparse,
+    random_sparse_edges,
     ring,
     star,
 )
 from jaxdp.network._layout import BACKENDS, choose_backend, ordered_segment_sum
-from jaxdp.network._network import REDUCTIONS, Network, build_network
+from jaxdp.network._network import (
+    REDUCTIONS, Network, build_network, build_network_from_edges,
+)
 from jaxdp.network._random_walk import (
     TRANSITIONS, EdgeTransitions, sample_next_agent, transition_matrix,
 )
@@ -42,6 +47,7 @@ from jaxdp.network._validation import (
     check_graph,
     check_laplacian_like,
     check_averaging,
+    check_edges,
     check_laplacian_like_edges,
     check_mixing_edges,
     check_mixing_matrix,
@@ -60,6 +66,8 @@ __all__ = [
     "RandomActivation",
     "RandomLinkFailures",
     "build_network",
+    "build_network_from_edges",
+    "check_edges",
     "check_adjacency",
     "check_graph",
     "check_laplacian_like",
@@ -80,6 +88,8 @@ __all__ = [
     "ordered_segment_sum",
     "path",
     "random_geometric",
+    "random_sparse",
+    "random_sparse_edges",
     "ring",
     "sample_next_agent",
     "star",

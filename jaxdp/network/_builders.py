@@ -156,6 +156,55 @@ def random_geometric(n: int, radius: float, seed: int = 0, max_tries: int = 1000
                             f"random_geometric(n={n}, radius={radius})", "use a larger radius")
 
 
+def random_sparse_edges(n: int, degree: float = 10.0, seed: int = 0) -> np.ndarray:
+    """Edges of a connected sparse random graph with mean degree ``degree``, vectorized numpy.
+
+    A random Hamiltonian cycle (a uniform permutation of the nodes, closed; it makes the graph
+    connected by construction, so no rejection and no largest-component step) plus uniform random
+    pairs ``{i, j}``, ``i != j``, redrawn until there are ``E = round(n degree / 2)`` distinct
+    edges: a G(n, m) graph on top of a cycle, mean degree ``2E / n``. Costs ``O(E log E)`` time and
+    ``O(E)`` memory (no ``networkx.Graph``, no ``(N, N)`` array), for 10^6-agent networks; build
+    the ``Network`` with ``build_network_from_edges``.
+
+    Args:
+      n: number of nodes, ``>= 3``.
+      degree: mean degree, in ``[2, n - 1]``.
+      seed: graph seed (not a noise seed); the result is a function of ``(n, degree, seed)``.
+
+    Returns:
+      ``(E, 2)`` int64 rows ``(i, j)``, ``i < j``, sorted lexicographically.
+
+    Raises:
+      ValueError: if ``n < 3`` or ``degree`` is outside ``[2, n - 1]``.
+    """
+    _at_least(n, 3, "random_sparse", "n")
+    if not 2 <= degree <= n - 1:
+        raise ValueError(f"random_sparse needs 2 <= degree <= n - 1 = {n - 1}; got "
+                         f"degree={degree}")
+    rng = np.random.default_rng(seed)
+    target = round(n * degree / 2)
+    cycle = rng.permutation(n)
+    codes = _edge_codes(n, cycle, np.roll(cycle, -1))
+    while len(codes) < target:
+        i, j = rng.integers(0, n, size=(2, target - len(codes)))
+        codes = np.union1d(codes, _edge_codes(n, i[i != j], j[i != j]))
+    return np.stack([codes // n, codes % n], axis=1)
+
+
+def random_sparse(n: int, degree: float = 10.0, seed: int = 0) -> nx.Graph:
+    """``random_sparse_edges`` as a ``networkx.Graph`` (for the ``GRAPHS`` registry and small N;
+    at 10^6 agents use the edge array and ``build_network_from_edges``)."""
+    g = nx.empty_graph(n)
+    g.add_edges_from(random_sparse_edges(n, degree, seed).tolist())
+    return g
+
+
+def _edge_codes(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """Sorted distinct codes ``min(i, j) n + max(i, j)`` of undirected pairs (int64)."""
+    i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
+    return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+
+
 def from_edges(n: int, edges: Iterable[tuple[int, int]]) -> nx.Graph:
     """Graph on nodes ``0..n-1`` with the given undirected edges (duplicates are merged).
 
@@ -239,6 +288,7 @@ GRAPHS = Registry("graph", "jaxdp.networks", {
     "erdos_renyi": erdos_renyi,
     "gnm": gnm,
     "random_geometric": random_geometric,
+    "random_sparse": random_sparse,
 }, how="jaxdp.network.GRAPHS.register(name, builder)")
 """Graph families by name (the command line's ``--network``; entry-point group
 ``jaxdp.networks``); each entry is called as ``GRAPHS[name](n, seed=seed, **kw)`` and returns a

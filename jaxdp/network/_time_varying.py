@@ -80,9 +80,9 @@ class NetworkSequence:
         del key
         return self[k % self.period]
 
-    def summary(self) -> dict:
+    def summary(self, *, spectra: bool = True) -> dict:
         """``base.summary()`` plus the kind and period of the sequence (host only)."""
-        return {**self.base.summary(), "time_varying": "sequence", "period": self.period}
+        return {**self.base.summary(spectra=spectra), "time_varying": "sequence", "period": self.period}
 
 
 def _flatten_sequence(seq: NetworkSequence):
@@ -148,9 +148,9 @@ class RandomLinkFailures(_RandomNetwork):
         del k
         return self.network.with_link_mask(self.link_mask(key))
 
-    def summary(self) -> dict:
+    def summary(self, *, spectra: bool = True) -> dict:
         """``base.summary()`` plus the failure probability (host only)."""
-        return {**self.base.summary(), "time_varying": "random_link_failures",
+        return {**self.base.summary(spectra=spectra), "time_varying": "random_link_failures",
                 "p_fail": float(self.p_fail)}
 
 
@@ -183,9 +183,9 @@ class RandomActivation(_RandomNetwork):
         up = active[self.network.senders[:E]] & active[self.network.receivers[:E]]
         return self.network.with_link_mask(up)
 
-    def summary(self) -> dict:
+    def summary(self, *, spectra: bool = True) -> dict:
         """``base.summary()`` plus the activation probability (host only)."""
-        return {**self.base.summary(), "time_varying": "random_activation",
+        return {**self.base.summary(spectra=spectra), "time_varying": "random_activation",
                 "p_active": np.asarray(self.p_active, dtype=np.float64).tolist()}
 
 
