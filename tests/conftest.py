@@ -30,7 +30,7 @@ def pytest_addoption(parser):
 
 def _slow_entries() -> tuple[tuple[str, ...], tuple[str, ...]]:
     """``tests/slow_tests.txt`` as (exact node ids, prefixes): hand-picked cases and those measured
-    above 5 s (``tests/list_slow_tests.py`` rewrites that part from a ``--durations=0`` run)."""
+    above 4 s (``tests/list_slow_tests.py`` rewrites that part from a ``--durations=0`` run)."""
     lines = [line.split("  #")[0].strip()
              for line in (Path(__file__).with_name("slow_tests.txt")).read_text().splitlines()]
     lines = [line for line in lines if line and not line.startswith("#")]

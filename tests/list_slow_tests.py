@@ -1,7 +1,7 @@
 """Rewrite the measured part of ``tests/slow_tests.txt`` from a ``--durations=0`` output.
 
     python -m pytest -n 2 -q --durations=0 > durations.txt
-    python tests/list_slow_tests.py durations.txt            # threshold 5 s (setup+call+teardown)
+    python tests/list_slow_tests.py durations.txt            # threshold 4 s (setup+call+teardown)
 
 Tests whose total time is above the threshold move behind ``--runslow``; the hand-picked entries
 (the file's first part, up to the ``# measured`` line) are kept as they are.
@@ -27,7 +27,7 @@ def measured(durations: str, threshold: float) -> list[str]:
     return sorted(node for node, seconds in total.items() if seconds > threshold)
 
 
-def main(path: str, threshold: float = 5.0) -> None:
+def main(path: str, threshold: float = 4.0) -> None:
     kept = FILE.read_text().split(MARK)[0] if FILE.exists() else ""
     nodes = measured(Path(path).read_text(), threshold)
     FILE.write_text(f"{kept}{MARK}: more than {threshold:g} s each (setup + call + teardown) in a "
