@@ -47,6 +47,9 @@ class Case:
       observer: the observing agent ``v`` of a pairwise case (``None``: the eavesdropper). Its
         ``features`` are ``v``'s view (:func:`link_view`) and its claim is
         ``report.pairwise[0, v]`` of ``privacy(..., threat="neighbours")``.
+      delta: the δ the verdict is read at (``None``: the report's default). A positive control
+        whose under-report shows only where a few thousand runs are strong (a large δ: the
+        audit's tail rates cannot resolve δ = 1e-5) claims its ``claimed`` ε at this δ.
 
     An ordinary case is *sound* when the empirical lower bound stays at or below the report's
     guarantee for agent 0 (whose data differ). A positive control with a float ``claimed`` (an
@@ -72,6 +75,7 @@ class Case:
     ci_seeds: int = 20_000
     threat: str = "eavesdropper"
     observer: int | None = None
+    delta: float | None = None
 
     def __post_init__(self):
         if (self.observer is None) != (self.threat in OUTSIDE_OBSERVERS):
@@ -132,6 +136,25 @@ def flip(n: int, m: int, d: int, *, lam: float, seed=0, dtype=np.float64):
     labels = np.sign(labels) + (labels == 0)
     return problem_pair(feats, with_agent0(labels, 0, (labels[0, 0], -labels[0, 0])), "logistic",
                      {"lam": lam}, dtype)
+
+
+def record_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
+    """Two least-squares problems that differ in one record of agent 0 (replace-one).
+
+    Every label is 0 except agent 0's first row, ``+size`` in one problem and ``−size`` in the
+    other: at x = 0 every other row has a zero gradient, and the record's gradient ∓size·a saturates
+    any clip, in opposite directions — the pair that attains Δ = 2C/b (per-sample clip) or 2ζ
+    (soft clip) whenever the record is in the batch.
+    """
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
+    pair = []
+    for sign in (1.0, -1.0):
+        labels = np.zeros((n, m))
+        labels[0, 0] = sign * size
+        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
+                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
+    return tuple(pair)
 
 
 def l2(d: int, size: float) -> np.ndarray:

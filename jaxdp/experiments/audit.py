@@ -175,7 +175,7 @@ def audit_case(case: Case, *, seeds: int, batch: int) -> dict:
     f0, f1 = observe_features(case, seeds, batch)
     s0, s1 = likelihood_ratio_scores(f0, f1, case.mechanism)
     horizon = case.releases or case.steps
-    report = case_report(case, horizon)
+    report = case_report(case, horizon, **({} if case.delta is None else {"delta": case.delta}))
     delta = float(report.delta) if report is not None else 1e-5
     res = epsilon_lower_bound(s0, s1, delta=delta, confidence=CONFIDENCE, select_fraction=SELECT)
     guarantee = case_guarantee(case, report)

@@ -6,10 +6,9 @@ recover each method's noisy gradients.
 from __future__ import annotations
 
 import jax.numpy as jnp
-import numpy as np
 
-from jaxdp import algorithms, network, problems
-from jaxdp.algorithms.cases import N_AGENTS, Case, sent_by
+from jaxdp import algorithms, network
+from jaxdp.algorithms.cases import N_AGENTS, Case, record_pair, sent_by
 
 def audit_cases() -> list[Case]:
     """Paper 004's family under replace-one (fixed-size batches): agent 0's record labelled ±1e6
@@ -33,6 +32,34 @@ def audit_cases() -> list[Case]:
              prisma, net, half, 2, "agent 0's v⁰, recovered from every agent's x⁰, x¹",
              prisma_terms(net, prisma.gamma, prisma.eta)),
         _porter_poisson_claim(net, full),
+    ] + poisson_replace_cases(net, half)
+
+
+def poisson_replace_cases(net, pair) -> list[Case]:
+    """The three methods on Poisson batches under replace-one (``sampling="poisson"``,
+    ``relation="replace_record"``, b = 8 of a declared m = 16, q = ½): the same ±1e6 record pair,
+    whose clipped term is +C/b (or +ζ/b) in one world and −C/b in the other whenever it is sampled
+    — the antipodal pair of dp-accounting's REPLACE_ONE PLD, the worst for the relation (twice
+    add/remove's one-sided shift). LT-ADMM-DP at one round of one local step is one release; its
+    soft clip bounds the clipped *mean*, so the report charges 2ζ per record while this pair moves
+    the release by ±ζ (conservative, and the audit's bound is correspondingly far below it).
+    PriSMA at σ0 = σ1 = 0.125 (its paper's σ1 = 0.0155 has ε = inf, which no audit can test)."""
+    paper = ("004 LT-ADMM-DP family, Poisson batches (one record of agent 0 replaced by its "
+             "antipode after clipping; N = 10 ring, d = 5, q = 8/16)")
+    poisson = dict(sampling="poisson", records=16, relation="replace_record")
+    porter = algorithms.PORTERParams()
+    prisma = algorithms.PriSMAParams(sigma0=0.125, sigma1=0.125)  # finite: the defaults give inf
+    return [
+        Case("lt_admm_dp:poisson_replace_record", paper + ", τ = 1",
+             algorithms.LTADMMDP(local_steps=1, **poisson), algorithms.LTADMMDPParams(sigma_e=2.0),
+             net, pair, 1, "agent 0's edge messages of round 0 (2ργ·g̃, one Gaussian release)",
+             sent_by("m", net)),
+        Case("porter:poisson_replace_record", paper, algorithms.PORTER(**poisson), porter, net,
+             pair, 2, "agent 0's Ĝ¹, Ĝ², recovered from every agent's q_v",
+             porter_gradients(net, porter.gamma)),
+        Case("prisma:poisson_replace_record", paper, algorithms.PriSMA(**poisson), prisma, net,
+             pair, 2, "agent 0's v⁰, recovered from every agent's x⁰, x¹",
+             prisma_terms(net, prisma.gamma, prisma.eta)),
     ]
 
 
@@ -50,26 +77,6 @@ def _porter_poisson_claim(net, pair) -> Case:
                 "agent 0's Ĝ¹, recovered from every agent's q_v",  # one release
                 porter_gradients(net, params.gamma), control="positive",
                 claimed=float(claim.epsilon[0]))
-
-
-def record_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
-    """Two least-squares problems that differ in one record of agent 0 (replace-one).
-
-    Every label is 0 except agent 0's first row, ``+size`` in one problem and ``−size`` in the
-    other: at x = 0 every other row has a zero gradient, and the record's gradient ∓size·a saturates
-    any clip, in opposite directions — the pair that attains Δ = 2C/b (per-sample clip) or 2ζ
-    (soft clip) whenever the record is in the batch.
-    """
-    rng = np.random.default_rng(seed)
-    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
-    pair = []
-    for sign in (1.0, -1.0):
-        labels = np.zeros((n, m))
-        labels[0, 0] = sign * size
-        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
-                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
-    return tuple(pair)
-
 
 
 def porter_gradients(net, gamma: float, agent: int = 0):
