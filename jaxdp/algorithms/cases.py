@@ -157,6 +157,21 @@ def record_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.
     return tuple(pair)
 
 
+def add_remove_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
+    """Two least-squares problems on the same features whose agent-0 record 0 has label ``size``
+    in the first and 0 in the second. Every other label is 0, so at x = 0 every other gradient is
+    0: the second problem's record contributes nothing to any Poisson sum, as an absent record."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
+    pair = []
+    for label in (size, 0.0):
+        labels = np.zeros((n, m))
+        labels[0, 0] = label
+        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
+                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
+    return tuple(pair)
+
+
 def l2(d: int, size: float) -> np.ndarray:
     """A vector of ℓ2 norm ``size`` along (1, …, 1): the worst case of an ℓ1 (Laplace) release."""
     return np.full(d, size / np.sqrt(d))

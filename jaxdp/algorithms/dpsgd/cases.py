@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms.cases import N_AGENTS, Case, record_pair
+from jaxdp.algorithms.cases import N_AGENTS, Case, add_remove_pair, record_pair
 
 M, D, SIZE = 16, 5, 1e6
 SIGMA = 0.125  # σ = C/b at C = 1, b = 8: noise multiplier 1
@@ -46,7 +46,8 @@ def audit_cases() -> list[Case]:
 
 def replace_one_cases(net, params) -> list[Case]:
     """Replace-one under Poisson batches (``relation="replace_record"``), b = 8 of a declared
-    m = 16 (q = ½), noise multiplier 1, one release: agent 0's record labelled ±1e6 in the two
+    m = 16 (q = ½), noise multiplier 1, one release (and under fixed-size batches, b = 8 of the
+    m = 16 rows, whose only relation it is): agent 0's record labelled ±1e6 in the two
     problems (:func:`~jaxdp.algorithms.cases.record_pair`) clips to ∓C·â, so when it is sampled
     (probability q in both worlds) the release is shifted by +C/b in one world and −C/b in the
     other: the antipodal pair ``(qN(−C/b) + (1 − q)N(0), qN(C/b) + (1 − q)N(0))`` that
@@ -56,12 +57,17 @@ def replace_one_cases(net, params) -> list[Case]:
              "N = 10 ring, d = 5, q = 8/16)")
     replace = dict(records=M, relation="replace_record")
     observed = "agent 0's g̃⁰ = (W x⁰ − x¹)_0/α, from every agent's x⁰, x¹"
+    fixed = "; fixed-size batches, b = 8 of m = 16"
+    y1 = "agent 0's y¹ = g̃¹ (x⁰ = y⁰ = g̃⁰ = 0)"
     return [
         Case("dp_dsgd:replace_record", paper, algorithms.DPDSGD(**replace), params, net, pair, 2,
              observed, dsgd_gradient(net, params.alpha), releases=1),
         Case("dp_dsgt:replace_record", paper, algorithms.DPDSGT(**replace), params, net, pair, 2,
-             "agent 0's y¹ = g̃¹ (x⁰ = y⁰ = g̃⁰ = 0)", lambda obs: obs["messages"]["y"][1, 0],
-             releases=1),
+             y1, lambda obs: obs["messages"]["y"][1, 0], releases=1),
+        Case("dp_dsgd:fixed", paper + fixed, algorithms.DPDSGD(sampling="fixed"), params, net,
+             pair, 2, observed, dsgd_gradient(net, params.alpha), releases=1),
+        Case("dp_dsgt:fixed", paper + fixed, algorithms.DPDSGT(sampling="fixed"), params, net,
+             pair, 2, y1, lambda obs: obs["messages"]["y"][1, 0], releases=1),
     ]
 
 
@@ -100,21 +106,6 @@ def count_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.f
     build = dict(loss="least_squares", reg={"ridge": 0.0}, reference=False, dtype=dtype)
     return (problems.from_arrays(feats, labels, mask=mask, **build),
             problems.from_arrays(feats, labels, **build))
-
-
-def add_remove_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
-    """Two least-squares problems on the same features whose agent-0 record 0 has label ``size``
-    in the first and 0 in the second. Every other label is 0, so at x = 0 every other gradient is
-    0: the second problem's record contributes nothing to any Poisson sum, as an absent record."""
-    rng = np.random.default_rng(seed)
-    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
-    pair = []
-    for label in (size, 0.0):
-        labels = np.zeros((n, m))
-        labels[0, 0] = label
-        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
-                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
-    return tuple(pair)
 
 
 def dsgd_gradient(net, alpha: float, agent: int = 0):

@@ -8,7 +8,7 @@ from __future__ import annotations
 import jax.numpy as jnp
 
 from jaxdp import algorithms, network
-from jaxdp.algorithms.cases import N_AGENTS, Case, record_pair, sent_by
+from jaxdp.algorithms.cases import N_AGENTS, Case, add_remove_pair, record_pair, sent_by
 
 def audit_cases() -> list[Case]:
     """Paper 004's family under replace-one (fixed-size batches): agent 0's record labelled ±1e6
@@ -32,7 +32,33 @@ def audit_cases() -> list[Case]:
              prisma, net, half, 2, "agent 0's v⁰, recovered from every agent's x⁰, x¹",
              prisma_terms(net, prisma.gamma, prisma.eta)),
         _porter_poisson_claim(net, full),
-    ] + poisson_replace_cases(net, half)
+    ] + poisson_cases(net)
+
+
+def poisson_cases(net) -> list[Case]:
+    """The three methods on Poisson batches (``sampling="poisson"``, b = 8 of a declared m = 16,
+    q = ½) under both relations they offer: add/remove-one (the default), agent 0's record
+    labelled 1e6 in one problem and a zero-gradient row in the other (the Poisson sum with and
+    without its term, :func:`~jaxdp.algorithms.cases.add_remove_pair`), and replace-one
+    (:func:`poisson_replace_cases`)."""
+    paper = ("004 LT-ADMM-DP family, Poisson batches (one record of agent 0 added/removed; "
+             "N = 10 ring, d = 5, q = 8/16)")
+    pair = add_remove_pair(N_AGENTS, 16, 5, 1e6)
+    poisson = dict(sampling="poisson", records=16)
+    porter = algorithms.PORTERParams()
+    prisma = algorithms.PriSMAParams(sigma0=0.125, sigma1=0.125)  # finite: the defaults give inf
+    return [
+        Case("lt_admm_dp:poisson", paper + ", τ = 1", algorithms.LTADMMDP(local_steps=1, **poisson),
+             algorithms.LTADMMDPParams(sigma_e=2.0), net, pair, 1,
+             "agent 0's edge messages of round 0 (2ργ·g̃, one Gaussian release)",
+             sent_by("m", net)),
+        Case("porter:poisson", paper, algorithms.PORTER(**poisson), porter, net, pair, 2,
+             "agent 0's Ĝ¹, Ĝ², recovered from every agent's q_v",
+             porter_gradients(net, porter.gamma)),
+        Case("prisma:poisson", paper, algorithms.PriSMA(**poisson), prisma, net, pair, 2,
+             "agent 0's v⁰, recovered from every agent's x⁰, x¹",
+             prisma_terms(net, prisma.gamma, prisma.eta)),
+    ] + poisson_replace_cases(net, record_pair(N_AGENTS, 16, 5, 1e6))
 
 
 def poisson_replace_cases(net, pair) -> list[Case]:
