@@ -2,7 +2,8 @@
 algorithms as ``relation="replace_record"``, accounted by dp-accounting's REPLACE_ONE PLD of the
 Poisson-subsampled Gaussian (pair ±C/b: each record's clipped term has norm ≤ C/b), refused where
 the sampling cannot support the relation, and checked against the exact privacy profile of the
-mixture pair on a tiny case."""
+mixture pair on a tiny case; the antipodal pair it charges is checked to dominate the other pairs
+on the line and, for d ≥ 2, the non-collinear pairs of the plane."""
 import json
 
 import numpy as np

@@ -7,7 +7,9 @@ likelihood-ratio statistic fitted on half of the runs scores the released messag
 Clopper–Pearson 95 % lower bound on ε from the other half must stay at or below the report's
 guarantee (``report.epsilon`` of agent 0, whose data differ). Positive controls — accountants that
 under-report on purpose (half the sensitivity, a history-fixed sensitivity, a Poisson claim on
-fixed-size batches) or a release in the clear — must be caught. ``jaxdp reproduce audit-table``
+fixed-size batches, an add/remove claim on a replace pair, read at the case's ``delta``) or a
+release in the clear — must be caught. Every sampling and relation an algorithm offers has its
+case (issue 37; ``tests/algorithms/test_cases.py``). ``jaxdp reproduce audit-table``
 runs the same cases at 10⁵ runs per input.
 
 Audits per observer (issue 24): pairwise cases (``pairwise:ALG:GRAPH:vV``) attack one observing
