@@ -55,7 +55,7 @@ def replace_one_cases(net, params) -> list[Case]:
     pair = record_pair(N_AGENTS, M, D, SIZE)
     paper = ("DP-SGD family (one record of agent 0 replaced by its antipode after clipping; "
              "N = 10 ring, d = 5, q = 8/16)")
-    replace = dict(records=M, relation="replace_record")
+    replace = {"records": M, "relation": "replace_record"}
     observed = "agent 0's g̃⁰ = (W x⁰ − x¹)_0/α, from every agent's x⁰, x¹"
     fixed = "; fixed-size batches, b = 8 of m = 16"
     y1 = "agent 0's y¹ = g̃¹ (x⁰ = y⁰ = g̃⁰ = 0)"

@@ -14,7 +14,14 @@ import numpy as np
 
 from jaxdp import algorithms, network
 from jaxdp.algorithms.cases import (
-    N_AGENTS, Case, agent_rows, l2, problem_pair, random_data, tilt, with_agent0,
+    N_AGENTS,
+    Case,
+    agent_rows,
+    l2,
+    problem_pair,
+    random_data,
+    tilt,
+    with_agent0,
 )
 from jaxdp.algorithms.federated._rounds import local_descent
 from jaxdp.algorithms.federated.private import DPFedAvg

@@ -10,6 +10,7 @@ import jax.numpy as jnp
 from jaxdp import algorithms, network
 from jaxdp.algorithms.cases import N_AGENTS, Case, add_remove_pair, record_pair, sent_by
 
+
 def audit_cases() -> list[Case]:
     """Paper 004's family under replace-one (fixed-size batches): agent 0's record labelled ±1e6
     saturates every clip in opposite directions (Δ = 2ζ or 2C/b when it is in the batch), every
@@ -44,7 +45,7 @@ def poisson_cases(net) -> list[Case]:
     paper = ("004 LT-ADMM-DP family, Poisson batches (one record of agent 0 added/removed; "
              "N = 10 ring, d = 5, q = 8/16)")
     pair = add_remove_pair(N_AGENTS, 16, 5, 1e6)
-    poisson = dict(sampling="poisson", records=16)
+    poisson = {"sampling": "poisson", "records": 16}
     porter = algorithms.PORTERParams()
     prisma = algorithms.PriSMAParams(sigma0=0.125, sigma1=0.125)  # finite: the defaults give inf
     return [
@@ -72,7 +73,7 @@ def poisson_replace_cases(net, pair) -> list[Case]:
     PriSMA at σ0 = σ1 = 0.125 (its paper's σ1 = 0.0155 has ε = inf, which no audit can test)."""
     paper = ("004 LT-ADMM-DP family, Poisson batches (one record of agent 0 replaced by its "
              "antipode after clipping; N = 10 ring, d = 5, q = 8/16)")
-    poisson = dict(sampling="poisson", records=16, relation="replace_record")
+    poisson = {"sampling": "poisson", "records": 16, "relation": "replace_record"}
     porter = algorithms.PORTERParams()
     prisma = algorithms.PriSMAParams(sigma0=0.125, sigma1=0.125)  # finite: the defaults give inf
     return [
