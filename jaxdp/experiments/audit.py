@@ -39,6 +39,9 @@ when neither exists, the empirical bound, seeds per input, messages observed, ve
 Controls: DPP² with u = 0 (its z⁰ = ∇f(x⁰) is sent in the clear since q⁰ = 0), DP-RECAL's x-channel
 without a regularizer (:func:`jaxdp.attacks.relay.x_channel_gradients` as the statistic) and a
 plain Gaussian mechanism (one DP-DGD step, both gradients clipped, exact ε by Balle & Wang 2018).
+A case may name the δ its verdict is read at (``Case.delta``, else the report's): the controls
+that claim a replace pair under the add/remove curve (issue 37) are read at δ = 0.05, where the
+runs can show the under-report.
 
 Observers (issue 24, pairwise network DP): a case may name an observing agent ``v``
 (:attr:`jaxdp.algorithms.cases.Case.observer`); the attack then sees only ``v``'s links
