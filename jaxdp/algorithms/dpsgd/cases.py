@@ -79,7 +79,7 @@ def audit_controls() -> list[Case]:
     δ = :data:`CONTROL_DELTA`: at q = ½ the two curves differ by about log 2 at every δ, and only
     at a large δ can 10⁴ evaluation runs show more than the add/remove claim (an exact
     likelihood-ratio test of this pair reaches 1.17 in expectation there, against a claim of 0.74
-    and a replace-one guarantee of 1.36; at δ = 1e-5 it reaches 2.03 against 3.53)."""
+    and a replace-one guarantee of 1.37; at δ = 1e-5 it reaches 2.03 against 3.54)."""
     real = replace_one_cases(network.make_network("ring", N_AGENTS), algorithms.DPSGDParams(
         sigma=SIGMA))[0]
     claim = algorithms.DPDSGD(records=M).privacy(real.pair[0], real.network, real.params, 1,
