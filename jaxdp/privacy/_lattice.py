@@ -35,12 +35,16 @@ reports use. With ``R = 2^{12}`` the rounding term is ``√d/4096`` noise standa
 
 Sampling. ``K`` is drawn from an alias table (Walker 1977; Vose 1991) built once on the host in
 exact integer arithmetic from the pmf evaluated with 50-digit decimals: one table bucket from the
-bits of a random word and a 64-bit threshold comparison, so a draw costs three 32-bit words and
-two gathers, with no loop and a program size independent of the data. The table's law differs
-from the ideal one by its quantization (probabilities are multiples of ``2^{−64}/M``) and its cut
-tail; the total-variation distance ``η`` per draw is computed exactly when the table is built
-(:func:`sampler_tv`), and a run with ``D`` draws is within ``Dη`` of the ideal mechanism: a report
-adds ``(1 + e^ε)·Dη`` to δ. The rounded Laplace is drawn as ``±(1 + 2^{16}H + L)`` or 0, with
+bits of a random word and a 64-bit threshold comparison. One 32-bit word carries the bucket, the
+sign and the top bits of the 64-bit uniform, which decide the comparison except on a tie with the
+threshold's top bits (probability ``2^{−15}`` for ``M = 2^{16}``); a tie takes the rest of its
+uniform from fresh words (a few per group of draws, :func:`_lookup`), so a Gaussian draw costs
+about one word and one gather, with no data-dependent loop or shape and a program size
+independent of the data. The table's law differs from the ideal one by its quantization
+(probabilities are multiples of ``2^{−64}/M``) and its cut tail; the total-variation distance ``η`` per draw is computed exactly when the table is built
+(:func:`sampler_tv`, which adds the ``2^{−96}`` bound on a group running out of tie words), and a
+run with ``D`` draws is within ``Dη`` of the ideal mechanism: a report adds ``(1 + e^ε)·Dη`` to δ.
+The rounded Laplace is drawn as ``±(1 + 2^{16}H + L)`` or 0, with
 ``H`` and ``L`` from two tables: given ``|K| ≥ 1``, ``|K| − 1`` is geometric with ratio ``e^{−1/R}``,
 and the binary digits of a geometric variable are independent, so its high and low parts are.
 
@@ -227,7 +231,9 @@ def laplace_tables() -> tuple[AliasTable, AliasTable, AliasTable]:
 
 def sampler_tv(law: str) -> float:
     """``η``: the total-variation distance of one lattice draw of ``law`` from its ideal law (the
-    discrete Gaussian or Laplace), an exact upper bound computed from the tables."""
+    rounded Gaussian or Laplace), an exact upper bound computed from the tables, plus
+    :data:`TIE_OVERFLOW` per table lookup (a group of draws with more ties than its tie slots:
+    per group, hence at most that per draw)."""
     if law == "gaussian":  # one lookup per draw
         return gaussian_table().tv + TIE_OVERFLOW
     return sum(t.tv + TIE_OVERFLOW for t in laplace_tables())
@@ -281,18 +287,20 @@ def _resolve_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> A
     the ``S`` slots get no bit (they take the alias). Each round finds every group's next tie
     on the masks (``G/32`` words), so the cost is ``S`` passes over ``1/32`` of the draws."""
     rows = jnp.arange(masks.shape[0])
-    keep, left = jnp.zeros_like(masks), masks
-    for s in range(slots.shape[1]):
+
+    def next_tie(s, state):
+        keep, left = state
         pos = jnp.argmax(left != 0, axis=-1)
         m = left[rows, pos]
         low = m & (~m + jnp.uint32(1))  # the lowest set bit (0 when the group has no tie left)
         element = pos * 32 + jax.lax.population_count(low - jnp.uint32(1)).astype(pos.dtype)
         rest = halves[bucket[rows, element]]
-        v = slots[:, s]
+        v = jax.lax.dynamic_index_in_dim(slots, s, axis=1, keepdims=False)
         below = (v[:, 0] < rest[:, 0]) | ((v[:, 0] == rest[:, 0]) & (v[:, 1] < rest[:, 1]))
         keep = keep.at[rows, pos].set(keep[rows, pos] | jnp.where(below, low, jnp.uint32(0)))
-        left = left.at[rows, pos].set(m & ~low)
-    return keep
+        return keep, left.at[rows, pos].set(m & ~low)
+
+    return jax.lax.fori_loop(0, slots.shape[1], next_tie, (jnp.zeros_like(masks), masks))[0]
 
 
 def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
