@@ -281,26 +281,36 @@ def _tie_masks(tie: Array) -> Array:
     return jnp.sum(tie << lanes[None, None], axis=-1, dtype=jnp.uint32)  # distinct bits: sum = or
 
 
+def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
+    """``(word, lane)`` ``(groups, count)`` of the first ``count`` ties of each group (in index
+    order) from its masks ``(groups, G/32)``; ``lane = 32`` where the group has no tie left. A
+    scan over the slots that touches the masks only (``G/32`` words a group)."""
+    words = jnp.arange(masks.shape[1])[None]
+
+    def next_tie(left, _):
+        word = jnp.argmax(left != 0, axis=-1)  # the first word with a tie left
+        at = words == word[:, None]
+        m = jnp.sum(jnp.where(at, left, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
+        low = m & (~m + jnp.uint32(1))  # its lowest set bit (0 when no tie is left)
+        lane = jax.lax.population_count(low - jnp.uint32(1)).astype(jnp.int32)
+        return jnp.where(at, left & ~low[:, None], left), (word.astype(jnp.int32), lane)
+
+    _, (word, lane) = jax.lax.scan(next_tie, masks, None, length=count)
+    return word.T, lane.T
+
+
 def _resolve_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> Array:
-    """The ties' verdicts as masks like ``masks``: the ``s``-th tie of a group (in index order)
-    keeps its bucket when slot ``s``'s 64-bit uniform is below the bucket's ``rest``. Ties past
-    the ``S`` slots get no bit (they take the alias). Each round finds every group's next tie
-    on the masks (``G/32`` words), so the cost is ``S`` passes over ``1/32`` of the draws."""
-    rows = jnp.arange(masks.shape[0])
-
-    def next_tie(s, state):
-        keep, left = state
-        pos = jnp.argmax(left != 0, axis=-1)
-        m = left[rows, pos]
-        low = m & (~m + jnp.uint32(1))  # the lowest set bit (0 when the group has no tie left)
-        element = pos * 32 + jax.lax.population_count(low - jnp.uint32(1)).astype(pos.dtype)
-        rest = halves[bucket[rows, element]]
-        v = jax.lax.dynamic_index_in_dim(slots, s, axis=1, keepdims=False)
-        below = (v[:, 0] < rest[:, 0]) | ((v[:, 0] == rest[:, 0]) & (v[:, 1] < rest[:, 1]))
-        keep = keep.at[rows, pos].set(keep[rows, pos] | jnp.where(below, low, jnp.uint32(0)))
-        return keep, left.at[rows, pos].set(m & ~low)
-
-    return jax.lax.fori_loop(0, slots.shape[1], next_tie, (jnp.zeros_like(masks), masks))[0]
+    """The ties' verdicts as masks like ``masks`` ``(groups, G/32)``: the ``s``-th tie of a group
+    (in index order) keeps its bucket when slot ``s``'s 64-bit uniform is below the bucket's
+    ``rest``. Ties past the ``S`` slots get no bit (they take the alias)."""
+    word, lane = _tie_positions(masks, slots.shape[1])
+    found, lane = lane < 32, jnp.minimum(lane, 31)
+    rest = halves[jnp.take_along_axis(bucket, word * 32 + lane, axis=1)]
+    below = ((slots[..., 0] < rest[..., 0])
+             | ((slots[..., 0] == rest[..., 0]) & (slots[..., 1] < rest[..., 1])))
+    bit = jnp.where(found & below, jnp.uint32(1) << lane.astype(jnp.uint32), jnp.uint32(0))
+    on_word = word[:, :, None] == jnp.arange(masks.shape[1])[None, None]
+    return jnp.sum(jnp.where(on_word, bit[:, :, None], jnp.uint32(0)), axis=1, dtype=jnp.uint32)
 
 
 def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
