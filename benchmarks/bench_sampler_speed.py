@@ -77,9 +77,8 @@ def main(argv=None) -> int:
         rows += [workload(t, spec) for t in args.trials]
     if args.draws:
         rows += [draws(law) for law in ("gaussian", "laplace")]
-    import jaxdp
     for r in rows:
-        r.update(label=args.label, jaxdp=str(Path(jaxdp.__file__).parent))
+        r["label"] = args.label  # which tree PYTHONPATH named (no local path in the results)
         print(json.dumps(r))
     path = Path(args.out)
     old = json.loads(path.read_text()) if path.exists() else {"rows": []}
