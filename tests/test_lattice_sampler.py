@@ -67,13 +67,14 @@ def _reference(table, words, slots, flags):
     return out
 
 
-@pytest.mark.parametrize("flags", [0, 1])
-def test_forced_ties_take_their_own_slot_and_overflow_goes_to_the_alias(flags):
-    """A crafted table and words: a quarter of the draws tie (u equal to the threshold's top k
-    bits), some groups with more ties than slots; slot words near each tie's ``rest`` and random.
-    The lookup must agree with the exact 64-bit comparison draw by draw."""
+@pytest.mark.parametrize("flags, bits", [(0, 3), (1, 3), (1, 18)])
+def test_forced_ties_take_their_own_slot_and_overflow_goes_to_the_alias(flags, bits):
+    """A crafted table (8 buckets, or 2^18 as a finer Gaussian table would have) and words: some
+    draws tie (u equal to the threshold's top k bits), some groups with more ties than slots; slot
+    words at or just below each tie's ``rest``. The lookup must agree with the exact 64-bit
+    comparison draw by draw."""
     rng = np.random.default_rng(flags)
-    table = _crafted_table(rng)
+    table = _crafted_table(rng, bits)
     k = 32 - table.bits - flags
     packed, halves = _lattice._split(table, k)
     groups, group, slots_n = 6, 64, 3
