@@ -102,8 +102,9 @@ def test_forced_ties_take_their_own_slot_and_overflow_goes_to_the_alias(flags, b
 def test_tie_slots_meet_the_overflow_bound_and_are_minimal():
     for group, k in [(32, 15), (1024, 15), (1024, 13), (1024, 24), (64, 31)]:
         s = _lattice.tie_slots(group, k)
-        assert math.comb(group, s + 1) * 2 ** 96 <= 2 ** (k * (s + 1))
-        assert math.comb(group, s) * 2 ** 96 > 2 ** (k * s)
+        # P(more than s ties) <= C(group, s+1) 2^{-k(s+1)} <= TIE_OVERFLOW, and s is the least
+        assert math.comb(group, s + 1) * 2.0 ** (-k * (s + 1)) <= _lattice.TIE_OVERFLOW
+        assert math.comb(group, s) * 2.0 ** (-k * s) > _lattice.TIE_OVERFLOW
     assert _lattice.sampler_tv("gaussian") == _lattice.gaussian_table().tv + _lattice.TIE_OVERFLOW
 
 

@@ -241,7 +241,8 @@ def sampler_tv(law: str) -> float:
 
 TIE_GROUP = 1024
 """The draws share tie slots in groups of (at most) this many (:func:`_lookup`)."""
-TIE_OVERFLOW = 2.0 ** -96
+_TIE_OVERFLOW_BITS = 96
+TIE_OVERFLOW = 2.0 ** -_TIE_OVERFLOW_BITS
 """A bound on the probability that one group of draws has more ties than its slots, per table
 lookup: the only way a draw's law leaves its table's, so :func:`sampler_tv` adds it per lookup."""
 
@@ -251,7 +252,7 @@ def tie_slots(group: int, k: int) -> int:
     (independently), the smallest with ``P(more than S ties) ≤ C(group, S+1)·2^{−k(S+1)} ≤``
     :data:`TIE_OVERFLOW` (a union bound over the ``S+1``-subsets; exact integers)."""
     s = 0
-    while math.comb(group, s + 1) * 2 ** 96 > 2 ** (k * (s + 1)):
+    while math.comb(group, s + 1) * 2 ** _TIE_OVERFLOW_BITS > 2 ** (k * (s + 1)):
         s += 1
     return s
 
