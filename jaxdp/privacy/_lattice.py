@@ -35,12 +35,16 @@ reports use. With ``R = 2^{12}`` the rounding term is ``√d/4096`` noise standa
 
 Sampling. ``K`` is drawn from an alias table (Walker 1977; Vose 1991) built once on the host in
 exact integer arithmetic from the pmf evaluated with 50-digit decimals: one table bucket from the
-bits of a random word and a 64-bit threshold comparison, so a draw costs three 32-bit words and
-two gathers, with no loop and a program size independent of the data. The table's law differs
-from the ideal one by its quantization (probabilities are multiples of ``2^{−64}/M``) and its cut
-tail; the total-variation distance ``η`` per draw is computed exactly when the table is built
-(:func:`sampler_tv`), and a run with ``D`` draws is within ``Dη`` of the ideal mechanism: a report
-adds ``(1 + e^ε)·Dη`` to δ. The rounded Laplace is drawn as ``±(1 + 2^{16}H + L)`` or 0, with
+bits of a random word and a 64-bit threshold comparison. One 32-bit word carries the bucket, the
+sign and the top bits of the 64-bit uniform, which decide the comparison except on a tie with the
+threshold's top bits (probability ``2^{−15}`` for ``M = 2^{16}``); a tie takes the rest of its
+uniform from fresh words (a few per group of draws, :func:`_lookup`), so a Gaussian draw costs
+about one word and one gather, with no data-dependent loop or shape and a program size
+independent of the data. The table's law differs from the ideal one by its quantization
+(probabilities are multiples of ``2^{−64}/M``) and its cut tail; the total-variation distance ``η`` per draw is computed exactly when the table is built
+(:func:`sampler_tv`, which adds the ``2^{−96}`` bound on a group running out of tie words), and a
+run with ``D`` draws is within ``Dη`` of the ideal mechanism: a report adds ``(1 + e^ε)·Dη`` to δ.
+The rounded Laplace is drawn as ``±(1 + 2^{16}H + L)`` or 0, with
 ``H`` and ``L`` from two tables: given ``|K| ≥ 1``, ``|K| − 1`` is geometric with ratio ``e^{−1/R}``,
 and the binary digits of a geometric variable are independent, so its high and low parts are.
 
@@ -227,21 +231,133 @@ def laplace_tables() -> tuple[AliasTable, AliasTable, AliasTable]:
 
 def sampler_tv(law: str) -> float:
     """``η``: the total-variation distance of one lattice draw of ``law`` from its ideal law (the
-    discrete Gaussian or Laplace), an exact upper bound computed from the tables."""
-    if law == "gaussian":
-        return gaussian_table().tv
-    return sum(t.tv for t in laplace_tables())
+    rounded Gaussian or Laplace), an exact upper bound computed from the tables, plus
+    :data:`TIE_OVERFLOW` per table lookup (a group of draws with more ties than its tie slots:
+    per group, hence at most that per draw)."""
+    if law == "gaussian":  # one lookup per draw
+        return gaussian_table().tv + TIE_OVERFLOW
+    return sum(t.tv + TIE_OVERFLOW for t in laplace_tables())
 
 
-def _lookup(table: AliasTable, bucket: Array, hi: Array, lo: Array) -> Array:
-    """One alias-table draw per element: bucket bits, then the 64-bit uniform ``(hi, lo)``."""
-    t_hi, t_lo = jnp.asarray(table.hi)[bucket], jnp.asarray(table.lo)[bucket]
-    keep = (hi < t_hi) | ((hi == t_hi) & (lo < t_lo))
-    return jnp.where(keep, bucket, jnp.asarray(table.alias)[bucket])
+TIE_GROUP = 1024
+"""The draws share tie slots in groups of (at most) this many (:func:`_lookup`)."""
+_TIE_OVERFLOW_BITS = 96
+TIE_OVERFLOW = 2.0 ** -_TIE_OVERFLOW_BITS
+"""A bound on the probability that one group of draws has more ties than its slots, per table
+lookup: the only way a draw's law leaves its table's, so :func:`sampler_tv` adds it per lookup."""
 
 
-def _words(key: PRNGKey, rows: int, size: int) -> Array:
-    return random_words(key, rows * size).reshape(rows, size)
+def tie_slots(group: int, k: int) -> int:
+    """``S``: tie slots for a group of ``group`` lookups that each tie with probability ``2^{−k}``
+    (independently), the smallest with ``P(more than S ties) ≤ C(group, S+1)·2^{−k(S+1)} ≤``
+    :data:`TIE_OVERFLOW` (a union bound over the ``S+1``-subsets; exact integers)."""
+    s = 0
+    while math.comb(group, s + 1) * 2 ** _TIE_OVERFLOW_BITS > 2 ** (k * (s + 1)):
+        s += 1
+    return s
+
+
+def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Host constants of a one-word lookup whose uniform's top ``k`` bits come with the bucket:
+    ``(top << bits) | alias`` (``top`` the threshold's top ``k`` bits; one gather decides all
+    but the ties) and the ``(M, 2)`` words of ``rest``, the threshold's other ``64 − k`` bits
+    moved to the top of a 64-bit word (a tie draws a fresh 64-bit uniform ``V`` and keeps its
+    bucket when ``V < rest``, i.e. ``⌊V/2^k⌋ < threshold mod 2^{64−k}``)."""
+    if not 1 <= k <= 32 - table.bits:
+        raise ValueError(f"a one-word lookup needs 1 <= k <= 32 - bits = {32 - table.bits}; "
+                         f"got k = {k}")
+    threshold = (table.hi.astype(np.uint64) << np.uint64(32)) | table.lo.astype(np.uint64)
+    top = (threshold >> np.uint64(64 - k)).astype(np.uint32)
+    rest = threshold << np.uint64(k)  # wraps: the low 64 − k bits, at the top
+    packed = (top << np.uint32(table.bits)) | table.alias.astype(np.uint32)
+    halves = np.stack([(rest >> np.uint64(32)).astype(np.uint32), rest.astype(np.uint32)], 1)
+    return packed, halves
+
+
+def _tie_masks(tie: Array) -> Array:
+    """``(groups, G/32)`` 32-bit masks of ``tie`` ``(groups, G)``: bit ``j`` of mask ``w`` is
+    element ``32w + j``."""
+    lanes = jnp.arange(32, dtype=jnp.uint32)
+    tie = tie.reshape(tie.shape[0], -1, 32).astype(jnp.uint32)
+    return jnp.sum(tie << lanes[None, None], axis=-1, dtype=jnp.uint32)  # distinct bits: sum = or
+
+
+def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
+    """``(word, lane)`` ``(groups, count)`` of the first ``count`` ties of each group (in index
+    order) from its masks ``(groups, G/32)``; ``lane = 32`` where the group has no tie left. A
+    scan over the slots that touches the masks only (``G/32`` words a group)."""
+    words = jnp.arange(masks.shape[1])[None]
+
+    def next_tie(left, _):
+        word = jnp.argmax(left != 0, axis=-1)  # the first word with a tie left
+        at = words == word[:, None]
+        m = jnp.sum(jnp.where(at, left, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
+        low = m & (~m + jnp.uint32(1))  # its lowest set bit (0 when no tie is left)
+        lane = jax.lax.population_count(low - jnp.uint32(1)).astype(jnp.int32)
+        return jnp.where(at, left & ~low[:, None], left), (word.astype(jnp.int32), lane)
+
+    _, (word, lane) = jax.lax.scan(next_tie, masks, None, length=count)
+    return word.T, lane.T
+
+
+def _resolve_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> Array:
+    """The ties' verdicts as masks like ``masks`` ``(groups, G/32)``: the ``s``-th tie of a group
+    (in index order) keeps its bucket when slot ``s``'s 64-bit uniform is below the bucket's
+    ``rest``. Ties past the ``S`` slots get no bit (they take the alias)."""
+    word, lane = _tie_positions(masks, slots.shape[1])
+    found, lane = lane < 32, jnp.minimum(lane, 31)
+    rest = halves[jnp.take_along_axis(bucket, word * 32 + lane, axis=1)]
+    below = ((slots[..., 0] < rest[..., 0])
+             | ((slots[..., 0] == rest[..., 0]) & (slots[..., 1] < rest[..., 1])))
+    bit = jnp.where(found & below, jnp.uint32(1) << lane.astype(jnp.uint32), jnp.uint32(0))
+    on_word = word[:, :, None] == jnp.arange(masks.shape[1])[None, None]
+    return jnp.sum(jnp.where(on_word, bit[:, :, None], jnp.uint32(0)), axis=1, dtype=jnp.uint32)
+
+
+def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
+    """One alias-table draw per element of ``word`` ``(groups, G)`` from that word alone, save
+    on a tie: bucket ``b`` = the low ``bits`` bits, then ``flags`` bits left to the caller, then
+    ``u``, the top ``k = 32 − bits − flags`` bits of the 64-bit alias uniform ``U``.
+
+    ``U < threshold[b]`` is decided by ``u`` against the threshold's top ``k`` bits unless they
+    are equal (a tie, probability ``2^{−k}``); the ``r``-th tie of a group takes the rest of
+    ``U`` from slot ``r`` of ``slots`` ``(groups, S, 2)`` (fresh words: every tie its own), so
+    ``U`` is uniform on ``[0, 2^64)`` and the law is exactly the table's. A group with more than
+    ``S`` ties (probability ≤ :data:`TIE_OVERFLOW`, :func:`tie_slots`) sends its extra ties to
+    the alias: the one departure from the table's law, counted in :func:`sampler_tv`.
+    """
+    k = 32 - table.bits - flags
+    packed, halves = (jnp.asarray(x) for x in _split(table, k))
+    bucket = word & jnp.uint32((1 << table.bits) - 1)
+    u, entry = word >> (32 - k), packed[bucket]
+    top, alias = entry >> table.bits, (entry & ((1 << table.bits) - 1)).astype(jnp.int32)
+    verdicts = _resolve_ties(_tie_masks(u == top), bucket, halves, slots)
+    lanes = jnp.arange(word.shape[-1], dtype=jnp.uint32) % 32
+    tie_keep = (jnp.repeat(verdicts, 32, axis=-1) >> lanes[None]) & 1
+    keep = (u < top) | (tie_keep == 1)
+    return jnp.where(keep, bucket.astype(jnp.int32), alias)
+
+
+def _layout(size: int) -> tuple[int, int]:
+    """``(groups, G)``: ``size`` draws padded to groups of ``G ≤`` :data:`TIE_GROUP` (a
+    multiple of 32)."""
+    group = min(TIE_GROUP, 32 * max(1, -(-size // 32)))
+    return -(-size // group), group
+
+
+def _draw_words(key: PRNGKey, size: int, lookups: list[tuple[AliasTable, int]]):
+    """One threefry call for a batch: per lookup ``(table, flags)``, one word per draw
+    ``(groups, G)`` and its tie slots ``(groups, S, 2)``."""
+    groups, group = _layout(size)
+    shapes = [(group, tie_slots(group, 32 - t.bits - f)) for t, f in lookups]
+    total = sum(groups * (group + 2 * s) for group, s in shapes)
+    words, out, at = random_words(key, total), [], 0
+    for group, s in shapes:
+        main = words[at:at + groups * group].reshape(groups, group)
+        at += groups * group
+        out.append((main, words[at:at + groups * s * 2].reshape(groups, s, 2)))
+        at += groups * s * 2
+    return out
 
 
 def lattice_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *,
@@ -249,6 +365,9 @@ def lattice_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *,
     """Standard lattice draws ``z = K/R`` (exact in float32): ``K ~ N_ℤ(0, R²)`` or the discrete
     Laplace of scale ``R``, so ``z`` has (nearly) the law of a standard normal or Laplace draw on
     the grid ``ℤ/R``. :func:`lattice_release` turns them into a release.
+
+    One 32-bit word per table lookup (a Gaussian draw: one lookup, its sign a bit of the same
+    word; a Laplace draw: three), plus a few words per group for the rare ties (:func:`_lookup`).
 
     Args:
       key: a PRNG key.
@@ -259,24 +378,23 @@ def lattice_draws(key: PRNGKey, shape: tuple[int, ...], dtype=None, *,
     dtype = jnp.dtype(dtype or jnp.zeros(0).dtype)
     size = math.prod(shape)
     if law == "gaussian":
-        w = _words(key, 3, size)
         table = gaussian_table()
-        magnitude = _lookup(table, w[0] & ((1 << table.bits) - 1), w[1], w[2])
-        sign = (w[0] >> 31) & 1
+        ((w, slots),) = _draw_words(key, size, [(table, 1)])
+        magnitude = _lookup(table, w, 1, slots)
+        sign = (w >> table.bits) & 1
         resolution = GAUSSIAN_RESOLUTION
     elif law == "laplace":
-        w = _words(key, 7, size)
         zero, high, low = laplace_tables()
-        h = _lookup(high, w[0] & ((1 << high.bits) - 1), w[1], w[2])
-        lo = _lookup(low, (w[0] >> high.bits) & ((1 << low.bits) - 1), w[3], w[4])
-        nonzero = _lookup(zero, (w[0] >> 30) & 1, w[5], w[6]) == 1
+        (wh, sh), (wl, sl), (wz, sz) = _draw_words(key, size, [(high, 1), (low, 0), (zero, 0)])
+        h, lo = _lookup(high, wh, 1, sh), _lookup(low, wl, 0, sl)
+        nonzero = _lookup(zero, wz, 0, sz) == 1
         magnitude = jnp.where(nonzero, 1 + LAPLACE_RESOLUTION * h + lo, 0)
-        sign = (w[0] >> 31) & 1
+        sign = (wh >> high.bits) & 1
         resolution = LAPLACE_RESOLUTION
     else:
         raise ValueError(f"law must be 'gaussian' or 'laplace'; got {law!r}")
     k = jnp.where(sign == 1, magnitude, -magnitude).astype(dtype)
-    return (k * (1.0 / resolution)).reshape(shape)
+    return (k * (1.0 / resolution)).reshape(-1)[:size].reshape(shape)
 
 
 def resolution(law: str) -> int:
