@@ -203,3 +203,15 @@ def test_docstring_scripts_are_written_as_text():
     assert "^{" in algorithms.EXTRA.__doc__  # the catalogue page of extra showed it raw
     shown = re.sub(r"``.+?``|:math:`[^`]*`", "", rst_docstring(algorithms.EXTRA), flags=re.S)
     assert "^{" not in shown and "_{" not in shown, shown
+
+
+def test_getting_started_shows_each_commands_output_as_an_output_block():
+    """Every example of the first page a newcomer reads (the demo command, the first run) is
+    followed by the output it printed, in a ``text`` block: output in the prose was missed."""
+    blocks = _blocks((DOCS / "getting_started.md").read_text())
+    examples = [i for i, (info, body) in enumerate(blocks)
+                if info == "python" or (info == "bash" and body.lstrip().startswith("jaxdp "))]
+    assert len(examples) >= 2, examples
+    for i in examples:
+        assert i + 1 < len(blocks) and blocks[i + 1][0] == "text" and blocks[i + 1][1].strip(), \
+            blocks[i][1]
