@@ -215,3 +215,32 @@ def test_getting_started_shows_each_commands_output_as_an_output_block():
     for i in examples:
         assert i + 1 < len(blocks) and blocks[i + 1][0] == "text" and blocks[i + 1][1].strip(), \
             blocks[i][1]
+
+
+MAX_COLUMNS = 11
+"""The most columns a table may have: measured in Chromium (1400 px window, furo's 742 px content
+column, the stylesheet's small type for wide tables), every table of 11 columns on the benchmarks
+page fits and the one of 13 hid its last three behind a horizontal scroll."""
+
+
+def _table_widths(text):
+    """The number of columns of each Markdown table of ``text`` (code blocks left out; ``\\|``
+    inside a cell is not a column border)."""
+    text = FENCE.sub("", text)
+    heads = re.findall(r"^(\|.*\|)[ \t]*\n\|[-:| ]+\|[ \t]*$", text, re.M)
+    return [len(re.split(r"(?<!\\)\|", head.strip())) - 2 for head in heads]
+
+
+def test_every_table_fits_the_content_column():
+    """A table wider than the content column scrolls sideways, its last columns unseen: no table
+    on the site has more than ``MAX_COLUMNS`` columns (a wider one is split in two, as the scale
+    benchmark's), and tables of six or more columns get the small type and the wrapping headings
+    that the measurement above assumed."""
+    assert _table_widths("| a | \\|E\\| | b |\n|---|---|---|\n| 1 | 2 | 3 |\n") == [3]
+    pages = {p for page in _sources() for p in (page, *_included(page))}
+    wide = [(p.name, n) for p in sorted(pages) for n in _table_widths(p.read_text())
+            if n > MAX_COLUMNS]
+    assert not wide, wide
+    css = re.sub(r"/\*.*?\*/", "", (DOCS / "_static" / "jaxdp.css").read_text(), flags=re.S)
+    assert re.search(r"table\.docutils:has\(tr > :nth-child\(6\)\)\s*\{[^}]*font-size", css)
+    assert re.search(r"table\.docutils th\s*\{[^}]*overflow-wrap:\s*anywhere", css)
