@@ -255,3 +255,29 @@ def test_shown_epsilons_are_read_from_comments_and_output_blocks():
     assert _shown_epsilons(code, shown) == ["ε = 7.667", "ε = 7.126"]
     with pytest.raises(AssertionError):
         _assert_shown_epsilons_are_printed("p", code, "", "ε = 7.126 (max over agents, pld)\n")
+
+
+@pytest.mark.slow
+def test_the_channels_module_example_prints_the_epsilon_it_shows(tmp_path, monkeypatch):
+    """The example that opens the channels API page runs as shown (run shrunk, report not), and
+    its report is finite and the ε its comment shows (it showed neither: no problem was defined
+    and the comment's 7.07 was stale)."""
+    import contextlib
+    import inspect
+    import io
+    import re
+
+    import jax
+
+    from jaxdp import channels
+
+    doc = inspect.cleandoc(channels.__doc__)
+    example = re.search(r"Example::\n\n(.*?)\n\n(?=\S)", doc, re.S)[1]
+    code = inspect.cleandoc("\n".join(line for line in example.splitlines()))
+    monkeypatch.chdir(tmp_path)
+    with jax.enable_x64(False), contextlib.redirect_stdout(io.StringIO()) as out:
+        namespace = {}
+        exec(compile(_shrunk(code), "jaxdp.channels", "exec"), namespace)  # noqa: S102
+    assert np.isfinite(namespace["report"].epsilon_max)
+    assert _shown_epsilons(code, "")
+    _assert_shown_epsilons_are_printed("jaxdp.channels", code, "", out.getvalue())

@@ -244,3 +244,62 @@ def test_every_table_fits_the_content_column():
     css = re.sub(r"/\*.*?\*/", "", (DOCS / "_static" / "jaxdp.css").read_text(), flags=re.S)
     assert re.search(r"table\.docutils:has\(tr > :nth-child\(6\)\)\s*\{[^}]*font-size", css)
     assert re.search(r"table\.docutils th\s*\{[^}]*overflow-wrap:\s*anywhere", css)
+
+
+def _literal_lines(doc):
+    """The lines of a cleaned docstring's code as the site shows it (a paragraph ending ``::``, a
+    ``code-block``, a ``>>>`` doctest), each without its block's indentation; ``.. math::``
+    blocks are formulas (MathJax), not code."""
+    lines, out, i = doc.splitlines(), [], 0
+    indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        if line.lstrip().startswith(">>>"):
+            block = [line]
+            while i < len(lines) and lines[i].strip() and indent(lines[i]) >= indent(line):
+                block, i = [*block, lines[i]], i + 1
+        elif (line.rstrip().endswith("::") or line.strip().startswith(".. code-block::")) \
+                and not line.strip().startswith(".. math::"):
+            block = []
+            while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > indent(line)):
+                block, i = [*block, lines[i]], i + 1
+            block = [b for b in block if b.strip() and not b.strip().startswith(":")]
+        else:
+            continue
+        cut = min((indent(b) for b in block), default=0)
+        out += [b[cut:] for b in block]
+    return out
+
+
+def _docstrings():
+    """``(name, cleaned docstring)`` of every module of jaxdp and of its classes, functions and
+    their methods: what the API and catalogue pages render."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import jaxdp
+
+    seen = set()
+    for info in pkgutil.walk_packages(jaxdp.__path__, "jaxdp."):
+        module = importlib.import_module(info.name)
+        objects = [(info.name, module)] + [
+            (f"{info.name}.{n}", o) for n, o in vars(module).items()
+            if (inspect.isclass(o) or inspect.isfunction(o)) and o.__module__ == info.name]
+        objects += [(f"{name}.{n}", v) for name, o in objects if inspect.isclass(o)
+                    for n, v in vars(o).items() if inspect.isfunction(v) or isinstance(v, property)]
+        for name, o in objects:
+            if o.__doc__ and id(o.__doc__) not in seen:
+                seen.add(id(o.__doc__))
+                yield name, inspect.cleandoc(o.__doc__)
+
+
+def test_docstring_examples_fit_the_content_column():
+    """A docstring's code (examples, printed formulas) is shown as a code block on the API and
+    catalogue pages: at most 88 characters a line, as on the Markdown pages."""
+    assert _literal_lines("Example::\n\n    x = 1\n\n.. math::\n\n    y\n\n>>> f(2)\n3\n") == [
+        "x = 1", ">>> f(2)", "3"]
+    assert _literal_lines(".. code-block:: text\n\n   a = b\n     c\n\nprose") == ["a = b", "  c"]
+    long = [(name, line) for name, doc in _docstrings() for line in _literal_lines(doc)
+            if len(line) > WIDTH]
+    assert not long, long
