@@ -314,3 +314,47 @@ def test_no_page_says_a_failed_privacy_check_only_warns():
     found = [(p.name, m[0]) for p in sorted(pages)
              for m in pattern.finditer(re.sub(r"\s+", " ", _prose(p.read_text())))]
     assert not found, found
+
+
+VOLATILE = re.compile(r"\d+(?:\.\d+)? s\b|\"\w+_seconds\": [0-9.]+")
+"""What differs between two runs of one command: seconds of wall time."""
+
+
+def _cli_example(name):
+    """``(argv, grep pattern or None, shown output)`` of ``jaxdp NAME``'s example on the
+    command-line page (a ``bash`` block, its continuation lines joined, then a ``text`` block)."""
+    import shlex
+
+    blocks = _blocks(_sections((DOCS / "cli.md").read_text())[f"jaxdp {name}"])
+    i = next(i for i, (info, b) in enumerate(blocks) if info == "bash" and b.startswith("jaxdp"))
+    command, *grep = blocks[i][1].replace("\\\n", " ").strip().split("| grep -E")
+    return (shlex.split(command)[1:], shlex.split(grep[0])[0] if grep else None,
+            next(b for info, b in blocks[i + 1:] if info == "text"))
+
+
+def _masked(text):
+    return [VOLATILE.sub("#", line).rstrip() for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("name", ["list", "info", *(pytest.param(n, marks=pytest.mark.slow)
+                                                    for n in ("run", "compare", "tradeoff"))])
+def test_the_command_line_page_shows_what_each_command_prints(name, tmp_path, monkeypatch,
+                                                              capsys):
+    """Each example's output block is what the command prints today, line for line (seconds
+    masked): the page showed ε = 3.046 (rdp) for ``info dp_dgd`` after the headline became
+    2.81 (pld)."""
+    import jax
+
+    from jaxdp.cli import main
+
+    argv, grep, shown = _cli_example(name)
+    monkeypatch.chdir(tmp_path)
+    with jax.enable_x64(False):  # as the command runs (float32), whatever the suite's default
+        main(argv)
+    captured = capsys.readouterr()
+    printed = (captured.out + captured.err).splitlines()
+    if grep:
+        printed = [line for line in printed if re.search(grep, line)]
+    printed = set(_masked("\n".join(printed)))
+    missing = [line for line in _masked(shown) if line not in printed]
+    assert not missing, missing
