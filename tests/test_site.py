@@ -320,12 +320,14 @@ VOLATILE = re.compile(r"\d+(?:\.\d+)? s\b|\"\w+_seconds\": [0-9.]+")
 """What differs between two runs of one command: seconds of wall time."""
 
 
-def _cli_example(name):
-    """``(argv, grep pattern or None, shown output)`` of ``jaxdp NAME``'s example on the
-    command-line page (a ``bash`` block, its continuation lines joined, then a ``text`` block)."""
+def _cli_example(page, section=None):
+    """``(argv, grep pattern or None, shown output)`` of the first ``jaxdp`` example of ``page``
+    (of its ``## section`` if given): a ``bash`` block, continuation lines joined, then the
+    ``text`` block of its output."""
     import shlex
 
-    blocks = _blocks(_sections((DOCS / "cli.md").read_text())[f"jaxdp {name}"])
+    text = (DOCS / page).read_text()
+    blocks = _blocks(_sections(text)[section] if section else text)
     i = next(i for i, (info, b) in enumerate(blocks) if info == "bash" and b.startswith("jaxdp"))
     command, *grep = blocks[i][1].replace("\\\n", " ").strip().split("| grep -E")
     return (shlex.split(command)[1:], shlex.split(grep[0])[0] if grep else None,
@@ -336,10 +338,13 @@ def _masked(text):
     return [VOLATILE.sub("#", line).rstrip() for line in text.splitlines() if line.strip()]
 
 
-@pytest.mark.parametrize("name", ["list", "info", *(pytest.param(n, marks=pytest.mark.slow)
-                                                    for n in ("run", "compare", "tradeoff"))])
-def test_the_command_line_page_shows_what_each_command_prints(name, tmp_path, monkeypatch,
-                                                              capsys):
+@pytest.mark.parametrize("page, section", [
+    ("cli.md", "jaxdp list"), ("cli.md", "jaxdp info"),
+    *(pytest.param("cli.md", f"jaxdp {n}", marks=pytest.mark.slow)
+      for n in ("run", "compare", "tradeoff")),
+    pytest.param("federated.md", None, marks=pytest.mark.slow)])
+def test_the_command_line_page_shows_what_each_command_prints(page, section, tmp_path,
+                                                              monkeypatch, capsys):
     """Each example's output block is what the command prints today, line for line (seconds
     masked): the page showed ε = 3.046 (rdp) for ``info dp_dgd`` after the headline became
     2.81 (pld)."""
@@ -347,7 +352,7 @@ def test_the_command_line_page_shows_what_each_command_prints(name, tmp_path, mo
 
     from jaxdp.cli import main
 
-    argv, grep, shown = _cli_example(name)
+    argv, grep, shown = _cli_example(page, section)
     monkeypatch.chdir(tmp_path)
     with jax.enable_x64(False):  # as the command runs (float32), whatever the suite's default
         main(argv)
