@@ -375,3 +375,12 @@ def test_the_command_line_page_shows_what_each_command_prints(page, section, tmp
     printed = set(_masked("\n".join(printed)))
     missing = [line for line in _masked(shown) if line not in printed]
     assert not missing, missing
+
+
+def test_the_jaxdp_api_page_describes_the_lazy_import_once():
+    """The ``jaxdp`` API page renders the package docstring (``automodule``), which explains the
+    lazy import; the page's own prose said it again, in other words, under it."""
+    import jaxdp
+
+    shown = _prose((DOCS / "api" / "jaxdp.md").read_text()) + jaxdp.__doc__
+    assert shown.count("PEP 562") == 1
