@@ -281,3 +281,18 @@ def test_the_channels_module_example_prints_the_epsilon_it_shows(tmp_path, monke
     assert np.isfinite(namespace["report"].epsilon_max)
     assert _shown_epsilons(code, "")
     _assert_shown_epsilons_are_printed("jaxdp.channels", code, "", out.getvalue())
+
+
+def test_a_catalogue_page_whose_default_report_is_inf_says_what_to_change(pages, catalogue):
+    """Every inf on the site says why (the report's reason) and what to change: under a default
+    report with no meaningful ε the page names the command that prints the noise reaching ε = 1,
+    4 and 8 (or the Params to raise); a finite default report gets no such line."""
+    shown = {name: text for name, text in pages.items() if "## Privacy" in text}
+    inf = [name for name, text in shown.items() if "ε = inf (max over agents" in text]
+    assert inf, "no default report is inf: the check below checks nothing"
+    for name in inf:
+        assert "No meaningful ε at the default Params" in pages[name], name
+        cls = REGISTRY[name]
+        assert (f"`jaxdp info {name}`" in pages[name]) == (cls.noise_field is not None), name
+    finite = [name for name, text in shown.items() if name not in inf]
+    assert finite and not any("No meaningful ε" in shown[name] for name in finite)
