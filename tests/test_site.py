@@ -384,3 +384,14 @@ def test_the_jaxdp_api_page_describes_the_lazy_import_once():
 
     shown = _prose((DOCS / "api" / "jaxdp.md").read_text()) + jaxdp.__doc__
     assert shown.count("PEP 562") == 1
+
+
+def test_the_models_pages_examples_show_their_output():
+    """The first examples of the models page (the MLP and the CNN on the packaged digits) are
+    followed by the output they printed, as on the getting-started page."""
+    blocks = _blocks((DOCS / "models.md").read_text())
+    runs = [i for i, (info, body) in enumerate(blocks) if info == "python" and "jaxdp.run(" in body
+            and "print(" in body]
+    assert len(runs) >= 2, runs
+    for i in runs:
+        assert blocks[i + 1][0] == "text" and blocks[i + 1][1].strip(), blocks[i][1][:80]
