@@ -395,3 +395,14 @@ def test_the_models_pages_examples_show_their_output():
     assert len(runs) >= 2, runs
     for i in runs:
         assert blocks[i + 1][0] == "text" and blocks[i + 1][1].strip(), blocks[i][1][:80]
+
+
+def test_no_example_prints_more_after_the_summary_table():
+    """``Trace.summary_table()`` ends with its warnings (seeds that diverged or ended worse than
+    they started) on lines of their own; ``print(table, n, "diverged seeds")`` glued the count to
+    the warning ("... too large a step 0 diverged seeds")."""
+    pages = [ROOT / "README.md", *_sources()]
+    found = [(p.name, line) for p in pages for info, body in _blocks(p.read_text())
+             if info == "python" for line in body.splitlines()
+             if re.search(r"print\([^#]*summary_table\(\)\s*,", line)]
+    assert not found, found
