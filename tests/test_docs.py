@@ -170,8 +170,8 @@ def _python_blocks(page):
 
 def _shrunk(block: str) -> str:
     """``block`` with its runs made tiny (seeds=2, steps=3 in run/sweep/final_metrics calls) and
-    float64 left to the caller's context; a privacy report keeps its steps (its ε is the
-    point)."""
+    float64 left to the caller's context (on where the page turns it on); a privacy report keeps
+    its steps (its ε is the point)."""
     import re
 
     lines = []
@@ -187,8 +187,10 @@ def _shrunk(block: str) -> str:
     pytest.param(p, marks=pytest.mark.slow) if p.name == "models.md" else p
     for p in _report_pages()], ids=lambda p: p.name)
 def test_every_printed_privacy_report_on_the_site_is_finite(page, tmp_path, monkeypatch):
-    """The page's ```python blocks run in order in one namespace (runs shrunk, reports not);
-    every report they make or print has a finite ε: a newcomer's first ε is a real one."""
+    """The page's ```python blocks run in order in one namespace (runs shrunk, reports not), in
+    float64 only where the page turns it on; every report they make or print has a finite ε (a
+    newcomer's first ε is a real one), and every ε the page shows for a block (a ``# ε = ...``
+    comment, an ``ε = ...`` line of the output block under it) is one that block prints."""
     import contextlib
     import io
     import re
@@ -199,11 +201,98 @@ def test_every_printed_privacy_report_on_the_site_is_finite(page, tmp_path, monk
 
     monkeypatch.chdir(tmp_path)
     namespace, printed = {}, io.StringIO()
-    with jax.enable_x64(True), contextlib.redirect_stdout(printed):
-        for block in _python_blocks(page):
-            exec(compile(_shrunk(block), page.name, "exec"), namespace)  # noqa: S102
+    blocks = _python_blocks_and_shown(page)
+    x64 = any("jax_enable_x64" in code for code, _ in blocks)  # as the page runs (a lattice ε
+    with jax.enable_x64(x64):                                 # carries float32's rounding)
+        for block, shown in blocks:
+            with contextlib.redirect_stdout(io.StringIO()) as out:
+                exec(compile(_shrunk(block), page.name, "exec"), namespace)  # noqa: S102
+            printed.write(out.getvalue())
+            _assert_shown_epsilons_are_printed(page.name, block, shown, out.getvalue())
     reports = [v for v in namespace.values() if isinstance(v, PrivacyReport)]
     assert reports or "ε = " in printed.getvalue(), f"{page.name}: no report made"
     for report in reports:
         assert np.isfinite(report.epsilon_max), (page.name, report.summary())
     assert not re.search(r"ε = inf|\binf\b", printed.getvalue()), printed.getvalue()
+
+
+def _python_blocks_and_shown(page):
+    """``(code, shown)`` per ```python block of ``page`` (as :func:`_python_blocks`): ``shown``
+    is the body of the ```text block right after it (the output the page shows), or ``""``."""
+    import re
+
+    fence = re.compile(r"^```(\w*)\n(.*?)^```[ \t]*$", re.S | re.M)
+    blocks = [(m[1], m[2]) for m in fence.finditer(page.read_text())]
+    return [(body, blocks[i + 1][1] if i + 1 < len(blocks) and blocks[i + 1][0] == "text" else "")
+            for i, (info, body) in enumerate(blocks)
+            if info == "python" and "jax.distributed" not in body]
+
+
+def _shown_epsilons(code: str, shown: str) -> list[str]:
+    """The ε a page shows for a block: ``# ε = 7.1 ...`` comments in its code and ``ε = ...``
+    lines of its output block, each as its ``ε = VALUE`` head."""
+    import re
+
+    heads = re.findall(r"#\s*(ε = [^\s,)]+)", code)
+    return heads + re.findall(r"^(ε = \S+)", shown, re.M)
+
+
+def _assert_shown_epsilons_are_printed(page, code, shown, printed):
+    """Every ε the page shows for a block is one its reports print (runs are shrunk, reports are
+    not: the ε is exact), so a stale number on the page fails here."""
+    import re
+
+    heads = {re.match(r"ε = \S+", line)[0] for line in printed.splitlines()
+             if re.match(r"ε = \S+", line)}
+    for head in _shown_epsilons(code, shown):
+        assert head in heads, (page, head, "shown; printed:", sorted(heads))
+
+
+def test_shown_epsilons_are_read_from_comments_and_output_blocks():
+    """The check above can fail: it reads the ε a page shows, and misses none."""
+    code = "print(r.summary())  # ε = 7.667 (max over agents, rdp)\nx = 1  # σ for ε = 1\n"
+    shown = "metric  mean\nε = 7.126 (max over agents, pld) at δ = 1e-05\n"
+    assert _shown_epsilons(code, shown) == ["ε = 7.667", "ε = 7.126"]
+    with pytest.raises(AssertionError):
+        _assert_shown_epsilons_are_printed("p", code, "", "ε = 7.126 (max over agents, pld)\n")
+
+
+@pytest.mark.slow
+def test_the_channels_module_example_prints_the_epsilon_it_shows(tmp_path, monkeypatch):
+    """The example that opens the channels API page runs as shown (run shrunk, report not), and
+    its report is finite and the ε its comment shows (it showed neither: no problem was defined
+    and the comment's 7.07 was stale)."""
+    import contextlib
+    import inspect
+    import io
+    import re
+
+    import jax
+
+    from jaxdp import channels
+
+    doc = inspect.cleandoc(channels.__doc__)
+    example = re.search(r"Example::\n\n(.*?)\n\n(?=\S)", doc, re.S)[1]
+    code = inspect.cleandoc("\n".join(line for line in example.splitlines()))
+    monkeypatch.chdir(tmp_path)
+    with jax.enable_x64(False), contextlib.redirect_stdout(io.StringIO()) as out:
+        namespace = {}
+        exec(compile(_shrunk(code), "jaxdp.channels", "exec"), namespace)  # noqa: S102
+    assert np.isfinite(namespace["report"].epsilon_max)
+    assert _shown_epsilons(code, "")
+    _assert_shown_epsilons_are_printed("jaxdp.channels", code, "", out.getvalue())
+
+
+def test_a_catalogue_page_whose_default_report_is_inf_says_what_to_change(pages, catalogue):
+    """Every inf on the site says why (the report's reason) and what to change: under a default
+    report with no meaningful ε the page names the command that prints the noise reaching ε = 1,
+    4 and 8 (or the Params to raise); a finite default report gets no such line."""
+    shown = {name: text for name, text in pages.items() if "## Privacy" in text}
+    inf = [name for name, text in shown.items() if "ε = inf (max over agents" in text]
+    assert inf, "no default report is inf: the check below checks nothing"
+    for name in inf:
+        assert "No meaningful ε at the default Params" in pages[name], name
+        cls = REGISTRY[name]
+        assert (f"`jaxdp info {name}`" in pages[name]) == (cls.noise_field is not None), name
+    finite = [name for name, text in shown.items() if name not in inf]
+    assert finite and not any("No meaningful ε" in shown[name] for name in finite)

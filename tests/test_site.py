@@ -203,3 +203,206 @@ def test_docstring_scripts_are_written_as_text():
     assert "^{" in algorithms.EXTRA.__doc__  # the catalogue page of extra showed it raw
     shown = re.sub(r"``.+?``|:math:`[^`]*`", "", rst_docstring(algorithms.EXTRA), flags=re.S)
     assert "^{" not in shown and "_{" not in shown, shown
+
+
+def test_getting_started_shows_each_commands_output_as_an_output_block():
+    """Every example of the first page a newcomer reads (the demo command, the first run) is
+    followed by the output it printed, in a ``text`` block: output in the prose was missed."""
+    blocks = _blocks((DOCS / "getting_started.md").read_text())
+    examples = [i for i, (info, body) in enumerate(blocks)
+                if info == "python" or (info == "bash" and body.lstrip().startswith("jaxdp "))]
+    assert len(examples) >= 2, examples
+    for i in examples:
+        assert i + 1 < len(blocks) and blocks[i + 1][0] == "text" and blocks[i + 1][1].strip(), \
+            blocks[i][1]
+
+
+MAX_COLUMNS = 11
+"""The most columns a table may have: measured in Chromium (1400 px window, furo's 742 px content
+column, the stylesheet's small type for wide tables), every table of 11 columns on the benchmarks
+page fits and the one of 13 hid its last three behind a horizontal scroll."""
+
+
+def _table_widths(text):
+    """The number of columns of each Markdown table of ``text`` (code blocks left out; ``\\|``
+    inside a cell is not a column border)."""
+    text = FENCE.sub("", text)
+    heads = re.findall(r"^(\|.*\|)[ \t]*\n\|[-:| ]+\|[ \t]*$", text, re.M)
+    return [len(re.split(r"(?<!\\)\|", head.strip())) - 2 for head in heads]
+
+
+def test_every_table_fits_the_content_column():
+    """A table wider than the content column scrolls sideways, its last columns unseen: no table
+    on the site has more than ``MAX_COLUMNS`` columns (a wider one is split in two, as the scale
+    benchmark's), and tables of six or more columns get the small type and the wrapping headings
+    that the measurement above assumed."""
+    assert _table_widths("| a | \\|E\\| | b |\n|---|---|---|\n| 1 | 2 | 3 |\n") == [3]
+    pages = {p for page in _sources() for p in (page, *_included(page))}
+    wide = [(p.name, n) for p in sorted(pages) for n in _table_widths(p.read_text())
+            if n > MAX_COLUMNS]
+    assert not wide, wide
+    css = re.sub(r"/\*.*?\*/", "", (DOCS / "_static" / "jaxdp.css").read_text(), flags=re.S)
+    assert re.search(r"table\.docutils:has\(tr > :nth-child\(6\)\)\s*\{[^}]*font-size", css)
+    assert re.search(r"table\.docutils th\s*\{[^}]*overflow-wrap:\s*anywhere", css)
+
+
+def _literal_lines(doc):
+    """The lines of a cleaned docstring's code as the site shows it (a paragraph ending ``::``, a
+    ``code-block``, a ``>>>`` doctest), each without its block's indentation; ``.. math::``
+    blocks are formulas (MathJax), not code."""
+    lines, out, i = doc.splitlines(), [], 0
+    indent = lambda line: len(line) - len(line.lstrip())  # noqa: E731
+    while i < len(lines):
+        line, i = lines[i], i + 1
+        if line.lstrip().startswith(">>>"):
+            block = [line]
+            while i < len(lines) and lines[i].strip() and indent(lines[i]) >= indent(line):
+                block, i = [*block, lines[i]], i + 1
+        elif (line.rstrip().endswith("::") or line.strip().startswith(".. code-block::")) \
+                and not line.strip().startswith(".. math::"):
+            block = []
+            while i < len(lines) and (not lines[i].strip() or indent(lines[i]) > indent(line)):
+                block, i = [*block, lines[i]], i + 1
+            block = [b for b in block if b.strip() and not b.strip().startswith(":")]
+        else:
+            continue
+        cut = min((indent(b) for b in block), default=0)
+        out += [b[cut:] for b in block]
+    return out
+
+
+def _docstrings():
+    """``(name, cleaned docstring)`` of every module of jaxdp and of its classes, functions and
+    their methods: what the API and catalogue pages render."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    import jaxdp
+
+    seen = set()
+    for info in pkgutil.walk_packages(jaxdp.__path__, "jaxdp."):
+        module = importlib.import_module(info.name)
+        objects = [(info.name, module)] + [
+            (f"{info.name}.{n}", o) for n, o in vars(module).items()
+            if (inspect.isclass(o) or inspect.isfunction(o)) and o.__module__ == info.name]
+        objects += [(f"{name}.{n}", v) for name, o in objects if inspect.isclass(o)
+                    for n, v in vars(o).items() if inspect.isfunction(v) or isinstance(v, property)]
+        for name, o in objects:
+            if o.__doc__ and id(o.__doc__) not in seen:
+                seen.add(id(o.__doc__))
+                yield name, inspect.cleandoc(o.__doc__)
+
+
+def test_docstring_examples_fit_the_content_column():
+    """A docstring's code (examples, printed formulas) is shown as a code block on the API and
+    catalogue pages: at most 88 characters a line, as on the Markdown pages."""
+    assert _literal_lines("Example::\n\n    x = 1\n\n.. math::\n\n    y\n\n>>> f(2)\n3\n") == [
+        "x = 1", ">>> f(2)", "3"]
+    assert _literal_lines(".. code-block:: text\n\n   a = b\n     c\n\nprose") == ["a = b", "  c"]
+    long = [(name, line) for name, doc in _docstrings() for line in _literal_lines(doc)
+            if len(line) > WIDTH]
+    assert not long, long
+
+
+def test_no_page_says_a_failed_privacy_check_only_warns():
+    """A failed check of an assumption makes ε = inf with the reason (docs/privacy.md); a page
+    that said it "raises a warning" (the concepts page did) promised less than the code does."""
+    pattern = re.compile(r"check[^.]{0,40}\bfail[^.]{0,40}\bwarn", re.I)
+    assert pattern.search("a check that fails raises a warning")
+    pages = {p for page in _sources() for p in (page, *_included(page))} | {ROOT / "README.md"}
+    found = [(p.name, m[0]) for p in sorted(pages)
+             for m in pattern.finditer(re.sub(r"\s+", " ", _prose(p.read_text())))]
+    assert not found, found
+
+
+VOLATILE = re.compile(r"\d+(?:\.\d+)? s\b|\"\w+_seconds\": [0-9.]+")
+"""What differs between two runs of one command: seconds of wall time."""
+
+
+def _cli_example(page, section=None):
+    """``(argv, grep pattern or None, shown output)`` of the first ``jaxdp`` example of ``page``
+    (of its ``## section`` if given): a ``bash`` block, continuation lines joined, then the
+    ``text`` block of its output."""
+    import shlex
+
+    text = (DOCS / page).read_text()
+    blocks = _blocks(_sections(text)[section] if section else text)
+    i = next(i for i, (info, b) in enumerate(blocks) if info == "bash" and b.startswith("jaxdp"))
+    command, *grep = blocks[i][1].replace("\\\n", " ").strip().split("| grep -E")
+    return (shlex.split(command)[1:], shlex.split(grep[0])[0] if grep else None,
+            next(b for info, b in blocks[i + 1:] if info == "text"))
+
+
+def _masked(text):
+    """The lines of ``text`` with their seconds masked: ``VOLATILE`` and the cells of a table's
+    ``run_seconds`` column (the demo's table of final metrics)."""
+    lines, column = [], None
+    for line in text.splitlines():
+        cells = line.split(" | ")
+        if "run_seconds" in cells:
+            column = cells.index("run_seconds")
+        elif column is not None and line.startswith("|") and len(cells) > column:
+            cells[column] = "#"
+        column = column if line.startswith("|") else None
+        if line.strip():
+            lines.append(VOLATILE.sub("#", " | ".join(cells)).rstrip())
+    return lines
+
+
+@pytest.mark.parametrize("page, section", [
+    ("cli.md", "jaxdp list"), ("cli.md", "jaxdp info"),
+    *(pytest.param("cli.md", f"jaxdp {n}", marks=pytest.mark.slow)
+      for n in ("run", "compare", "tradeoff", "demo", "reproduce")),
+    pytest.param("federated.md", None, marks=pytest.mark.slow)])
+def test_the_command_line_page_shows_what_each_command_prints(page, section, tmp_path,
+                                                              monkeypatch, capsys):
+    """Each example's output block is what the command prints today, line for line (seconds
+    masked): the page showed ε = 3.046 (rdp) for ``info dp_dgd`` after the headline became
+    2.81 (pld)."""
+    import jax
+
+    from jaxdp.cli import main
+
+    argv, grep, shown = _cli_example(page, section)
+    monkeypatch.chdir(tmp_path)
+    with jax.enable_x64(False):  # as the command runs (float32), whatever the suite's default
+        main(argv)
+    captured = capsys.readouterr()
+    printed = (captured.out + captured.err).splitlines()
+    if grep:
+        printed = [line for line in printed if re.search(grep, line)]
+    printed = set(_masked("\n".join(printed)))
+    missing = [line for line in _masked(shown) if line not in printed]
+    assert not missing, missing
+
+
+def test_the_jaxdp_api_page_describes_the_lazy_import_once():
+    """The ``jaxdp`` API page renders the package docstring (``automodule``), which explains the
+    lazy import; the page's own prose said it again, in other words, under it."""
+    import jaxdp
+
+    shown = _prose((DOCS / "api" / "jaxdp.md").read_text()) + jaxdp.__doc__
+    assert shown.count("PEP 562") == 1
+
+
+def test_the_models_pages_examples_show_their_output():
+    """The first examples of the models page (the MLP and the CNN on the packaged digits) are
+    followed by the output they printed, as on the getting-started page."""
+    blocks = _blocks((DOCS / "models.md").read_text())
+    runs = [i for i, (info, body) in enumerate(blocks) if info == "python" and "jaxdp.run(" in body
+            and "print(" in body]
+    assert len(runs) >= 2, runs
+    for i in runs:
+        assert blocks[i + 1][0] == "text" and blocks[i + 1][1].strip(), blocks[i][1][:80]
+
+
+def test_no_example_prints_more_after_the_summary_table():
+    """``Trace.summary_table()`` ends with its warnings (seeds that diverged or ended worse than
+    they started) on lines of their own; ``print(table, n, "diverged seeds")`` glued the count to
+    the warning ("... too large a step 0 diverged seeds")."""
+    pages = [ROOT / "README.md", *_sources()]
+    found = [(p.name, line) for p in pages for info, body in _blocks(p.read_text())
+             if info == "python" for line in body.splitlines()
+             if re.search(r"print\([^#]*summary_table\(\)\s*,", line)]
+    assert not found, found

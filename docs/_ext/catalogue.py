@@ -198,8 +198,27 @@ def privacy_of(alg) -> tuple[bool | None, dict]:
                       "sound": ", ".join(report.sound),
                       "methods": ", ".join(report.methods),
                       "summary": report.summary(),
+                      "epsilon": float(report.epsilon_max),
                       "setting": SETTING}
     return None, {"error": errors[-1] if errors else "no tiny problem fits"}
+
+
+def remedy_pointer(cls, privacy: dict) -> list[str]:
+    """Under a default report with no meaningful ε (inf, or above the command line's
+    ``MEANINGFUL_EPSILON``), the lines that say what to change: the command that prints the noise
+    reaching ε = 1, 4 and 8 (``jaxdp info`` computes it; the page does not, to keep the build
+    short), or, without a noise field, which Params to raise."""
+    from jaxdp.cli._common import _needs_remedy
+
+    if not _needs_remedy(privacy.get("epsilon")):
+        return []
+    field = cls.noise_field
+    change = (f"`jaxdp run {cls.name} --epsilon E` calibrates `{field}` to a target ε, and "
+              f"`jaxdp info {cls.name}` prints the `{field}` that reaches ε = 1, 4 and 8 when its "
+              f"own default report (10 agents, 100 steps) has no meaningful ε either" if field else
+              f"it declares no noise field `--epsilon` could calibrate: raise its noise Params "
+              f"(above) or run fewer steps")
+    return ["", f"No meaningful ε at the default Params on this tiny setting: {change}."]
 
 
 TEST_STEMS = {"catalogue": ("baselines", "catalogue")}
@@ -319,6 +338,7 @@ def page(entry: Entry) -> str:
                   f"- **relation:** `{p['relation']}`; privacy unit: {p['unit']}",
                   f"- **headline accountant:** `{p['headline']}` (sound curves: {p['sound']})",
                   f"- **curves:** {p['methods']}", "", "```text", p["summary"], "```"]
+        lines += remedy_pointer(cls, p)
     lines += ["", "## Reference test", ""]
     if entry.reference:
         lines.append(f"Checked step by step against the per-node reference "

@@ -53,7 +53,7 @@ entry-point group)::
     class Shrink(Transform):
         kind: ClassVar[str] = "shrink"
         role: ClassVar[str] = "contraction"     # ‖f v‖ ≤ ‖v‖ for f in [0, 1]
-        declared: ClassVar = (declare("f", domain="probability", doc="f, the shrink factor"),)
+        declared: ClassVar = (declare("f", domain="probability", doc="shrink factor"),)
 
         def apply(self, v, p, who, k, z=None):   # f: a scalar or one value per sender
             return v * per_row(p[self.fields[0]], who, v)

@@ -477,10 +477,10 @@ def with_channel(algorithm: Algorithm, channel) -> WithChannel:
     products the step calls with ``message="x"`` / ``"y"`` (key ``"*"``: every other message).
 
     Example:
-      >>> alg = with_channel(DGD(), chain(clip(1.0), gaussian(0.5)))
-      >>> params = alg.params(DGDParams(alpha=0.05), gauss_sigma=0.2)
-      >>> tracked = with_channel(DIGing(), {"x": chain(clip(1.0), gaussian(0.5, name="gx")),
-      ...                                   "y": chain(clip(2.0, name="cy"), gaussian(1.0))})
+      >>> alg = with_channel(DGD(), chain(clip(0.1), gaussian(15.0)))  # σ/C = 150
+      >>> params = alg.params(DGDParams(alpha=0.05), gauss_sigma=20.0)
+      >>> tracked = with_channel(DIGing(), {"x": chain(clip(0.1), gaussian(15.0, name="gx")),
+      ...                                   "y": chain(clip(0.2, name="cy"), gaussian(30.0))})
 
     Raises:
       ValueError: not an Algorithm, not a channel, an empty mapping, or channel fields clashing

@@ -6,7 +6,7 @@ vmapped over a grid and differentiated. One step of a run is
 
 .. code-block:: python
 
-    noise = algorithm.noise(key_k, state, params, k)               # every random draw of step k
+    noise = algorithm.noise(key_k, state, params, k)       # every random draw of step k
     state, messages = algorithm.step(state, noise, problem, network, params, k)
 
 ``step`` is pure and deterministic given ``noise``; ``noise`` writes every draw as

@@ -8,7 +8,7 @@ declaration through :func:`param_specs`:
 
     @chex.dataclass(frozen=True)
     class MyParams:
-        alpha: float = jaxdp.param(0.05, domain="positive", per_agent=False, doc="α, step size")
+        alpha: float = jaxdp.param(0.05, domain="positive", per_agent=False, doc="α, step")
         sigma: float = jaxdp.param(1.0, domain="nonnegative", doc="σ, noise std", unit="·C")
 
 A plain field (``x: float = 0.0``) is a finite real, scalar or per agent, with no meaning shown.

@@ -255,7 +255,8 @@ def final_metrics(algorithm, problem, network, params, seed_key, *, steps, metri
         metrics are still those after the last step.
 
     Example:
-      >>> g = jax.grad(lambda p: final_metrics(alg, prob, net, p, key, steps=100)["objective"])
+      >>> loss = lambda p: final_metrics(alg, prob, net, p, key, steps=100)["objective"]
+      >>> g = jax.grad(loss)(params)  # d objective / d Params, a Params of gradients
     """
     block = checkpoint_every or steps
     final = lambda problem, models, state: (  # noqa: E731

@@ -4,8 +4,9 @@ Build a network on the host, then pass it to the engine::
 
     net = make_network("random_geometric", 50, radius=0.3, seed=1)   # paper 000's graph
     net = build_network(ring(8), weights="metropolis", P="I-W", backend="edges")
-    net = build_network_from_edges(10**6, random_sparse_edges(10**6, degree=10))  # no networkx
-    y = net.mix(x)                                                     # W @ x, x of shape (N, ...)
+    edges = random_sparse_edges(10**6, degree=10)                   # no networkx
+    net = build_network_from_edges(10**6, edges)
+    y = net.mix(x)                                              # W @ x, x of shape (N, ...)
 
 Backends: ``"dense"`` holds the ``(N, N)`` matrices ``net.W``, ``net.P``, ``net.L`` and multiplies
 by a GEMM; ``"edges"`` holds only edge arrays (memory ``O(N + E)``, for large sparse graphs;

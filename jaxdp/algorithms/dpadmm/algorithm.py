@@ -15,9 +15,9 @@ Lagrangian (minus sign on the dual): ``L_ρ = Σ_i f_i(w_i) − ⟨γ_i, w_i −
 Stacked updates; rows are the N providers, W̃ and Γ are ``(N, d)``, ``P = 11ᵀ/N``:
 
 * **DP-ADMM** (Algorithm 3), with ``c_i = ρ + 1/η_i^{k+1}`` and ``f_i'`` the gradient of the smooth
-  part plus ``(λ/N)·sgn`` for ℓ1 (``sgn(0) = 0``)::
+  part plus ``(λ/N)·sgn`` for ℓ1 (``sgn(0) = 0``); (3a) is the closed form of (2)::
 
-      W^{k+1}    = diag(c)⁻¹ (−F'(W̃^k) + Γ^k + ρ 1w^kᵀ + diag(1/η) W̃^k)    (3a), closed form of (2)
+      W^{k+1}    = diag(c)⁻¹ (−F'(W̃^k) + Γ^k + ρ 1w^kᵀ + diag(1/η) W̃^k)    (3a)
       W̃^{k+1}   = W^{k+1} + diag(σ_{k+1}) Ξ^{k+1},  Ξ ~ N(0, I)            (3b)
       1w^{k+1}ᵀ  = P (W̃^{k+1} − Γ^k / ρ)                                    (3c)
       Γ^{k+1}    = Γ^k − ρ (W̃^{k+1} − 1w^{k+1}ᵀ)                            (3d)

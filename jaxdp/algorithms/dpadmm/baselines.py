@@ -4,9 +4,9 @@ Huang, Hu, Chan-Tin & Gong, arXiv:1808.10101, Sec. III-A and VI. Both share DP-A
 (:class:`jaxdp.algorithms.dpadmm.algorithm.StarADMM`: the trainer's average (3c) on the complete graph's
 ``W = 11ᵀ/N`` and the dual step (3d)); only the local release differs::
 
-    W^{k+1}  rows = argmin_x f_i(x) − ⟨γ_i^k, x⟩ + ρ/2 ‖x − w^k‖²        Alg. 1 l.4 = Alg. 2 l.4
-    W̃^{k+1} = W^{k+1}                                                   Algorithm 1
-    W̃^{k+1} = W^{k+1} + diag(σ) Ξ,  σ_i = Δ_i √(2 ln(1.25/δ))/ε          Alg. 2 l.5 (constant σ)
+    W^{k+1}  rows = argmin_x f_i(x) − ⟨γ_i^k, x⟩ + ρ/2 ‖x − w^k‖²    Alg. 1 l.4 = Alg. 2 l.4
+    W̃^{k+1} = W^{k+1}                                               Algorithm 1
+    W̃^{k+1} = W^{k+1} + diag(σ) Ξ,  σ_i = Δ_i √(2 ln(1.25/δ))/ε     Alg. 2 l.5 (constant σ)
 
 **Exact local solve.** Jitted and vmapped over providers, warm-started at the received w^k:
 Newton's method for a smooth f_i; proximal gradient with step 1/L for an ℓ1 term, L = ρ + lam +

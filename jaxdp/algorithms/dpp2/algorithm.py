@@ -7,7 +7,7 @@ A decentralized proximal primal–dual method with two tiers of privacy. Stacked
 
 .. code-block:: text
 
-    w^k = u_w r^k Lap(1),  e^k = u_e r^k Lap(1)       per agent, per coordinate      Alg. 1 l.5
+    w^k = u_w r^k Lap(1),  e^k = u_e r^k Lap(1)       per agent and coordinate   Alg. 1 l.5
     y^k = x^k + (1 − η^k) d^k + w^k                    sent in round 1                 (16)
     z^k = ∇F(x^k) + η^k q^k + ρ P y^k + e^k            sent in round 2                 (17)
     x^{k+1} = x^k + w^k − α(z^k − e^k) + β P z^k       w kept, e removed from α-term   (18)

@@ -18,7 +18,7 @@ Round k of Algorithm 1, every agent i (the consensus term is frozen at the round
       g̃   = ζ/(ζ + ‖g‖) · g + e,   e ~ N(0, σ_e² I)                        (7)
       φ^{t+1} = φ^t − γ g̃ − c_i                                            (5a)
     x_i⁺  = φ^τ                                                             Alg. 1 l.11
-    m_{j→i} = z_ji − 2ρ x_j⁺   (sent by j to i, one message per edge)       Alg. 1 l.13, corrected
+    m_{j→i} = z_ji − 2ρ x_j⁺   (sent by j to i, one per edge)      Alg. 1 l.13, corrected
     z_ij⁺ = ½ z_ij − ½ m_{j→i}                                              (5b)
 
 Stacked (appendix, with A the edge→node incidence, P the edge reversal, D = AᵀA, Ã = AᵀPA):

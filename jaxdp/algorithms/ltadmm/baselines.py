@@ -10,11 +10,11 @@ with gradient clipping and communication compression", IEEE J-STSP 19(1) 2025, a
 BEER (Zhao, Li, Richtárik & Chi 2022; skeleton as in the authors' code ``liboyue/beer``:
 ``experiments/BEER.py``, ``beer/optim/BEER.py``) on per-sample clipped, perturbed gradients::
 
-    X⁺   = X + γ (W − I) H − η V                       (P1)  model step on the surrogate H
-    H⁺   = H + C(X⁺ − H)                                (P2)  1st communication: C(X⁺ − H)
-    Ĝ⁺   = (1/b) Σ_h clip_C(∇f_{i,h}(x_i⁺)) + σ ξ       (P3)  PORTER-DP gradient, ξ ~ N(0, I)
-    V⁺   = V + γ (W − I) G_v + Ĝ⁺ − Ĝ                   (P4)  gradient tracking
-    G_v⁺ = G_v + C(V⁺ − G_v)                            (P5)  2nd communication: C(V⁺ − G_v)
+    X⁺   = X + γ (W − I) H − η V                      (P1)  model step on the surrogate H
+    H⁺   = H + C(X⁺ − H)                               (P2)  1st communication: C(X⁺ − H)
+    Ĝ⁺   = (1/b) Σ_h clip_C(∇f_{i,h}(x_i⁺)) + σ ξ      (P3)  PORTER-DP gradient, ξ ~ N(0, I)
+    V⁺   = V + γ (W − I) G_v + Ĝ⁺ − Ĝ                  (P4)  gradient tracking
+    G_v⁺ = G_v + C(V⁺ − G_v)                           (P5)  2nd communication: C(V⁺ − G_v)
 
 Two communications and one minibatch gradient per iteration (Table I: t_g + 2t_c). Flagged
 choices: the compressor C is the identity by default (``compress_k=0``; paper 004 mentions no
@@ -28,10 +28,10 @@ uniformly bounded stochastic gradients", AISTATS 2025, PMLR 258:3223-3231. Diffe
 stochastic recursive momentum (STORM) with two clippings; the original is a client-server method,
 decentralised here by mixing the models over the ring::
 
-    v_i⁰ = (1/b) Σ_h clip_{C1}(∇f_{i,h}(x_i⁰)) + σ0 ξ                                    (S1)
+    v_i⁰ = (1/b) Σ_h clip_{C1}(∇f_{i,h}(x_i⁰)) + σ0 ξ                                   (S1)
     v_i^t = (1−η) v_i^{t−1} + (1/b) Σ_h [η clip_{C1}(∇f_{i,h}(x_i^t))
-            + (1−η) clip_{C2}(∇f_{i,h}(x_i^t) − ∇f_{i,h}(x_i^{t−1}))] + σ1 ξ              (S2)
-    x_i^{t+1} = Σ_j W_ij x_j^t − γ v_i^t                                                 (S3)
+            + (1−η) clip_{C2}(∇f_{i,h}(x_i^t) − ∇f_{i,h}(x_i^{t−1}))] + σ1 ξ            (S2)
+    x_i^{t+1} = Σ_j W_ij x_j^t − γ v_i^t                                                (S3)
 
 Two gradients per iteration on the same minibatch (at x^t and x^{t−1}) and one communication
 (Table I: 2t_g + t_c). Flagged choices: per-sample clipping of both terms (what makes the added

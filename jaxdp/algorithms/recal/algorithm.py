@@ -16,11 +16,11 @@ One iteration k (only the baton holder ``i = i_k`` acts; Algorithm 1 / eq. (7)):
 .. code-block:: text
 
     h        = β (x^k − y_i^k)                              # (7a)  λ_i^{k+½} − λ_i^k
-    x^{k+1}  = prox_{nr}( x^k − (ũ^k + h) )                 # (7b), Alg. 1 uses the noisy ũ^k
+    x^{k+1}  = prox_{nr}( x^k − (ũ^k + h) )                 # (7b), Alg. 1: the noisy ũ^k
     y_i^{k+1}= y_i^k − α_i (∇f_i(y_i^k) − (λ_i^k + h))      # (7c)
     λ_i^{k+1}= λ_i^k + h + β[(x^{k+1} − x^k) − (y_i^{k+1} − y_i^k)]   # (7d)
     u^{k+1}  = u^k + λ_i^{k+1} − λ_i^k                      # (7e)
-    τ_i     += 1;  ũ^{k+1} = u^{k+1} − σ_{τ_i} z,  z ~ N(0, I)   # Alg. 1, σ²_τ = σ₁² R^{−(τ−1)}
+    τ_i     += 1;  ũ^{k+1} = u^{k+1} − σ_{τ_i} z, z ~ N(0, I)   # Alg. 1: σ²_τ = σ₁²R^{1−τ}
     i_{k+1}  ~ row i of the transition matrix (P = I − D⁻¹L by default, Assumption 2)
 
 The token is the integer ``holder`` in the state and each step updates one row of ``y`` and ``λ``
