@@ -30,8 +30,22 @@ at most ``u·L`` lattice steps, ``u`` the unit round-off), every coordinate of `
 most ``|v − v'|/γ + 1 + 2uL`` (rounding to nearest moves each side by ½). Hence the integer shift
 has ℓ2 norm ``≤ ‖v − v'‖₂/γ + (1 + 2uL)√d`` and ℓ1 norm ``≤ ‖v − v'‖₁/γ + (1 + 2uL)d``:
 :func:`lattice_sensitivity` returns that bound in value units (``γ`` times it), which the
-reports use. With ``R = 2^{12}`` the rounding term is ``√d/4096`` noise standard deviations:
-0.08 % of σ at ``d = 10``, 0.9 % at ``d = 1370``.
+reports use.
+
+Resolution. The rounding term is ``c√d/R`` noise standard deviations, ``c = 1 + 2uL`` (1.5 in
+float32, 1.25 in float64), i.e. a fraction ``z·c√d/R`` of ``Δ`` at noise multiplier ``z = s/Δ``;
+the headline ε grows by about 1.4 times that fraction at ``z = 10`` (up to 4 times at ``z = 1``,
+where the fraction is ten times smaller). ``R = 2^{15}`` makes it 0.17 % of σ at ``d = 1370``
+(2.5 % of Δ at ``z = 10``; it was 1.4 % of σ, 13.6 % of Δ, with ``R = 2^{12}``), so the sound
+headline is within 5 % of the continuous ideal over issue 37's grid up to ``d ≈ 5000``
+(``docs/privacy.md``, "How tight"). The float32 range fixes the rest: ``|a + K| ≤ L + 13R`` must
+stay below ``2^{23}`` (exact sums, and :func:`jaxdp.channels._correlated.lattice_integer` recovers
+``n`` from the release), so ``L = 2^{22}`` and a float32 value is clamped at ``Lγ = 128σ``
+(1024σ before). The price of a finer ``R`` is the table: ``13R`` entries, ``2^{19}`` buckets, 6 MB
+of constants in every program that draws, seconds of exact arithmetic to build
+(:func:`gaussian_table` keeps it in the compilation-cache directory where that cache is on).
+Not removed: the float error ``2uL`` of ``v/γ`` (¼ step per side in float32). Rounding ``v/γ``
+exactly needs the 48-bit product ``a·γ``, which float32 has not without a fused multiply-add.
 
 Sampling. ``K`` is drawn from an alias table (Walker 1977; Vose 1991) built once on the host in
 exact integer arithmetic from the pmf evaluated with 50-digit decimals: one table bucket from the
@@ -51,7 +65,12 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
+import os
+import tempfile
+import zipfile
+from pathlib import Path
 from decimal import Decimal, localcontext
 
 import jax
@@ -61,8 +80,10 @@ import numpy as np
 from jaxdp._types import Array, PRNGKey
 from jaxdp.privacy._bits import random_words
 
-GAUSSIAN_RESOLUTION = 2 ** 12
-"""``R`` of the discrete Gaussian: ``K ~ N_ℤ(0, R²)``, so the lattice step is ``γ = σ/4096``."""
+GAUSSIAN_RESOLUTION = 2 ** 15
+"""``R`` of the rounded Gaussian: ``K = round(RZ)``, so the lattice step is ``γ = σ/32768`` and the
+rounding term of the sensitivity is ``(1 + 2uL)√d/R`` noise standard deviations (module
+docstring)."""
 LAPLACE_RESOLUTION = 2 ** 16
 """``R`` of the discrete Laplace: ``P(K = k) ∝ e^{−|k|/R}``, so ``γ = b/65536``."""
 _GAUSSIAN_TAIL = 13  # |K| ≤ 13 R: the cut tail has mass ≈ 1e-38
@@ -74,9 +95,9 @@ _DIGITS = 50
 
 def clamp_bound(dtype) -> float:
     """``L``: ``|a(v)| ≤ L`` lattice steps, so ``a + K`` stays an exact integer in ``dtype``
-    (``|K| < 2^{23}``): ``2^{22}`` in float32 (a value is clamped at ``2^{10}σ`` or ``64b``),
-    ``2^{50}`` in float64 (``2^{38}σ``, ``2^{34}b``); the float error of ``v/γ`` is then at most
-    ``uL`` = ¼ step."""
+    (``|K| ≤ 13R``, ``L + 13R < 2^{23}``): ``2^{22}`` in float32 (a value is clamped at
+    ``L/R = 128σ`` or ``64b``), ``2^{50}`` in float64 (``2^{35}σ``, ``2^{34}b``); the float error
+    of ``v/γ`` is then at most ``uL`` = ¼ step."""
     return float(2 ** 22) if jnp.dtype(dtype) == jnp.float32 else float(2 ** 50)
 
 
@@ -101,20 +122,24 @@ class AliasTable:
 
 def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
     """The alias table of ``pmf`` (Decimals summing to ``1 − tail``; ``tail`` is the ideal mass
-    past the table), with its exact total-variation distance from the ideal law."""
+    past the table), with its exact total-variation distance from the ideal law.
+
+    The weights are the pmf in units of ``2^{−64}/M``, floored, the units left over going to the
+    largest remainders (any rounding would do: the distance is computed from the weights drawn)."""
     bits = max(1, math.ceil(math.log2(len(pmf))))
     m, cap = 2 ** bits, 2 ** 64
     total = m * cap
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        scaled = [p * total for p in pmf]
+        probabilities = np.array(pmf, dtype=object)
+        scaled = probabilities * total
         weights = [int(x) for x in scaled]  # floor, then the largest remainders get the rest
+        remainders = np.array([float(x - w) for x, w in zip(scaled, weights, strict=True)])
         short = total - sum(weights)
-        order = sorted(range(len(pmf)), key=lambda k: scaled[k] - weights[k], reverse=True)
-        for k in order[:short]:
+        for k in np.argsort(-remainders, kind="stable")[:short]:
             weights[k] += 1
-        tv = (sum(abs(Decimal(w) / total - p) for w, p in zip(weights, pmf, strict=True))
-              + tail) / 2
+        gaps = np.array([Decimal(w) for w in weights], dtype=object) / total - probabilities
+        tv = (sum(abs(g) for g in gaps) + tail) / 2
     weights += [0] * (m - len(pmf))
     threshold, alias = [cap] * m, list(range(m))
     small = [k for k in range(m) if weights[k] < cap]
@@ -127,7 +152,6 @@ def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
     for k in range(m):  # a full bucket keeps itself: threshold 0, alias itself
         if threshold[k] == cap:
             threshold[k], alias[k] = 0, k
-    threshold = np.array(threshold, dtype=object)
     return AliasTable(bits=bits, hi=np.array([t >> 32 for t in threshold], np.uint32),
                       lo=np.array([t & 0xFFFFFFFF for t in threshold], np.uint32),
                       alias=np.array(alias, np.int32), tv=float(tv))
@@ -143,6 +167,68 @@ def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
 
 @functools.cache
 def gaussian_table() -> AliasTable:
+    """The alias table of :func:`build_gaussian_table`, built once per process, or read from the
+    compilation-cache directory where the process turned JAX's persistent cache on
+    (:func:`jaxdp.use_compile_cache`, the ``jaxdp`` command): a file there is used only when its
+    SHA-256 is :data:`GAUSSIAN_TABLE_SHA256`, the digest of the table this code builds (a test
+    rebuilds it and checks), so a stale, truncated or altered file is rebuilt over, never drawn
+    from. Building takes seconds of CPU (``2^{19}`` buckets in exact arithmetic); reading, tens of
+    milliseconds."""
+    path = _table_path()
+    table = _read_table(path) if path is not None else None
+    if table is None:
+        table = build_gaussian_table()
+        if path is not None and table_digest(table) == GAUSSIAN_TABLE_SHA256:
+            _write_table(path, table)
+    return table
+
+
+GAUSSIAN_TABLE_SHA256 = "5f33dbf2f554462d0e7a15bd55889e0db513f0c8d8748aa8fd73210d48f70b95"
+"""The SHA-256 of :func:`build_gaussian_table`'s table (:func:`table_digest`)."""
+
+
+def table_digest(table: AliasTable) -> str:
+    """The SHA-256 of a table's buckets, thresholds, aliases and distance (little-endian bytes)."""
+    digest = hashlib.sha256(f"{table.bits}:{table.tv!r}:".encode())
+    for part, dtype in ((table.hi, "<u4"), (table.lo, "<u4"), (table.alias, "<i4")):
+        digest.update(np.ascontiguousarray(part, dtype).tobytes())
+    return digest.hexdigest()
+
+
+def _table_path() -> Path | None:
+    """Where the Gaussian table is kept: ``jaxdp-tables/`` in JAX's compilation-cache directory,
+    or ``None`` when the persistent cache is off (a library writes nothing unasked)."""
+    directory = jax.config.jax_compilation_cache_dir
+    if not directory:
+        return None
+    return Path(directory) / "jaxdp-tables" / f"gaussian-{GAUSSIAN_TABLE_SHA256[:16]}.npz"
+
+
+def _read_table(path: Path) -> AliasTable | None:
+    """The table stored at ``path`` if it is there, readable and has the expected digest."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            table = AliasTable(bits=int(stored["bits"]), hi=stored["hi"].astype(np.uint32),
+                               lo=stored["lo"].astype(np.uint32),
+                               alias=stored["alias"].astype(np.int32), tv=float(stored["tv"]))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    return table if table_digest(table) == GAUSSIAN_TABLE_SHA256 else None
+
+
+def _write_table(path: Path, table: AliasTable) -> None:
+    """Store ``table`` at ``path`` (owner-only directory, atomic rename); a failure is ignored."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
+            np.savez(f, bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
+                     tv=table.tv)
+        os.replace(f.name, path)
+    except OSError:
+        return
+
+
+def build_gaussian_table() -> AliasTable:
     """The law of ``|K|``, ``K = round(RZ)``, ``Z ~ N(0, 1)`` (the rounded Gaussian):
     ``P(K = k) = ∫_{k−½}^{k+½} φ(x/R)/R dx``, ``P(|K| = k) = 2P(K = k)`` for ``k ≥ 1``.
 
@@ -164,19 +250,24 @@ def gaussian_table() -> AliasTable:
         for _ in range(top):  # e^{-k²/2R²} = q^{k²}, by q^{(k+1)²} = q^{k²} q^{2k+1}
             mass.append(mass[-1] * step)
             step *= q2
-        r4 = Decimal(r) ** 4
         with mpmath.workdps(_DIGITS + 5):
             norm = _decimal(mpmath.sqrt(2 * mpmath.pi) * r)
             tail = _decimal(mpmath.erfc((top + mpmath.mpf(0.5)) / (mpmath.sqrt(2) * r)))
-        inverse = 1 / norm
-        cells = [m * _horner(coefficients, Decimal(k * k) / r4) * inverse
-                 for k, m in enumerate(mass)]
-        return _alias_table([cells[0]] + [2 * c for c in cells[1:]], tail)
+        k = np.arange(top + 1, dtype=object)
+        x = np.array([Decimal(int(j)) for j in k * k], dtype=object) / Decimal(r) ** 4
+        cells = np.array(mass, dtype=object) * _horner(coefficients, x) / norm
+        cells[1:] *= 2
+        return _alias_table(list(cells), tail)
 
 
-def _cell_series(r: int, terms: int = 8) -> list[Decimal]:
-    """``c_n``, ``n < terms``, of :func:`gaussian_table`'s cell integral (50-digit decimals)."""
+def _cell_series(r: int) -> list[Decimal]:
+    """``c_n`` of :func:`gaussian_table`'s cell integral (50-digit decimals), as many terms as
+    reach ``10^{−50}`` relative on the table's support: ``c_n ≤ 1/((2n)!·4^n)`` and
+    ``x = k²/R⁴ ≤ (13/R)²``."""
     b = Decimal(-1) / (2 * r * r)
+    x_max = (_GAUSSIAN_TAIL / r) ** 2
+    terms = next(n for n in range(1, 64)
+                 if x_max ** n / (math.factorial(2 * n) * 4 ** n) < 10.0 ** -_DIGITS)
     out = []
     for n in range(terms):
         c, bj, j_fact = Decimal(0), Decimal(1), 1
@@ -188,8 +279,8 @@ def _cell_series(r: int, terms: int = 8) -> list[Decimal]:
     return out
 
 
-def _horner(coefficients: list[Decimal], x: Decimal) -> Decimal:
-    """``Σ_n c_n x^n``."""
+def _horner(coefficients: list[Decimal], x):
+    """``Σ_n c_n x^n`` (``x`` a Decimal or an object array of them)."""
     out = Decimal(0)
     for c in reversed(coefficients):
         out = out * x + c
@@ -348,7 +439,7 @@ class LatticeClampWarning(UserWarning):
 
 def clamp_values(scale, dtype, law: str) -> np.ndarray:
     """``Lγ = L·scale/R``: the magnitude beyond which :func:`lattice_release` releases a value
-    clamped (``1024σ`` / ``64b`` in float32, ``2³⁸σ`` / ``2³⁴b`` in float64), per scale."""
+    clamped (``128σ`` / ``64b`` in float32, ``2³⁵σ`` / ``2³⁴b`` in float64), per scale."""
     return clamp_bound(dtype) * np.asarray(scale, np.float64) / resolution(law)
 
 
