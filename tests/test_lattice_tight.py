@@ -240,3 +240,34 @@ def test_the_laplace_headline_is_smooth_in_the_scale():
     assert np.all(np.diff(eps) < 0)
     np.testing.assert_array_less(ideal, eps)
     np.testing.assert_array_less(eps, 1.02 * np.asarray(ideal))
+
+
+def test_the_table_is_read_from_the_cache_only_with_its_digest(tmp_path):
+    """The compile-cache copy of the Gaussian table is drawn from only when its SHA-256 is the
+    one this code builds: a stored table round-trips; a truncated file, or one whose tv or one
+    threshold was altered, reads as absent (and is rebuilt over); with the cache off nothing is
+    written."""
+    table = _lattice.gaussian_table()
+    assert _lattice.table_digest(table) == _lattice.GAUSSIAN_TABLE_SHA256
+    path = _lattice._table_path(str(tmp_path))
+    assert path.parent == tmp_path / "jaxdp-tables" and _lattice._table_path("") is None
+    _lattice._write_table(path, table)
+    assert oct(path.parent.stat().st_mode & 0o777) == oct(0o700)
+    read = _lattice._read_table(path)
+    assert read is not None and _lattice.table_digest(read) == _lattice.GAUSSIAN_TABLE_SHA256
+    for changed in ({"tv": table.tv * 0.5}, {"lo": table.lo ^ np.uint32(1) * (
+            np.arange(table.lo.size) == 7)}):
+        parts = {"bits": table.bits, "hi": table.hi, "lo": table.lo, "alias": table.alias,
+                 "tv": table.tv, **changed}
+        np.savez(path, **parts)
+        assert _lattice._read_table(path) is None
+    path.write_bytes(b"PK\x03\x04 truncated")
+    assert _lattice._read_table(path) is None
+
+
+@pytest.mark.slow
+def test_the_built_table_has_the_declared_digest():
+    """Building the table from scratch gives GAUSSIAN_TABLE_SHA256 (the digest a cached copy
+    must match); a change of R, the tail or the arithmetic must update it."""
+    table = _lattice.build_gaussian_table()
+    assert _lattice.table_digest(table) == _lattice.GAUSSIAN_TABLE_SHA256

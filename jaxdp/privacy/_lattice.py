@@ -72,6 +72,7 @@ import tempfile
 import zipfile
 from pathlib import Path
 from decimal import Decimal, localcontext
+from fractions import Fraction
 
 import jax
 import jax.numpy as jnp
@@ -140,11 +141,18 @@ def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
             weights[k] += 1
         gaps = np.array([Decimal(w) for w in weights], dtype=object) / total - probabilities
         tv = (sum(abs(g) for g in gaps) + tail) / 2
-    weights += [0] * (m - len(pmf))
+    return _vose(weights, bits, float(tv))
+
+
+def _vose(weights: list[int], bits: int, tv: float) -> AliasTable:
+    """The alias table drawing ``weights / (M·2^64)`` (integers summing to ``M·2^64``, at most
+    ``M = 2^bits`` of them): Vose's method in exact integers."""
+    m, cap = 2 ** bits, 2 ** 64
+    weights = list(weights) + [0] * (m - len(weights))
     threshold, alias = [cap] * m, list(range(m))
     small = [k for k in range(m) if weights[k] < cap]
     large = [k for k in range(m) if weights[k] >= cap]
-    while small and large:  # Vose's alias method, in exact integers
+    while small and large:
         s, g = small.pop(), large.pop()
         threshold[s], alias[s] = weights[s], g
         weights[g] -= cap - weights[s]
@@ -154,7 +162,7 @@ def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
             threshold[k], alias[k] = 0, k
     return AliasTable(bits=bits, hi=np.array([t >> 32 for t in threshold], np.uint32),
                       lo=np.array([t & 0xFFFFFFFF for t in threshold], np.uint32),
-                      alias=np.array(alias, np.int32), tv=float(tv))
+                      alias=np.array(alias, np.int32), tv=tv)
 
 
 def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
@@ -174,7 +182,7 @@ def gaussian_table() -> AliasTable:
     rebuilds it and checks), so a stale, truncated or altered file is rebuilt over, never drawn
     from. Building takes seconds of CPU (``2^{19}`` buckets in exact arithmetic); reading, tens of
     milliseconds."""
-    path = _table_path()
+    path = _table_path(jax.config.jax_compilation_cache_dir)
     table = _read_table(path) if path is not None else None
     if table is None:
         table = build_gaussian_table()
@@ -183,7 +191,7 @@ def gaussian_table() -> AliasTable:
     return table
 
 
-GAUSSIAN_TABLE_SHA256 = "5f33dbf2f554462d0e7a15bd55889e0db513f0c8d8748aa8fd73210d48f70b95"
+GAUSSIAN_TABLE_SHA256 = "3e3c367e0c027be3ff7a54445daa27a637b24048f1c1a8c6992fea2661664bb5"
 """The SHA-256 of :func:`build_gaussian_table`'s table (:func:`table_digest`)."""
 
 
@@ -195,10 +203,10 @@ def table_digest(table: AliasTable) -> str:
     return digest.hexdigest()
 
 
-def _table_path() -> Path | None:
-    """Where the Gaussian table is kept: ``jaxdp-tables/`` in JAX's compilation-cache directory,
-    or ``None`` when the persistent cache is off (a library writes nothing unasked)."""
-    directory = jax.config.jax_compilation_cache_dir
+def _table_path(directory: str | None) -> Path | None:
+    """Where the Gaussian table is kept: ``jaxdp-tables/`` in JAX's compilation-cache
+    ``directory``, or ``None`` when the persistent cache is off (a library writes nothing
+    unasked)."""
     if not directory:
         return None
     return Path(directory) / "jaxdp-tables" / f"gaussian-{GAUSSIAN_TABLE_SHA256[:16]}.npz"
@@ -228,6 +236,12 @@ def _write_table(path: Path, table: AliasTable) -> None:
         return
 
 
+_FRACTION_BITS = 160
+"""Fixed-point precision of :func:`build_gaussian_table`: probabilities are integers times
+``2^{−160}``, well below the table's unit ``2^{−64}/M = 2^{−83}`` even after the ``~2(13R)²``
+units of error the mass recurrence accumulates (``2^{39}``)."""
+
+
 def build_gaussian_table() -> AliasTable:
     """The law of ``|K|``, ``K = round(RZ)``, ``Z ~ N(0, 1)`` (the rounded Gaussian):
     ``P(K = k) = ∫_{k−½}^{k+½} φ(x/R)/R dx``, ``P(|K| = k) = 2P(K = k)`` for ``k ≥ 1``.
@@ -235,62 +249,75 @@ def build_gaussian_table() -> AliasTable:
     Each cell's mass is ``e^{−k²/2R²}·I(k)/(√(2π)R)`` with
     ``I(k) = ∫_{−½}^{½} e^{−kt/R² − t²/2R²} dt = Σ_n c_n (k/R²)^{2n}`` (expand both exponentials
     and integrate term by term: ``c_n = Σ_j (−1/2R²)^j / (j!(2n)!(2j + 2n + 1)4^{j+n})``), a
-    series whose terms fall by ``(13/R)² < 10⁻⁵`` per ``n`` on the table's support (eight
-    terms reach 50 digits); the masses
-    ``e^{−k²/2R²}`` come from the recurrence ``q^{(k+1)²} = q^{k²}q^{2k+1}``, all in 50-digit
-    decimals. The tail past ``13R`` has mass ``erfc((13R + ½)/(√2R))`` (mpmath)."""
+    series whose terms fall by ``(13/R)²`` per ``n`` on the table's support; the masses
+    ``e^{−k²/2R²}`` come from the recurrence ``q^{(k+1)²} = q^{k²}q^{2k+1}``. Everything is
+    fixed-point integer arithmetic with :data:`_FRACTION_BITS` bits (Python integers, vectorized
+    as numpy object arrays; the constants ``q``, ``c_n``, ``1/(√(2π)R)`` from mpmath at 70
+    digits), every operation a floor: the computed ``p̂_k`` is within ``2(2k² + 2N + 10)`` units
+    ``2^{−160}`` of ``p_k`` (``N`` series terms: each product of numbers ≤ 1 adds the operands'
+    errors plus one unit), and that sum is added to the total-variation bound, with the tail past
+    ``13R``, ``erfc((13R + ½)/(√2R))``."""
     import mpmath
 
-    r, top = GAUSSIAN_RESOLUTION, _GAUSSIAN_TAIL * GAUSSIAN_RESOLUTION
-    with localcontext() as ctx:
-        ctx.prec = _DIGITS
-        coefficients = _cell_series(r)
-        q = (Decimal(-1) / (2 * r * r)).exp()
-        mass, step, q2 = [Decimal(1)], q, q * q
-        for _ in range(top):  # e^{-k²/2R²} = q^{k²}, by q^{(k+1)²} = q^{k²} q^{2k+1}
-            mass.append(mass[-1] * step)
-            step *= q2
-        with mpmath.workdps(_DIGITS + 5):
-            norm = _decimal(mpmath.sqrt(2 * mpmath.pi) * r)
-            tail = _decimal(mpmath.erfc((top + mpmath.mpf(0.5)) / (mpmath.sqrt(2) * r)))
-        k = np.arange(top + 1, dtype=object)
-        x = np.array([Decimal(int(j)) for j in k * k], dtype=object) / Decimal(r) ** 4
-        cells = np.array(mass, dtype=object) * _horner(coefficients, x) / norm
-        cells[1:] *= 2
-        return _alias_table(list(cells), tail)
-
-
-def _cell_series(r: int) -> list[Decimal]:
-    """``c_n`` of :func:`gaussian_table`'s cell integral (50-digit decimals), as many terms as
-    reach ``10^{−50}`` relative on the table's support: ``c_n ≤ 1/((2n)!·4^n)`` and
-    ``x = k²/R⁴ ≤ (13/R)²``."""
-    b = Decimal(-1) / (2 * r * r)
+    r, top, f = GAUSSIAN_RESOLUTION, _GAUSSIAN_TAIL * GAUSSIAN_RESOLUTION, _FRACTION_BITS
+    log_r = r.bit_length() - 1
+    if r != 1 << log_r or f < 4 * log_r:
+        raise ValueError(f"GAUSSIAN_RESOLUTION must be a power of two ≤ 2^{f // 4}; got {r}")
     x_max = (_GAUSSIAN_TAIL / r) ** 2
     terms = next(n for n in range(1, 64)
-                 if x_max ** n / (math.factorial(2 * n) * 4 ** n) < 10.0 ** -_DIGITS)
-    out = []
-    for n in range(terms):
-        c, bj, j_fact = Decimal(0), Decimal(1), 1
-        for j in range(terms):
-            c += bj / (j_fact * math.factorial(2 * n) * (2 * j + 2 * n + 1) * Decimal(4) ** (j + n))
-            bj *= b
-            j_fact *= j + 1
-        out.append(c)
-    return out
+                 if x_max ** n / (math.factorial(2 * n) * 4 ** n) < 2.0 ** -f)
+    with mpmath.workdps(70):
+        fixed = lambda x: int(mpmath.floor(x * mpmath.mpf(2) ** f))  # noqa: E731
+        q = fixed(mpmath.exp(mpmath.mpf(-1) / (2 * r * r)))
+        inverse_norm = fixed(1 / (mpmath.sqrt(2 * mpmath.pi) * r))
+        coefficients = [fixed(_cell_coefficient(n, r, terms)) for n in range(terms)]
+        tail = mpmath.erfc((top + mpmath.mpf(0.5)) / (mpmath.sqrt(2) * r))
+    mass, m, step, q2 = [], 1 << f, q, (q * q) >> f
+    for _ in range(top + 1):  # e^{-k²/2R²} = q^{k²}, by q^{(k+1)²} = q^{k²} q^{2k+1}
+        mass.append(m)
+        m, step = (m * step) >> f, (step * q2) >> f
+    x = (np.arange(top + 1, dtype=object) ** 2) << (f - 4 * log_r)  # k²/R⁴, exact
+    series = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        series = ((series * x) >> f) + c
+    cells = (((np.array(mass, dtype=object) * series) >> f) * inverse_norm) >> f
+    cells[1:] *= 2
+    k = np.arange(top + 1, dtype=np.float64)
+    error = float(np.sum(2 * (2 * k ** 2 + 2 * terms + 10))) * 2.0 ** -f
+    return _fixed_alias_table(list(cells), f, float(tail) + error)
 
 
-def _horner(coefficients: list[Decimal], x):
-    """``Σ_n c_n x^n`` (``x`` a Decimal or an object array of them)."""
-    out = Decimal(0)
-    for c in reversed(coefficients):
-        out = out * x + c
-    return out
-
-
-def _decimal(x) -> Decimal:
-    """An mpmath number as a Decimal of :data:`_DIGITS` significant digits."""
+def _cell_coefficient(n: int, r: int, terms: int):
+    """``c_n`` of :func:`build_gaussian_table`'s cell integral (mpmath, its working precision)."""
     import mpmath
-    return Decimal(mpmath.nstr(x, _DIGITS, min_fixed=1, max_fixed=0))
+    b = mpmath.mpf(-1) / (2 * r * r)
+    return mpmath.fsum(b ** j / (mpmath.factorial(j) * mpmath.factorial(2 * n)
+                                 * (2 * j + 2 * n + 1) * mpmath.mpf(4) ** (j + n))
+                       for j in range(terms))
+
+
+def _fixed_alias_table(cells: list[int], f: int, slack: float) -> AliasTable:
+    """The alias table of the pmf ``cells·2^{−f}`` (non-negative integers), whose distance from
+    the ideal law is at most ``slack`` besides the rounding to the table's units (the ideal mass
+    past the table and the error of ``cells``): weights floored to units ``2^{−64}/M``, the units
+    left over to the largest remainders; the total-variation bound is exact in integers (rounded
+    up to a float)."""
+    bits = max(1, math.ceil(math.log2(len(cells))))
+    shift = f - bits - 64
+    if shift < 0:
+        raise ValueError(f"{f} fraction bits cannot resolve 2^-64/2^{bits}")
+    cells = np.array(cells, dtype=object)
+    weights = cells >> shift
+    short = (1 << (bits + 64)) - int(weights.sum())
+    if not 0 <= short <= len(cells):
+        raise ValueError(f"the pmf does not sum to 1 within the table's units (short {short})")
+    remainders = np.array([float(x) for x in (cells - (weights << shift))])
+    weights = [int(w) for w in weights]
+    for k in np.argsort(-remainders, kind="stable")[:short]:
+        weights[k] += 1
+    gaps = np.abs((np.array(weights, dtype=object) << shift) - cells).sum()
+    tv = (Fraction(int(gaps), 1 << f) + Fraction(slack)) / 2
+    return _vose(weights, bits, math.nextafter(float(tv), math.inf))
 
 
 @functools.cache
