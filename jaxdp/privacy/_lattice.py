@@ -35,9 +35,11 @@ reports use.
 Resolution. The rounding term is ``c√d/R`` noise standard deviations, ``c = 1 + 2uL`` (1.5 in
 float32, 1.25 in float64), i.e. a fraction ``z·c√d/R`` of ``Δ`` at noise multiplier ``z = s/Δ``;
 the headline ε grows by about 1.4 times that fraction at ``z = 10`` (up to 4 times at ``z = 1``,
-where the fraction is ten times smaller). ``R = 2^{15}`` makes it 0.17 % of σ at ``d = 1370``
+where the fraction is ten times smaller). The ``√d`` is attained, not a slack of the proof (a
+difference spread thinly over ``d`` coordinates can move every rounding by one), so only a finer
+lattice shrinks it: ``R = 2^{15}`` makes it 0.17 % of σ at ``d = 1370``
 (2.5 % of Δ at ``z = 10``; it was 1.4 % of σ, 13.6 % of Δ, with ``R = 2^{12}``), so the sound
-headline is within 5 % of the continuous ideal over issue 37's grid up to ``d ≈ 5000``
+headline is within 5 % of the continuous ideal over issue 37's grid up to ``d ≈ 4900`` in float32
 (``docs/privacy.md``, "How tight"). The float32 range fixes the rest: ``|a + K| ≤ L + 13R`` must
 stay below ``2^{23}`` (exact sums, and :func:`jaxdp.channels._correlated.lattice_integer` recovers
 ``n`` from the release), so ``L = 2^{22}`` and a float32 value is clamped at ``Lγ = 128σ``
