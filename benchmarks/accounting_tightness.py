@@ -37,6 +37,7 @@ Usage:
     python benchmarks/accounting_tightness.py --label before          # the full grid
     python benchmarks/accounting_tightness.py --label before --quick  # a small grid, < 1 min
     python benchmarks/accounting_tightness.py --label before --thin   # steps=1e4 only at q ≤ 1e-2
+    python benchmarks/accounting_tightness.py --label r15 --law gaussian  # the Gaussian rows only
 
 Writes ``benchmarks/results/accounting_tightness_<label>.json`` and prints a summary table.
 """
@@ -223,13 +224,16 @@ def main(argv=None) -> None:
     parser.add_argument("--label", required=True, help="results file suffix (before, after, ...)")
     parser.add_argument("--quick", action="store_true", help="a small grid (< 1 min)")
     parser.add_argument("--thin", action="store_true", help="steps = 1e4 only at q ≤ 1e-2")
+    parser.add_argument("--law", choices=("gaussian", "laplace"),
+                        help="only this law's families (and no Laplace staircase for gaussian)")
     args = parser.parse_args(argv)
     grid = QUICK if args.quick else GRID
     start = time.perf_counter()
-    rows = [measure(c) for c in configurations(grid, args.thin)]
+    rows = [measure(c) for c in configurations(grid, args.thin)
+            if args.law in (None, c[1])]
     seconds = time.perf_counter() - start
     summary = summarize(rows)
-    stairs = staircase()
+    stairs = staircase() if args.law in (None, "laplace") else []
     out = HERE / "results" / f"accounting_tightness_{args.label}.json"
     out.parent.mkdir(exist_ok=True)
     out.write_text(json.dumps({"label": args.label, "delta": DELTA, "grid": grid,

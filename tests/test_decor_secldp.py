@@ -186,12 +186,15 @@ def test_the_exactness_range_of_the_ratio():
     for dtype, bits in ((np.float32, 24), (np.float64, 53)):
         top, clamp = max_exact_ratio(dtype), 2 ** 22 if dtype == np.float32 else 2 ** 50
         assert clamp + 13 * R * (1 + top) <= 2 ** bits < clamp + 13 * R * (2 + top)
-    noise = channels.pairwise_cancelling(1.0, 236.0)
+    top = max_exact_ratio(np.float32)  # 28 with R = 2^15 (235 with R = 2^12)
+    noise = channels.pairwise_cancelling(1.0, top + 1.0)
     values = dict(noise.defaults)
     rho, why = noise.secret_pairs_ratio(values, np.float32)
-    assert rho == 0 and "exceeds 235" in why
-    assert noise.secret_pairs_ratio(values, np.float64) == (236, "")
-    per_agent = {**values, "decor_sigma_cor": np.full(4, 236.0)}
+    assert rho == 0 and f"exceeds {top}" in why
+    assert noise.secret_pairs_ratio(values, np.float64) == (top + 1, "")
+    assert channels.pairwise_cancelling(1.0, float(top)).secret_pairs_ratio(
+        dict(channels.pairwise_cancelling(1.0, float(top)).defaults), np.float32) == (top, "")
+    per_agent = {**values, "decor_sigma_cor": np.full(4, top + 1.0)}
     assert "scalars" in noise.secret_pairs_ratio(per_agent, np.float64)[1]
 
 

@@ -27,6 +27,7 @@ import pytest
 import jaxdp
 from jaxdp import algorithms, channels, network, problems
 from jaxdp.privacy import add_noise, clip_by_norm, noise_draws
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION as R
 from tests.support_attack import float_in_support, identify, lattice_in_support
 
 DTYPES = ("float32", "float64")
@@ -105,10 +106,10 @@ def test_lattice_membership_test_is_not_vacuous():
     (so its 'never caught' above is a finding, not a tautology)."""
     dtype, s = "float64", 0.75
     r = _releases(jax.random.key(5), 200, V, "gaussian", dtype, "lattice")
-    gamma = s / 4096
+    gamma = s / R
     off = r + gamma / 3  # between lattice points
     assert not lattice_in_support(off, V, s, law="gaussian", dtype=dtype).any()
-    far = np.full(4, V + 14 * 4096 * gamma)  # |K| = 14 R > the table's 13 R
+    far = np.full(4, V + 14 * R * gamma)  # |K| = 14 R > the table's 13 R
     assert not lattice_in_support(far, V, s, law="gaussian", dtype=dtype).any()
 
 

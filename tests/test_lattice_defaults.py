@@ -86,7 +86,7 @@ def test_lattice_release_is_the_rounded_value_plus_the_integer_draw():
         gamma = s / privacy.samplers.GAUSSIAN_RESOLUTION
         n = np.round(r / gamma)
         np.testing.assert_array_equal(n * gamma, r)
-        np.testing.assert_array_equal(n, np.round(v / gamma) + np.asarray(z) * 4096)
+        np.testing.assert_array_equal(n, np.round(v / gamma) + np.asarray(z) * privacy.samplers.GAUSSIAN_RESOLUTION)
         # the rounding moves each coordinate by at most γ/2: the sensitivity's slack
         assert np.max(np.abs(r - (v + s * np.asarray(z)))) <= gamma / 2 * (1 + 1e-9)
         g = jax.grad(lambda s: privacy.add_noise(v, s, z).sum())(s)

@@ -5,8 +5,8 @@ Each directed message ``e = (j → i)`` of a product call is released as
 .. math:: m_e = γ\\,(a(v_j) + K_e + c_e)\\quad\\text{(lattice)},\\qquad
           m_e = v_j + σ ξ_e + σ_{cor} ξ'_e\\quad\\text{(float sampler)},
 
-``γ = σ/4096``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.samplers.lattice_release`,
-``K_e`` an independent rounded Gaussian ``round(R·Z)`` (``R = 4096``) and ``c_e`` a **coupled**
+``γ = σ/R``, ``a(v_j)`` the lattice integer of :func:`~jaxdp.privacy.samplers.lattice_release`,
+``K_e`` an independent rounded Gaussian ``round(R·Z)`` (``R`` = :data:`~jaxdp.privacy.samplers.GAUSSIAN_RESOLUTION`) and ``c_e`` a **coupled**
 integer that depends on draws of other directed messages. The message is computed from the lattice
 release ``fl(γ(a + K_e))`` of :func:`~jaxdp.privacy.add_noise` (the eavesdropper's release),
 whose integer is recovered exactly (:func:`lattice_integer`), plus ``c_e``: the integer
@@ -395,7 +395,7 @@ def pairwise_cancelling(sigma_ind: float = 1.0, sigma_cor: float = 1.0, *, decay
     independent noise, so the messages are post-processing of per-message Gaussian releases of
     scale σ_ind, which is all the report counts (under every threat model; the paper's SecLDP
     analysis is not implemented). On the lattice both parts are integer multiples of
-    ``γ = σ_ind r^k/4096`` (the module docstring of :mod:`jaxdp.channels._correlated`).
+    ``γ = σ_ind r^k/R`` (the module docstring of :mod:`jaxdp.channels._correlated`).
 
     ``independent="per_sender"`` is Eq. (3) as printed: the independent part ``v̄_j`` is one draw
     per sender and call, shared by its messages; the eavesdropper report is then the broadcast

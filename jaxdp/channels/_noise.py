@@ -156,8 +156,8 @@ def gaussian(sigma: float = 1.0, *, decay: float = 1.0, name: str = "gauss",
              sampler: str = "lattice") -> Gaussian:
     """Add ``σ r^k z``, ``z ~ N(0, I)`` (fields ``f"{name}_sigma"`` > 0, ``f"{name}_decay"`` > 0).
 
-    ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K = round(4096·z)``,
-    ``γ = σr^k/4096``: private as floats (:func:`jaxdp.privacy.samplers.lattice_release`);
+    ``sampler="lattice"`` (default) releases ``γ(round(v/γ) + K)``, ``K = round(R·z)``,
+    ``γ = σr^k/R`` (``R`` = :data:`~jaxdp.privacy.samplers.GAUSSIAN_RESOLUTION`): private as floats (:func:`jaxdp.privacy.samplers.lattice_release`);
     ``sampler="float"`` adds float draws (faster, aggregatable; the report's guarantee is ``inf``).
 
     Raises:

@@ -30,18 +30,36 @@ at most ``u·L`` lattice steps, ``u`` the unit round-off), every coordinate of `
 most ``|v − v'|/γ + 1 + 2uL`` (rounding to nearest moves each side by ½). Hence the integer shift
 has ℓ2 norm ``≤ ‖v − v'‖₂/γ + (1 + 2uL)√d`` and ℓ1 norm ``≤ ‖v − v'‖₁/γ + (1 + 2uL)d``:
 :func:`lattice_sensitivity` returns that bound in value units (``γ`` times it), which the
-reports use. With ``R = 2^{12}`` the rounding term is ``√d/4096`` noise standard deviations:
-0.08 % of σ at ``d = 10``, 0.9 % at ``d = 1370``.
+reports use.
+
+Resolution. The rounding term is ``c√d/R`` noise standard deviations, ``c = 1 + 2uL`` (1.5 in
+float32, 1.25 in float64), i.e. a fraction ``z·c√d/R`` of ``Δ`` at noise multiplier ``z = s/Δ``;
+the headline ε grows by about 1.4 times that fraction at ``z = 10`` (up to 4 times at ``z = 1``,
+where the fraction is ten times smaller). The ``√d`` is attained, not a slack of the proof (a
+difference spread thinly over ``d`` coordinates can move every rounding by one), so only a finer
+lattice shrinks it: ``R = 2^{15}`` makes it 0.17 % of σ at ``d = 1370``
+(2.5 % of Δ at ``z = 10``; it was 1.4 % of σ, 13.6 % of Δ, with ``R = 2^{12}``), so the sound
+headline is within 5 % of the continuous ideal over the tightness grid up to ``d ≈ 4900`` in
+float32 (``docs/privacy.md``, "How tight"). The float32 range fixes the rest: ``|a + K| ≤ L + 13R`` must
+stay below ``2^{23}`` (exact sums, and :func:`jaxdp.channels._correlated.lattice_integer` recovers
+``n`` from the release), so ``L = 2^{22}`` and a float32 value is clamped at ``Lγ = 128σ``
+(1024σ before). The price of a finer ``R`` is the table: ``13R`` entries, ``2^{19}`` buckets, 6 MB
+of constants in every program that draws, seconds of exact arithmetic to build
+(:func:`gaussian_table` keeps it in the compilation-cache directory where that cache is on).
+Not removed: the float error ``2uL`` of ``v/γ`` (¼ step per side in float32). Rounding ``v/γ``
+exactly needs the 48-bit product ``a·γ``, which float32 has not without a fused multiply-add.
 
 Sampling. ``K`` is drawn from an alias table (Walker 1977; Vose 1991) built once on the host in
-exact integer arithmetic from the pmf evaluated with 50-digit decimals: one table bucket from the
+exact integer arithmetic from the pmf evaluated in fixed point (Gaussian, ``2^{−160}``, its
+error bounded) or with 50-digit decimals (Laplace): one table bucket from the
 bits of a random word and a 64-bit threshold comparison. One 32-bit word carries the bucket, the
 sign and the top bits of the 64-bit uniform, which decide the comparison except on a tie with the
-threshold's top bits (probability ``2^{−15}`` for ``M = 2^{16}``); a tie takes the rest of its
+threshold's top bits (probability ``2^{−12}`` for ``M = 2^{19}``); a tie takes the rest of its
 uniform from fresh words (a few per group of draws, :func:`_lookup`), so a Gaussian draw costs
 about one word and one gather, with no data-dependent loop or shape and a program size
 independent of the data. The table's law differs from the ideal one by its quantization
-(probabilities are multiples of ``2^{−64}/M``) and its cut tail; the total-variation distance ``η`` per draw is computed exactly when the table is built
+(probabilities are multiples of ``2^{−64}/M``) and its cut tail; the total-variation distance
+``η`` per draw is computed exactly when the table is built
 (:func:`sampler_tv`, which adds the ``2^{−96}`` bound on a group running out of tie words), and a
 run with ``D`` draws is within ``Dη`` of the ideal mechanism: a report adds ``(1 + e^ε)·Dη`` to δ.
 The rounded Laplace is drawn as ``±(1 + 2^{16}H + L)`` or 0, with
@@ -55,8 +73,14 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import hashlib
 import math
+import os
+import tempfile
+import zipfile
 from decimal import Decimal, localcontext
+from fractions import Fraction
+from pathlib import Path
 
 import jax
 import jax.numpy as jnp
@@ -65,8 +89,10 @@ import numpy as np
 from jaxdp._types import Array, PRNGKey
 from jaxdp.privacy._bits import random_words
 
-GAUSSIAN_RESOLUTION = 2 ** 12
-"""``R`` of the discrete Gaussian: ``K ~ N_ℤ(0, R²)``, so the lattice step is ``γ = σ/4096``."""
+GAUSSIAN_RESOLUTION = 2 ** 15
+"""``R`` of the rounded Gaussian: ``K = round(RZ)``, so the lattice step is ``γ = σ/32768`` and the
+rounding term of the sensitivity is ``(1 + 2uL)√d/R`` noise standard deviations (module
+docstring)."""
 LAPLACE_RESOLUTION = 2 ** 16
 """``R`` of the discrete Laplace: ``P(K = k) ∝ e^{−|k|/R}``, so ``γ = b/65536``."""
 _GAUSSIAN_TAIL = 13  # |K| ≤ 13 R: the cut tail has mass ≈ 1e-38
@@ -78,9 +104,9 @@ _DIGITS = 50
 
 def clamp_bound(dtype) -> float:
     """``L``: ``|a(v)| ≤ L`` lattice steps, so ``a + K`` stays an exact integer in ``dtype``
-    (``|K| < 2^{23}``): ``2^{22}`` in float32 (a value is clamped at ``2^{10}σ`` or ``64b``),
-    ``2^{50}`` in float64 (``2^{38}σ``, ``2^{34}b``); the float error of ``v/γ`` is then at most
-    ``uL`` = ¼ step."""
+    (``|K| ≤ 13R``, ``L + 13R < 2^{23}``): ``2^{22}`` in float32 (a value is clamped at
+    ``L/R = 128σ`` or ``64b``), ``2^{50}`` in float64 (``2^{35}σ``, ``2^{34}b``); the float error
+    of ``v/γ`` is then at most ``uL`` = ¼ step."""
     return float(2 ** 22) if jnp.dtype(dtype) == jnp.float32 else float(2 ** 50)
 
 
@@ -105,25 +131,36 @@ class AliasTable:
 
 def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
     """The alias table of ``pmf`` (Decimals summing to ``1 − tail``; ``tail`` is the ideal mass
-    past the table), with its exact total-variation distance from the ideal law."""
+    past the table), with its exact total-variation distance from the ideal law.
+
+    The weights are the pmf in units of ``2^{−64}/M``, floored, the units left over going to the
+    largest remainders (any rounding would do: the distance is computed from the weights drawn)."""
     bits = max(1, math.ceil(math.log2(len(pmf))))
     m, cap = 2 ** bits, 2 ** 64
     total = m * cap
     with localcontext() as ctx:
         ctx.prec = _DIGITS
-        scaled = [p * total for p in pmf]
+        probabilities = np.array(pmf, dtype=object)
+        scaled = probabilities * total
         weights = [int(x) for x in scaled]  # floor, then the largest remainders get the rest
+        remainders = np.array([float(x - w) for x, w in zip(scaled, weights, strict=True)])
         short = total - sum(weights)
-        order = sorted(range(len(pmf)), key=lambda k: scaled[k] - weights[k], reverse=True)
-        for k in order[:short]:
+        for k in np.argsort(-remainders, kind="stable")[:short]:
             weights[k] += 1
-        tv = (sum(abs(Decimal(w) / total - p) for w, p in zip(weights, pmf, strict=True))
-              + tail) / 2
-    weights += [0] * (m - len(pmf))
+        gaps = np.array([Decimal(w) for w in weights], dtype=object) / total - probabilities
+        tv = (sum(abs(g) for g in gaps) + tail) / 2
+    return _vose(weights, bits, float(tv))
+
+
+def _vose(weights: list[int], bits: int, tv: float) -> AliasTable:
+    """The alias table drawing ``weights / (M·2^64)`` (integers summing to ``M·2^64``, at most
+    ``M = 2^bits`` of them): Vose's method in exact integers."""
+    m, cap = 2 ** bits, 2 ** 64
+    weights = list(weights) + [0] * (m - len(weights))
     threshold, alias = [cap] * m, list(range(m))
     small = [k for k in range(m) if weights[k] < cap]
     large = [k for k in range(m) if weights[k] >= cap]
-    while small and large:  # Vose's alias method, in exact integers
+    while small and large:
         s, g = small.pop(), large.pop()
         threshold[s], alias[s] = weights[s], g
         weights[g] -= cap - weights[s]
@@ -131,10 +168,9 @@ def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
     for k in range(m):  # a full bucket keeps itself: threshold 0, alias itself
         if threshold[k] == cap:
             threshold[k], alias[k] = 0, k
-    threshold = np.array(threshold, dtype=object)
     return AliasTable(bits=bits, hi=np.array([t >> 32 for t in threshold], np.uint32),
                       lo=np.array([t & 0xFFFFFFFF for t in threshold], np.uint32),
-                      alias=np.array(alias, np.int32), tv=float(tv))
+                      alias=np.array(alias, np.int32), tv=tv)
 
 
 def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
@@ -147,63 +183,149 @@ def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
 
 @functools.cache
 def gaussian_table() -> AliasTable:
+    """The alias table of :func:`build_gaussian_table`, built once per process, or read from the
+    compilation-cache directory where the process turned JAX's persistent cache on
+    (:func:`jaxdp.use_compile_cache`, the ``jaxdp`` command): a file there is used only when its
+    SHA-256 is :data:`GAUSSIAN_TABLE_SHA256`, the digest of the table this code builds (a test
+    rebuilds it and checks), so a stale, truncated or altered file is rebuilt over, never drawn
+    from. Building takes seconds of CPU (``2^{19}`` buckets in exact arithmetic); reading, tens of
+    milliseconds."""
+    path = _table_path(jax.config.jax_compilation_cache_dir)
+    table = _read_table(path) if path is not None else None
+    if table is None:
+        table = build_gaussian_table()
+        if path is not None and table_digest(table) == GAUSSIAN_TABLE_SHA256:
+            _write_table(path, table)
+    return table
+
+
+GAUSSIAN_TABLE_SHA256 = "3e3c367e0c027be3ff7a54445daa27a637b24048f1c1a8c6992fea2661664bb5"
+"""The SHA-256 of :func:`build_gaussian_table`'s table (:func:`table_digest`)."""
+
+
+def table_digest(table: AliasTable) -> str:
+    """The SHA-256 of a table's buckets, thresholds, aliases and distance (little-endian bytes)."""
+    digest = hashlib.sha256(f"{table.bits}:{table.tv!r}:".encode())
+    for part, dtype in ((table.hi, "<u4"), (table.lo, "<u4"), (table.alias, "<i4")):
+        digest.update(np.ascontiguousarray(part, dtype).tobytes())
+    return digest.hexdigest()
+
+
+def _table_path(directory: str | None) -> Path | None:
+    """Where the Gaussian table is kept: ``jaxdp-tables/`` in JAX's compilation-cache
+    ``directory``, or ``None`` when the persistent cache is off (a library writes nothing
+    unasked)."""
+    if not directory:
+        return None
+    return Path(directory) / "jaxdp-tables" / f"gaussian-{GAUSSIAN_TABLE_SHA256[:16]}.npz"
+
+
+def _read_table(path: Path) -> AliasTable | None:
+    """The table stored at ``path`` if it is there, readable and has the expected digest."""
+    try:
+        with np.load(path, allow_pickle=False) as stored:
+            table = AliasTable(bits=int(stored["bits"]), hi=stored["hi"].astype(np.uint32),
+                               lo=stored["lo"].astype(np.uint32),
+                               alias=stored["alias"].astype(np.int32), tv=float(stored["tv"]))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return None
+    return table if table_digest(table) == GAUSSIAN_TABLE_SHA256 else None
+
+
+def _write_table(path: Path, table: AliasTable) -> None:
+    """Store ``table`` at ``path`` (owner-only directory, atomic rename); a failure is ignored."""
+    try:
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
+            np.savez(f, bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
+                     tv=table.tv)
+        os.replace(f.name, path)
+    except OSError:
+        return
+
+
+_FRACTION_BITS = 160
+"""Fixed-point precision of :func:`build_gaussian_table`: probabilities are integers times
+``2^{−160}``, well below the table's unit ``2^{−64}/M = 2^{−83}`` even after the ``~2(13R)²``
+units of error the mass recurrence accumulates (``2^{39}``)."""
+
+
+def build_gaussian_table() -> AliasTable:
     """The law of ``|K|``, ``K = round(RZ)``, ``Z ~ N(0, 1)`` (the rounded Gaussian):
     ``P(K = k) = ∫_{k−½}^{k+½} φ(x/R)/R dx``, ``P(|K| = k) = 2P(K = k)`` for ``k ≥ 1``.
 
     Each cell's mass is ``e^{−k²/2R²}·I(k)/(√(2π)R)`` with
     ``I(k) = ∫_{−½}^{½} e^{−kt/R² − t²/2R²} dt = Σ_n c_n (k/R²)^{2n}`` (expand both exponentials
     and integrate term by term: ``c_n = Σ_j (−1/2R²)^j / (j!(2n)!(2j + 2n + 1)4^{j+n})``), a
-    series whose terms fall by ``(13/R)² < 10⁻⁵`` per ``n`` on the table's support (eight
-    terms reach 50 digits); the masses
-    ``e^{−k²/2R²}`` come from the recurrence ``q^{(k+1)²} = q^{k²}q^{2k+1}``, all in 50-digit
-    decimals. The tail past ``13R`` has mass ``erfc((13R + ½)/(√2R))`` (mpmath)."""
+    series whose terms fall by ``(13/R)²`` per ``n`` on the table's support; the masses
+    ``e^{−k²/2R²}`` come from the recurrence ``q^{(k+1)²} = q^{k²}q^{2k+1}``. Everything is
+    fixed-point integer arithmetic with :data:`_FRACTION_BITS` bits (Python integers, vectorized
+    as numpy object arrays; the constants ``q``, ``c_n``, ``1/(√(2π)R)`` from mpmath at 70
+    digits), every operation a floor: the computed ``p̂_k`` is within ``2(2k² + 2N + 10)`` units
+    ``2^{−160}`` of ``p_k`` (``N`` series terms: each product of numbers ≤ 1 adds the operands'
+    errors plus one unit), and that sum is added to the total-variation bound, with the tail past
+    ``13R``, ``erfc((13R + ½)/(√2R))``."""
     import mpmath
 
-    r, top = GAUSSIAN_RESOLUTION, _GAUSSIAN_TAIL * GAUSSIAN_RESOLUTION
-    with localcontext() as ctx:
-        ctx.prec = _DIGITS
-        coefficients = _cell_series(r)
-        q = (Decimal(-1) / (2 * r * r)).exp()
-        mass, step, q2 = [Decimal(1)], q, q * q
-        for _ in range(top):  # e^{-k²/2R²} = q^{k²}, by q^{(k+1)²} = q^{k²} q^{2k+1}
-            mass.append(mass[-1] * step)
-            step *= q2
-        r4 = Decimal(r) ** 4
-        with mpmath.workdps(_DIGITS + 5):
-            norm = _decimal(mpmath.sqrt(2 * mpmath.pi) * r)
-            tail = _decimal(mpmath.erfc((top + mpmath.mpf(0.5)) / (mpmath.sqrt(2) * r)))
-        inverse = 1 / norm
-        cells = [m * _horner(coefficients, Decimal(k * k) / r4) * inverse
-                 for k, m in enumerate(mass)]
-        return _alias_table([cells[0]] + [2 * c for c in cells[1:]], tail)
+    r, top, f = GAUSSIAN_RESOLUTION, _GAUSSIAN_TAIL * GAUSSIAN_RESOLUTION, _FRACTION_BITS
+    log_r = r.bit_length() - 1
+    if r != 1 << log_r or f < 4 * log_r:
+        raise ValueError(f"GAUSSIAN_RESOLUTION must be a power of two ≤ 2^{f // 4}; got {r}")
+    x_max = (_GAUSSIAN_TAIL / r) ** 2
+    terms = next(n for n in range(1, 64)
+                 if x_max ** n / (math.factorial(2 * n) * 4 ** n) < 2.0 ** -f)
+    with mpmath.workdps(70):
+        fixed = lambda x: int(mpmath.floor(x * mpmath.mpf(2) ** f))
+        q = fixed(mpmath.exp(mpmath.mpf(-1) / (2 * r * r)))
+        inverse_norm = fixed(1 / (mpmath.sqrt(2 * mpmath.pi) * r))
+        coefficients = [fixed(_cell_coefficient(n, r, terms)) for n in range(terms)]
+        tail = mpmath.erfc((top + mpmath.mpf(0.5)) / (mpmath.sqrt(2) * r))
+    mass, m, step, q2 = [], 1 << f, q, (q * q) >> f
+    for _ in range(top + 1):  # e^{-k²/2R²} = q^{k²}, by q^{(k+1)²} = q^{k²} q^{2k+1}
+        mass.append(m)
+        m, step = (m * step) >> f, (step * q2) >> f
+    x = (np.arange(top + 1, dtype=object) ** 2) << (f - 4 * log_r)  # k²/R⁴, exact
+    series = coefficients[-1]
+    for c in reversed(coefficients[:-1]):
+        series = ((series * x) >> f) + c
+    cells = (((np.array(mass, dtype=object) * series) >> f) * inverse_norm) >> f
+    cells[1:] *= 2
+    k = np.arange(top + 1, dtype=np.float64)
+    error = float(np.sum(2 * (2 * k ** 2 + 2 * terms + 10))) * 2.0 ** -f
+    return _fixed_alias_table(list(cells), f, float(tail) + error)
 
 
-def _cell_series(r: int, terms: int = 8) -> list[Decimal]:
-    """``c_n``, ``n < terms``, of :func:`gaussian_table`'s cell integral (50-digit decimals)."""
-    b = Decimal(-1) / (2 * r * r)
-    out = []
-    for n in range(terms):
-        c, bj, j_fact = Decimal(0), Decimal(1), 1
-        for j in range(terms):
-            c += bj / (j_fact * math.factorial(2 * n) * (2 * j + 2 * n + 1) * Decimal(4) ** (j + n))
-            bj *= b
-            j_fact *= j + 1
-        out.append(c)
-    return out
-
-
-def _horner(coefficients: list[Decimal], x: Decimal) -> Decimal:
-    """``Σ_n c_n x^n``."""
-    out = Decimal(0)
-    for c in reversed(coefficients):
-        out = out * x + c
-    return out
-
-
-def _decimal(x) -> Decimal:
-    """An mpmath number as a Decimal of :data:`_DIGITS` significant digits."""
+def _cell_coefficient(n: int, r: int, terms: int):
+    """``c_n`` of :func:`build_gaussian_table`'s cell integral (mpmath, its working precision)."""
     import mpmath
-    return Decimal(mpmath.nstr(x, _DIGITS, min_fixed=1, max_fixed=0))
+    b = mpmath.mpf(-1) / (2 * r * r)
+    return mpmath.fsum(b ** j / (mpmath.factorial(j) * mpmath.factorial(2 * n)
+                                 * (2 * j + 2 * n + 1) * mpmath.mpf(4) ** (j + n))
+                       for j in range(terms))
+
+
+def _fixed_alias_table(cells: list[int], f: int, slack: float) -> AliasTable:
+    """The alias table of the pmf ``cells·2^{−f}`` (non-negative integers), whose distance from
+    the ideal law is at most ``slack`` besides the rounding to the table's units (the ideal mass
+    past the table and the error of ``cells``): weights floored to units ``2^{−64}/M``, the units
+    left over to the largest remainders; the total-variation bound is exact in integers (rounded
+    up to a float)."""
+    bits = max(1, math.ceil(math.log2(len(cells))))
+    shift = f - bits - 64
+    if shift < 0:
+        raise ValueError(f"{f} fraction bits cannot resolve 2^-64/2^{bits}")
+    cells = np.array(cells, dtype=object)
+    weights = cells >> shift
+    short = (1 << (bits + 64)) - int(weights.sum())
+    if not 0 <= short <= len(cells):
+        raise ValueError(f"the pmf does not sum to 1 within the table's units (short {short})")
+    remainders = np.array([float(x) for x in (cells - (weights << shift))])
+    weights = [int(w) for w in weights]
+    for k in np.argsort(-remainders, kind="stable")[:short]:
+        weights[k] += 1
+    gaps = np.abs((np.array(weights, dtype=object) << shift) - cells).sum()
+    tv = (Fraction(int(gaps), 1 << f) + Fraction(slack)) / 2
+    return _vose(weights, bits, math.nextafter(float(tv), math.inf))
 
 
 @functools.cache
@@ -466,7 +588,7 @@ class LatticeClampWarning(UserWarning):
 
 def clamp_values(scale, dtype, law: str) -> np.ndarray:
     """``Lγ = L·scale/R``: the magnitude beyond which :func:`lattice_release` releases a value
-    clamped (``1024σ`` / ``64b`` in float32, ``2³⁸σ`` / ``2³⁴b`` in float64), per scale."""
+    clamped (``128σ`` / ``64b`` in float32, ``2³⁵σ`` / ``2³⁴b`` in float64), per scale."""
     return clamp_bound(dtype) * np.asarray(scale, np.float64) / resolution(law)
 
 

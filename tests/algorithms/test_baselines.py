@@ -93,7 +93,7 @@ def test_dgd_constant_step_stalls_but_decaying_step_approaches():
 def test_dp_dgd_privacy_report_matches_zcdp_closed_form():
     """DP-DGD: ρ per step = (2C)²/(2σ²C²) = 2/σ², composed over K steps, for the real-valued
     mechanism (the float sampler's "ideal" curve); on the lattice Δ = 2C(1 + (d + 4)u) + γ(1 +
-    2uL)√d, γ = σC/4096, at δ(1 − 2⁻⁶)."""
+    2uL)√d, γ = σC/R, at δ(1 − 2⁻⁶)."""
     from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 
     prob, net = small_problem("logistic"), small_network()

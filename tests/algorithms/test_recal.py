@@ -373,7 +373,7 @@ def test_lattice_release_is_the_float_release_rounded_to_the_lattice(alg, params
     from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 
     assert alg.sampler == "lattice"
-    params = params.replace(log_sigma1=np.log(0.5))  # γ = 2⁻¹³: integer multiples are exact
+    params = params.replace(log_sigma1=np.log(0.5))  # γ = 2⁻¹/R: integer multiples are exact
     prob, net = l1_problem("ls" if alg.name == "dp_mradmm" else "l1_ls"), geometric_net()
     key = jax.random.key(5)
     state = alg.init(key, prob, net, params)
@@ -382,7 +382,7 @@ def test_lattice_release_is_the_float_release_rounded_to_the_lattice(alg, params
     _, lattice = alg.step(state, noise, prob, net, params, k)
     _, floats = dataclasses.replace(alg, sampler="float").step(state, noise, prob, net, params, k)
     gamma = float(np.exp(np.log(0.5))) / GAUSSIAN_RESOLUTION
-    assert gamma == 2.0 ** -13
+    assert gamma == 0.5 / GAUSSIAN_RESOLUTION  # a power of two
     released, exact = np.asarray(lattice[name]), np.asarray(floats[name])
     assert np.max(np.abs(released - exact)) <= gamma * (1 + 1e-9)
     assert np.max(np.abs(released - exact)) > 0  # the rounding happened

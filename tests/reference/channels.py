@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION, LAPLACE_RESOLUTION
+
 
 def clip_row(v, c, norm="l2"):
     """``v · min(1, c / ‖v‖)``."""
@@ -44,10 +46,10 @@ def quantize_row(v, bits, norm, u=None):
 
 
 def lattice_row(v, scale, z, law):
-    """The lattice release of a float64 row, coordinate by coordinate: ``γ = scale/R`` (R = 2^12
-    Gaussian, 2^16 Laplace), ``a = round(clamp(v_j, ±2^50 γ)/γ)`` (half to even), then
-    ``(a + z_j R) γ`` (``z_j R`` the integer draw)."""
-    r = 2 ** 12 if law == "gaussian" else 2 ** 16
+    """The lattice release of a float64 row, coordinate by coordinate: ``γ = scale/R`` (R the
+    declared Gaussian or Laplace resolution), ``a = round(clamp(v_j, ±2^50 γ)/γ)`` (half to
+    even), then ``(a + z_j R) γ`` (``z_j R`` the integer draw)."""
+    r = GAUSSIAN_RESOLUTION if law == "gaussian" else LAPLACE_RESOLUTION
     gamma = scale / r
     bound = 2.0 ** 50 * gamma
     out = np.empty_like(v)

@@ -7,6 +7,7 @@ selection draws ``u``, the server's or clients' standard noise draws).
 """
 import numpy as np
 
+from jaxdp.privacy.samplers import GAUSSIAN_RESOLUTION
 from tests.reference.common import local_grad, local_loss_least_squares
 
 
@@ -131,7 +132,7 @@ def scaffold(st, noise, problem, W, p, k, *, local_steps=5, selection_scheme="un
             {"update": d_y, "control": d_c, "x": rows, "c": c_rows})
 
 
-def lattice(v, scale, z, resolution=4096):
+def lattice(v, scale, z, resolution=GAUSSIAN_RESOLUTION):
     """The lattice Gaussian release γ(round(v/γ) + zR), γ = scale/R (no clamp at these sizes)."""
     gamma = scale / resolution
     return (np.round(v / gamma) + z * resolution) * gamma
