@@ -249,7 +249,7 @@ def test_the_tradeoff_has_reference_lines_plain_ticks_and_says_ended_worse(small
     assert result.lines["start"] == pytest.approx(start)
     assert np.isfinite(result.lines["non-private dgd"])
     worst = result.rows[0]  # ε = 0.5 on 10 steps: σ ≈ 50, far more noise than the step absorbs
-    assert worst["ended_worse"] == 2 and "ε = 0.5: some seeds ended worse" in result.markdown
+    assert worst["ended_worse"] >= 1 and "ε = 0.5: some seeds ended worse" in result.markdown
     import matplotlib.pyplot as plt
     from matplotlib.ticker import FixedLocator
 
