@@ -11,7 +11,7 @@ Example::
                                 channels.chain(channels.clip(0.1), channels.gaussian(15.0)))
     trace = jaxdp.run(alg, problem, net, alg.default_params(), steps=500, seeds=64)
     report = alg.privacy(problem, net, alg.default_params(), steps=500)
-    print(report.summary().splitlines()[0])  # ε = 6.568 (max over agents, pld) at δ = 1e-05
+    print(report.summary().splitlines()[0])  # ε = 6.027 (max over agents, pld) at δ = 1e-05
 
 One Gaussian draw per directed message, σ/C = 150 here; σ/C = 5 (``gaussian(0.5)``) gives
 ε = inf, and ``jaxdp run dgd --channel "clip:0.1+gaussian:0.5"`` prints the σ that reaches
