@@ -1,15 +1,18 @@
-"""The audit's threshold search: one vectorized Clopper–Pearson sweep, the same choice as the loop.
+"""The audit's threshold sweeps: one vectorized Clopper–Pearson call, the same result as the loop.
 
 ``jaxdp.attacks.audit._choose_threshold`` scores the 999 quantile thresholds of the selection half
-in both directions. It computes every threshold's two upper limits with one ``beta.ppf`` call per
-direction and rate (every audit case of the soundness gate calls it five times: the report's δ
-and the four of the privacy profile); the choice must be the one of the plain loop below, which
-calls :func:`~jaxdp.attacks.audit.clopper_pearson_upper` once per rate and threshold.
+in both directions, and ``jaxdp.experiments.audit.ideal_gaussian_audit`` 2001 thresholds of the
+exact Gaussian test (every audit case of the soundness gate calls the first five times: the
+report's δ and the four of the privacy profile, and the second once). Both compute every
+threshold's upper limits with one elementwise ``beta.ppf`` call per rate
+(:func:`~jaxdp.attacks.audit.clopper_pearson_upper` of an array of counts); the results must be
+those of the plain loops below, which call it once per rate and threshold.
 """
 import numpy as np
 import pytest
 
 from jaxdp.attacks import audit
+from jaxdp.experiments import audit as table
 
 
 def _loop_threshold(s0, s1, delta):
@@ -55,3 +58,29 @@ def test_the_sweep_calls_the_beta_quantile_once_per_direction_and_rate(monkeypat
     rng = np.random.default_rng(0)
     audit._choose_threshold(rng.normal(size=200), rng.normal(size=200) + 1.0, 1e-5)
     assert len(calls) == 4
+
+
+def test_an_array_of_counts_gives_the_scalar_limits():
+    counts = np.array([0, 1, 7, 99, 100, 120])  # k >= n: the limit is 1
+    got = audit.clopper_pearson_upper(counts, 100, 0.025)
+    assert got.tolist() == [audit.clopper_pearson_upper(int(k), 100, 0.025) for k in counts]
+
+
+def _loop_ideal(mu, n, delta):
+    """The definition of :func:`~jaxdp.experiments.audit.ideal_gaussian_audit`: expected counts
+    of the exact test, rounded, through the audit's limits, maximised over 2001 thresholds."""
+    from scipy import stats
+
+    alpha, best = (1 - table.CONFIDENCE) / 2, 0.0
+    for t in np.linspace(-2.0, mu + 8.0, 2001):
+        fp, fn = stats.norm.sf(t) * n, stats.norm.cdf(t - mu) * n
+        best = max(best, audit.epsilon_from_rates(
+            audit.clopper_pearson_upper(int(round(fp)), n, alpha),
+            audit.clopper_pearson_upper(int(round(fn)), n, alpha), delta))
+    return best
+
+
+@pytest.mark.parametrize("mu, n, delta", [(0.5, 10_000, 1e-5), (2.0, 50_000, 1e-5),
+                                          (6.0, 2_000, 1e-2), (0.01, 100, 0.0)])
+def test_the_ideal_audit_is_the_loops_bound(mu, n, delta):
+    assert table.ideal_gaussian_audit(mu, n, delta) == _loop_ideal(mu, n, delta)
