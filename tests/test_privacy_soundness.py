@@ -63,9 +63,11 @@ def _cases() -> dict:
         return {case.id: case for case in table.cases()}
 
 
-def _private_names() -> list[str]:
+@functools.cache
+def _private_names() -> tuple[str, ...]:
     """Registry names whose privacy() gives a report on a small problem (built here, not by the
-    audit module, so a case list that forgets an algorithm cannot hide it)."""
+    audit module, so a case list that forgets an algorithm cannot hide it; once per session: two
+    tests read it)."""
     rng = np.random.default_rng(0)
     prob = problems.from_arrays(rng.normal(size=(4, 40, 2)), rng.normal(size=(4, 40)),
                                 loss="least_squares", reg={"ridge": 0.0}, reference=False)
@@ -78,7 +80,7 @@ def _private_names() -> list[str]:
             report = alg.privacy(prob, net, alg.default_params(), 1)
         if report is not None:
             names.append(name)
-    return names
+    return tuple(names)
 
 
 def test_every_registered_private_algorithm_has_a_case():
