@@ -7,11 +7,12 @@ engine does (:func:`jaxdp.engine._simulate.step_once`), op by op (``jax.disable_
 ``lax.scan`` of a step runs as a Python loop, so every call is seen with its values), with
 ``add_noise`` replaced, in every module that bound it, by a :class:`Tap` that records each call's
 pre-noise value ``v``, scale ``s`` and release ``r`` (computed by the library's own ``add_noise``,
-jitted, as the attacker of :mod:`tests.support_attack` recomputes it). The float draws are
-compiled too (:func:`_draws`), as in every real run. Exceptions: the float per-message Gaussian
-channel draws its messages given their receiver sums and the objective-perturbation baselines put
-their noise in a dual, not in ``add_noise`` — their messages are then not a function of the
-recorded releases (:func:`messages_follow_the_releases`), which a finite ε must not allow.
+jitted, as the attacker of :mod:`tests.support_attack` recomputes it). The samplers' draws are
+compiled too (:func:`_draws`, :func:`_lattice_draws`), as in every real run. Exceptions: the
+float per-message Gaussian channel draws its messages given their receiver sums and the
+objective-perturbation baselines put their noise in a dual, not in ``add_noise`` — their messages
+are then not a function of the recorded releases (:func:`messages_follow_the_releases`), which a
+finite ε must not allow.
 
 Replay (the neighbour's support given the transcript): the run on the neighbouring data set is
 driven with the same key and every ``add_noise`` call returns the first run's release instead of
