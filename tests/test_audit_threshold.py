@@ -74,8 +74,8 @@ def _loop_ideal(mu, n, delta):
     for t in np.linspace(-2.0, mu + 8.0, 2001):
         fp, fn = stats.norm.sf(t) * n, stats.norm.cdf(t - mu) * n
         best = max(best, audit.epsilon_from_rates(
-            audit.clopper_pearson_upper(int(round(fp)), n, alpha),
-            audit.clopper_pearson_upper(int(round(fn)), n, alpha), delta))
+            audit.clopper_pearson_upper(round(float(fp)), n, alpha),
+            audit.clopper_pearson_upper(round(float(fn)), n, alpha), delta))
     return best
 
 
