@@ -7,11 +7,12 @@ engine does (:func:`jaxdp.engine._simulate.step_once`), op by op (``jax.disable_
 ``lax.scan`` of a step runs as a Python loop, so every call is seen with its values), with
 ``add_noise`` replaced, in every module that bound it, by a :class:`Tap` that records each call's
 pre-noise value ``v``, scale ``s`` and release ``r`` (computed by the library's own ``add_noise``,
-jitted, as the attacker of :mod:`tests.support_attack` recomputes it). The float draws are
-compiled too (:func:`_draws`), as in every real run. Exceptions: the float per-message Gaussian
-channel draws its messages given their receiver sums and the objective-perturbation baselines put
-their noise in a dual, not in ``add_noise`` — their messages are then not a function of the
-recorded releases (:func:`messages_follow_the_releases`), which a finite ε must not allow.
+jitted, as the attacker of :mod:`tests.support_attack` recomputes it). The samplers' draws are
+compiled too (:func:`_draws`, :func:`_lattice_draws`), as in every real run. Exceptions: the
+float per-message Gaussian channel draws its messages given their receiver sums and the
+objective-perturbation baselines put their noise in a dual, not in ``add_noise`` — their messages
+are then not a function of the recorded releases (:func:`messages_follow_the_releases`), which a
+finite ε must not allow.
 
 Replay (the neighbour's support given the transcript): the run on the neighbouring data set is
 driven with the same key and every ``add_noise`` call returns the first run's release instead of
@@ -99,21 +100,36 @@ def _draws(key, shape, dtype, from_tail):
         return _compiled_draws(key, tuple(shape), dtype, from_tail)
 
 
+_LATTICE_DRAWS = _mechanisms.lattice_draws
+_compiled_lattice_draws = jax.jit(_LATTICE_DRAWS, static_argnums=(1, 2), static_argnames="law")
+
+
+def _lattice_draws(key, shape, dtype=None, *, law="gaussian"):
+    """The lattice sampler's draws compiled, as every run compiles them: integer table lookups
+    and an exact scaling by ``1/R``, so the same ``K/R`` as op by op, from one program per shape
+    that every tapped run shares instead of some hundred operations dispatched one at a time."""
+    with jax.disable_jit(False):
+        return _compiled_lattice_draws(key, tuple(shape), None if dtype is None
+                                       else jnp.dtype(dtype), law=law)
+
+
 @contextlib.contextmanager
 def tapping(tap: Tap):
     """``add_noise`` replaced by ``tap`` in every loaded ``jaxdp`` module that bound it, and the
-    float draws compiled (:func:`_draws`)."""
+    float and lattice draws compiled (:func:`_draws`, :func:`_lattice_draws`)."""
     patched = [m for name, m in list(sys.modules.items())
                if name.startswith("jaxdp") and getattr(m, "add_noise", None) is _ADD_NOISE]
     try:
         for module in patched:
             module.add_noise = tap
         _mechanisms._draws = _draws
+        _mechanisms.lattice_draws = _lattice_draws
         yield tap
     finally:
         for module in patched:
             module.add_noise = _ADD_NOISE
         _mechanisms._draws = _DRAWS
+        _mechanisms.lattice_draws = _LATTICE_DRAWS
 
 
 @dataclasses.dataclass(frozen=True)

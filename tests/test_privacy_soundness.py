@@ -61,13 +61,17 @@ from tests.support_attack import float_in_support, lattice_in_support
 
 @functools.cache
 def _cases() -> dict:
+    """The audit's cases by id (at collection, in every worker: the coverage check is
+    test_every_registered_private_algorithm_has_a_case's, on its own probe of the registry)."""
     with jax.enable_x64(True):
-        return {case.id: case for case in table.cases()}
+        return {case.id: case for case in table.cases(check_coverage=False)}
 
 
-def _private_names() -> list[str]:
+@functools.cache
+def _private_names() -> tuple[str, ...]:
     """Registry names whose privacy() gives a report on a small problem (built here, not by the
-    audit module, so a case list that forgets an algorithm cannot hide it)."""
+    audit module, so a case list that forgets an algorithm cannot hide it; once per session: two
+    tests read it)."""
     rng = np.random.default_rng(0)
     prob = problems.from_arrays(rng.normal(size=(4, 40, 2)), rng.normal(size=(4, 40)),
                                 loss="least_squares", reg={"ridge": 0.0}, reference=False)
@@ -80,7 +84,7 @@ def _private_names() -> list[str]:
             report = alg.privacy(prob, net, alg.default_params(), 1)
         if report is not None:
             names.append(name)
-    return names
+    return tuple(names)
 
 
 def test_every_registered_private_algorithm_has_a_case():
