@@ -4,7 +4,8 @@
     python tests/list_slow_tests.py durations.txt            # threshold 4 s (setup+call+teardown)
 
 Tests whose total time is above the threshold move behind ``--runslow``; the hand-picked entries
-(the file's first part, up to the ``# measured`` line) are kept as they are.
+(the file's first part, up to the ``# measured`` line) are kept as they are, and so are the ids
+measured slow before (a default run no longer sees them).
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from pathlib import Path
 
 FILE = Path(__file__).with_name("slow_tests.txt")
 MARK = "# measured"
-LINE = re.compile(r"([\d.]+)s (?:call|setup|teardown)\s+tests/(\S+)")
+LINE = re.compile(r"([\d.]+)s (?:call|setup|teardown)\s+tests/(.+?)\s*$")  # ids may hold spaces
 
 
 def measured(durations: str, threshold: float) -> list[str]:
@@ -28,8 +29,9 @@ def measured(durations: str, threshold: float) -> list[str]:
 
 
 def main(path: str, threshold: float = 4.0) -> None:
-    kept = FILE.read_text().split(MARK)[0] if FILE.exists() else ""
-    nodes = measured(Path(path).read_text(), threshold)
+    kept, _, earlier = (FILE.read_text() if FILE.exists() else "").partition(MARK)
+    earlier = {line for line in earlier.splitlines()[1:] if line.strip()}  # already slow: not in
+    nodes = sorted(earlier | set(measured(Path(path).read_text(), threshold)))  # a default run
     FILE.write_text(f"{kept}{MARK}: more than {threshold:g} s each (setup + call + teardown) in a "
                     "`--durations=0` run of the default tier on two shared cores\n"
                     + "".join(f"{node}\n" for node in nodes))

@@ -49,8 +49,8 @@ class DGDParams:
 class DPDGDParams:
     """DP-DGD's step, clip and noise. The defaults are a private run, not a placeholder: on the
     default setting of ``jaxdp run dp_dgd`` (``nonconvex_logistic``, 50 agents on a random
-    geometric graph, K = 500 steps, δ = 1e-5) they give ε ≈ 7.7 per agent (RDP accountant), and
-    the objective goes from f(0) = 34.7 to about 23.6 (f* = 21.4). ε depends on σ and K only
+    geometric graph, K = 500 steps, δ = 1e-5) they give ε ≈ 7.0 per agent (PLD accountant), and
+    the objective goes from f(0) = 34.7 to about 25 (f* = 21.4). ε depends on σ and K only
     (Δ = 2C, noise std σC): σ = 30 at K = 500 is ρ = 2K/σ² ≈ 1.1 zCDP; fewer steps give less ε.
     The clip C = 0.1 lies below the local gradients' norms (about 1.2 at x = 0), so the noise σC
     stays small beside the step α; ``--epsilon`` (:func:`jaxdp.privacy.calibrate_params`) sets σ
