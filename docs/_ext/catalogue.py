@@ -216,8 +216,8 @@ def remedy_pointer(cls, privacy: dict) -> list[str]:
     change = (f"`jaxdp run {cls.name} --epsilon E` calibrates `{field}` to a target ε, and "
               f"`jaxdp info {cls.name}` prints the `{field}` that reaches ε = 1, 4 and 8 when its "
               f"own default report (10 agents, 100 steps) has no meaningful ε either" if field else
-              f"it declares no noise field `--epsilon` could calibrate: raise its noise Params "
-              f"(above) or run fewer steps")
+              "it declares no noise field `--epsilon` could calibrate: raise its noise Params "
+              "(above) or run fewer steps")
     return ["", f"No meaningful ε at the default Params on this tiny setting: {change}."]
 
 
