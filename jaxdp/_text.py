@@ -3,6 +3,8 @@
 Docstrings and reports write indices TeX-style (``x_i^{k+1}``, ``β_{k+1}``); on the documentation
 site such prose is Markdown or reST, where ``^{``/``_{`` would show as typed. :func:`plain_scripts`
 writes them in Unicode instead (``x_iᵏ⁺¹``, ``βₖ₊₁``), leaving inline literals and math roles alone.
+A terminal is not a page: :func:`terminal_scripts` writes them as ``x_i^(k+1)`` (ASCII brackets,
+the way a one-character index already reads, ``x_i^k``), for what the command line prints.
 """
 from __future__ import annotations
 
@@ -31,3 +33,11 @@ def plain_scripts(text: str) -> str:
     ``_(…)`` where a character has no such form (``Σ_{h∈B}`` → ``Σ_(h∈B)``)."""
     parts = _KEPT.split(text)
     return "".join(p if i % 2 else _SCRIPT.sub(_one, p) for i, p in enumerate(parts))
+
+
+def terminal_scripts(text: str) -> str:
+    """``text`` with every TeX group ``^{…}``/``_{…}`` written ``^(…)``/``_(…)``
+    (``x_i^{k+1}`` → ``x_i^(k+1)``, ``r^{K−1}`` → ``r^(K−1)``): plain text for a terminal, as
+    reports print it (:meth:`jaxdp.privacy.PrivacyReport.summary`); single-character indices
+    (``x_i^k``) read as they are and are kept."""
+    return _SCRIPT.sub(lambda m: f"{m[1]}({m[2]})", text)

@@ -376,7 +376,7 @@ def _plot(out: Path, rows: list[dict]) -> str:
               if isinstance(r[k], float) and math.isfinite(r[k])]
     top = 10 * max(finite, default=10.0)
     for key, marker, label in (("guarantee", "s", "guarantee (report.epsilon)"),
-                               ("paper_printed", "o", "paper, as printed"),
+                               ("paper_printed", "o", "paper (as printed)"),
                                ("claimed_eps", "x", "under-reported (positive control)"),
                                ("exact_eps", "D", "exact (Gaussian)"),
                                ("ideal_audit", "^", "ideal audit at these seeds"),
@@ -401,7 +401,7 @@ def privacy_table(rows: list[dict]) -> str:
     algorithm with the long text: the neighbouring relation, what is released, why a guarantee is
     infinite and the assumptions (kept out of the table so its rows stay one or two lines)."""
     head = ("| algorithm | unit | guarantee ε (accountant) | empirical ε ≥ | ratio | "
-            "paper, as printed | printed claim |")
+            "paper (as printed) | printed claim |")
     lines = [head, "|" + "---|" * 7]
     notes = []
     for r in rows:

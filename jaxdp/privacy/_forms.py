@@ -41,7 +41,7 @@ from jaxdp.privacy._gossip_release import gossip_release
 from jaxdp.privacy._pairwise import gaussian_epsilon
 from jaxdp.privacy._threat import as_threat
 
-IDEAL_LINEAR = "ideal linear gossip (Gaussian, non-adaptive)"
+IDEAL_LINEAR = "ideal linear gossip (non-adaptive Gaussian)"
 """A report's curve: the matrix-factorization ε of the algorithm's declared linear form."""
 
 MAX_IDEAL_WORK = 2e10

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from jaxdp._text import terminal_scripts
 from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._contract import (HUGE_LOG10, RELATIONS, Assumption, check_release,
                                      default_steps, format_log10, noise_assumption)
@@ -54,8 +55,8 @@ NOTES = {
            "bound",
 }
 
-PAPER_PRINTED = "paper, as printed"
-PAPER_CORRECTED = "paper, corrected"
+PAPER_PRINTED = "paper (as printed)"
+PAPER_CORRECTED = "paper (corrected)"
 GUARANTEE = "guarantee"
 IDEAL = "ideal"
 IDEAL_NOTE = ("NOT a guarantee: the real-valued mechanism, not the floats this run released (the "
@@ -94,7 +95,8 @@ class PrivacyReport:
 
     Raises:
       ValueError: a curve whose shape is not ``(N, len(steps))`` with one ``N`` for all, an
-        unknown relation or release, or a sound method that is not a curve.
+        unknown relation or release, a sound method that is not a curve, or a curve name with a
+        comma (names are listed joined by ``", "``: ``"pld, Poisson"`` read as two curves).
     """
 
     steps: np.ndarray
@@ -127,6 +129,10 @@ class PrivacyReport:
             )
         if set(logs) - set(curves):
             raise ValueError(f"log10_curves {sorted(set(logs) - set(curves))} have no curve")
+        listed = [m for m in curves if "," in m]  # the summary and tables list names with ", "
+        if listed:
+            raise ValueError(f"curve names must not hold a comma (reports list them joined by "
+                             f"', '); got {listed}")
         if set(self.sound) - set(curves):
             raise ValueError(f"sound methods {sorted(set(self.sound) - set(curves))} have no curve")
         if self.relation not in RELATIONS:
@@ -292,7 +298,8 @@ class PrivacyReport:
         return mask
 
     def summary(self) -> str:
-        """One paragraph: the guarantee, its relation, observer, what it covers and rests on."""
+        """One paragraph: the guarantee, its relation, observer, what it covers and rests on, as
+        plain text for a terminal (TeX indices ``x_i^{k+1}`` printed ``x_i^(k+1)``)."""
         final = self.epsilon_log10_curve()[:, -1][self._protected()]
         eps = format_log10(float(np.max(final)) if final.size else np.inf)
         lines = [f"ε = {eps} (max over agents, {self.headline or 'no finite bound'}) at "
@@ -307,7 +314,7 @@ class PrivacyReport:
         if self.released:
             lines.append(f"Covers ({self.release}): {self.released}")
         lines += [f"Assumes: {a}" for a in self.assumptions]
-        return "\n".join(lines)
+        return terminal_scripts("\n".join(lines))  # printed on a terminal: x_i^(k+1), not ^{}
 
     def failed_assumptions(self) -> tuple[Assumption, ...]:
         """The assumptions a check on the problem's data found false."""

@@ -290,7 +290,7 @@ def test_paper_sensitivity_of_algorithm_2_is_the_printed_one_and_disrupts_traini
 
 
 def test_privacy_report_paper_curve_is_the_moments_accountant_and_dominates_tight_ones():
-    """privacy(): "paper, as printed" equals ε̄(t, ε, δ) at every reported t (report δ = Thm 1's
+    """privacy(): "paper (as printed)" equals ε̄(t, ε, δ) at every reported t (report δ = Thm 1's
     δ, the paper's reading); the real-valued mechanism (float sampler, "ideal" curves) has PLD ≤
     RDP ≤ the paper's; the default lattice guarantee is the least of zCDP, RDP and PLD (the PLD),
     above the ideal PLD by its rounding slack only; replace-one-record."""

@@ -28,7 +28,7 @@ from jaxdp.privacy import Assumption, PrivacyEvents, add_noise, clip_by_norm
 from jaxdp.privacy.pairwise import encoder_sensitivity2, gaussian_epsilon
 from jaxdp.privacy.samplers import unit_roundoff
 
-IDEAL = "ideal mf (Gaussian, non-adaptive)"
+IDEAL = "ideal mf (non-adaptive Gaussian)"
 """The report's extra curve: the MF accountant's ε for the ideal mechanism (not a guarantee)."""
 
 

@@ -62,7 +62,7 @@ Everything ``w_i^{k+1}`` depends on besides provider i's data (w̃_i^k, γ_i^k, 
 the released w̃, so the releases compose adaptively; the first release is taken at the public
 ``w̃⁰ = 0``, where the logistic record gradient has norm ≤ S1/2, so its sensitivity is Δ/2.
 ``privacy(..., delta)`` gives the guarantee (the least of zCDP, RDP, PLD at the caller's δ), with
-the paper's moments accountant (Thm 2) as the ``"paper, as printed"`` curve
+the paper's moments accountant (Thm 2) as the ``"paper (as printed)"`` curve
 (:mod:`jaxdp.algorithms.dpadmm.privacy`). Shapes: N providers, d features, m_i rows of provider i.
 """
 from __future__ import annotations

@@ -41,7 +41,7 @@ points (w̃_i^k, or the local solve's γ_i^k, w^k) that are functions of the rel
 releases compose adaptively with Lemma 1's Δ. DP-ADMM's first gradient is at the public w̃⁰ = 0,
 where ‖∇ℓ‖ ≤ S1/2: its Δ is halved (:data:`FIRST_STEP_FACTOR`). The releases are accounted at the
 caller's δ by zCDP, RDP and PLD (the smallest is the guarantee); Params' δ only sets the noise.
-Thm 2 is the ``"paper, as printed"`` curve. :func:`zcdp_guarantee` (jnp) is the report's zCDP curve
+Thm 2 is the ``"paper (as printed)"`` curve. :func:`zcdp_guarantee` (jnp) is the report's zCDP curve
 and :func:`eps_for_zcdp_guarantee` its closed-form inverse, used to calibrate in tuning loops.
 """
 from __future__ import annotations

@@ -71,7 +71,7 @@ from jaxdp.privacy.samplers import (
     unit_roundoff,
 )
 
-AMPLIFIED = "pld, Poisson"
+AMPLIFIED = "Poisson pld"
 AMPLIFIED_NOTE = (
     "privacy loss distribution (dp-accounting PLDAccountant) of the Poisson-subsampled Gaussian "
     "of which the lattice release is a post-processing, each client's contribution of norm ≤ C' "
