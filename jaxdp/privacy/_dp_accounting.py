@@ -36,6 +36,21 @@ release is the Gaussian of sensitivity ``2Δ``. dp-accounting's ``RdpAccountant`
 event, so :func:`rdp_epsilon` does too: the PLD and the closed form (no amplification, ``2Δ``) are
 the accountants of this relation.
 
+Poisson sampling under replace-one with a release clipped *after* the batch is summed
+(``sampling == "poisson_replace_bounded"``: LT-ADMM-DP's soft clip of the minibatch mean): given
+the rest of the batch ``S``, the releases ``f(S)``, ``f(S ∪ {x})`` and ``f(S ∪ {x'})`` all lie in
+the ζ-ball, pairwise within ``Δ = 2ζ``, so the two worlds are ``(1 − q)C + qA`` and
+``(1 − q)C + qA'`` with every two of ``A, A', C`` within ``Δ`` — the mixture that sampling without
+replacement under substitution gives (the batch without the record's slot playing ``C``), bounded
+by the same argument (Balle, Barthe & Gaboardi's advanced joint convexity, then joint convexity
+over ``S``: ``H_{e^ε'}`` at most ``q·H_{e^ε}(N(Δ, σ²) ‖ N(0, σ²))``, ``e^ε' = 1 + q(e^ε − 1)``,
+in either order) and accounted by the same pairs: dp-accounting's Poisson-subsampled Gaussian of
+rate ``q`` and sensitivity ``Δ`` under add-or-remove-one. The pair is attained (the rest of the
+batch clipped to ``+ζ`` with the record ``x'``, ``x`` to ``−ζ``). dp-accounting's ``REPLACE_ONE``
+pair of a contribution ``Δ`` would put the two releases ``2Δ = 4ζ`` apart, which the ζ-ball
+excludes. No RDP is claimed for it (:func:`rdp_epsilon` refuses it); unamplified it is the
+Gaussian of sensitivity ``Δ``.
+
 Work is shared where it is exact: agents with identical schedules are accounted once; releases with
 equal ``(scale/Δ, q)`` inside a stretch between two reported steps are one release composed
 ``count`` times, each distinct release evaluated once (its RDP curve, its PLD)
@@ -54,7 +69,7 @@ from collections.abc import Callable, Sequence
 import numpy as np
 
 from jaxdp.privacy._closed_form import DEFAULT_ORDERS, closed_form_curve
-from jaxdp.privacy._events import REPLACE_ONE_POISSON, PrivacyEvents
+from jaxdp.privacy._events import REPLACE_BOUNDED_POISSON, REPLACE_ONE_POISSON, PrivacyEvents
 
 _MAX_LOG_MU = 350.0
 _Row = list[tuple[str, np.ndarray, np.ndarray, int]]  # per stream: (mechanism, log(Δ/scale), q,
@@ -96,13 +111,17 @@ def _subsampled(stream: PrivacyEvents) -> bool:
 
 
 _RELATION_OF = {"poisson": "add_remove", "without_replacement": "replace_one",
-                REPLACE_ONE_POISSON: "replace_one_poisson"}
+                REPLACE_ONE_POISSON: "replace_one_poisson",
+                REPLACE_BOUNDED_POISSON: "replace_one_bounded"}
+NO_RDP = ("replace_one_poisson", "replace_one_bounded")
+"""Relations of :func:`relation_of` that :func:`rdp_epsilon` refuses (Poisson under replace-one)."""
 
 
 def relation_of(events: PrivacyEvents) -> str:
     """The relation the subsampled streams of ``events`` need: ``"add_remove"`` (Poisson, or no
-    subsampling), ``"replace_one"`` (sampling without replacement) or ``"replace_one_poisson"``
-    (Poisson under replace-one: PLD only, module docstring).
+    subsampling), ``"replace_one"`` (sampling without replacement), ``"replace_one_poisson"``
+    (Poisson under replace-one) or ``"replace_one_bounded"`` (the same with the two worlds'
+    releases within Δ; both PLD only, module docstring).
 
     Raises:
       ValueError: subsampled streams of several schemes (no single relation covers them).
@@ -467,9 +486,9 @@ def rdp_epsilon(events: PrivacyEvents, delta: float, orders: Sequence[float] | N
     import dp_accounting as dpa
 
     delta = check_delta(delta)
-    if relation_of(events) == "replace_one_poisson":
+    if relation_of(events) in NO_RDP:
         raise ValueError("rdp_epsilon: Poisson-subsampled releases under replace-one "
-                         "(sampling='poisson_replace_one'): dp-accounting's RdpAccountant has no "
+                         f"(sampling={events.sampling!r}): dp-accounting's RdpAccountant has no "
                          "REPLACE_ONE Poisson event; use pld_epsilon (or closed_form_curve)")
     for n, s in enumerate(events.streams):
         if s.mechanism == "laplace" and np.any((s.sampling_rate < 1) & (s.sensitivity > 0)):

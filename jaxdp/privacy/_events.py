@@ -26,6 +26,13 @@ Conventions:
   or ``a'`` (norms ≤ s, at most ``2s`` apart: :attr:`PrivacyEvents.log_pair_ratio`), and the
   PLD accountant charges dp-accounting's ``REPLACE_ONE`` pair of sensitivity ``s``
   (:func:`~jaxdp.privacy.pld_epsilon`).
+  ``"poisson_replace_bounded"`` is Poisson batches under replace-one where the sensitivity ``Δ``
+  bounds *every* distance among the three releases given the rest ``S`` of the batch —
+  ``f(S)``, ``f(S ∪ {x})`` and ``f(S ∪ {x'})`` — as for a clip applied after the batch is summed
+  (LT-ADMM-DP's soft clip of the mean: all three lie in the ζ-ball, ``Δ = 2ζ``; Gaussian only).
+  Its releases are ``(1 − q)C + qA`` against ``(1 − q)C + qA'`` with ``A, A', C`` pairwise within
+  ``Δ``: the structure of sampling without replacement under substitution, dominated by the same
+  pairs (:func:`~jaxdp.privacy.pld_epsilon`), and charged ``Δ``, not ``2Δ``, unamplified.
 * Several releases per step (paper 000 releases ``y`` and ``z``) are several *streams*:
   :func:`concat` returns a :class:`PrivacyEvents` whose top-level fields are the first stream and
   whose ``extra_streams`` hold the others. Accountants always iterate :attr:`PrivacyEvents.streams`.
@@ -42,8 +49,10 @@ from collections.abc import Sequence
 import numpy as np
 
 MECHANISMS = ("laplace", "gaussian")
-SAMPLINGS = ("poisson", "without_replacement", "poisson_replace_one")
+SAMPLINGS = ("poisson", "without_replacement", "poisson_replace_one", "poisson_replace_bounded")
 REPLACE_ONE_POISSON = "poisson_replace_one"
+REPLACE_BOUNDED_POISSON = "poisson_replace_bounded"
+"""Poisson replace-one whose Δ bounds the distance of the two worlds' releases too (module)."""
 
 
 def _first_bad(name: str, values: np.ndarray, bad: np.ndarray, requirement: str) -> None:
@@ -100,8 +109,8 @@ class PrivacyEvents:
         May be ``None`` when ``log_scale`` is given; it is then ``exp(log_scale)``.
       sampling_rate: the probability ``q`` in ``[0, 1]`` that a record enters a release; a scalar or
         ``(N, K)``, stored as ``(N, K)``.
-      sampling: ``"poisson"`` (default), ``"without_replacement"`` or ``"poisson_replace_one"``
-        (:data:`SAMPLINGS`; see the module).
+      sampling: ``"poisson"`` (default), ``"without_replacement"``, ``"poisson_replace_one"`` or
+        ``"poisson_replace_bounded"`` (:data:`SAMPLINGS`; see the module).
       dataset_size: ``(N,)`` int ``m_i``, each agent's number of records; required for
         ``"without_replacement"``, where ``q·m_i`` must be the (integer) batch size.
       description: what is released, for reports.
@@ -171,9 +180,10 @@ class PrivacyEvents:
         if self.sampling not in SAMPLINGS:
             raise ValueError(f"PrivacyEvents.sampling must be one of {SAMPLINGS}; "
                              f"got {self.sampling!r}")
-        if self.sampling == REPLACE_ONE_POISSON and self.mechanism != "gaussian":
-            raise ValueError(f"PrivacyEvents with sampling={REPLACE_ONE_POISSON!r} must be "
-                             f"Gaussian (dp-accounting's REPLACE_ONE pair); got "
+        if self.sampling in (REPLACE_ONE_POISSON, REPLACE_BOUNDED_POISSON) and (
+                self.mechanism != "gaussian"):
+            raise ValueError(f"PrivacyEvents with sampling={self.sampling!r} must be Gaussian "
+                             f"(the pairs accounted are Gaussian); got "
                              f"mechanism={self.mechanism!r}")
         if self.sampling != "without_replacement":
             if self.dataset_size is not None:

@@ -30,8 +30,8 @@ from jaxdp._text import terminal_scripts
 from jaxdp.privacy._closed_form import closed_form_curve
 from jaxdp.privacy._contract import (HUGE_LOG10, RELATIONS, Assumption, check_release,
                                      default_steps, format_log10, noise_assumption)
-from jaxdp.privacy._dp_accounting import (check_delta, check_steps, pld_epsilon, rdp_epsilon,
-                                          relation_of)
+from jaxdp.privacy._dp_accounting import (NO_RDP, check_delta, check_steps, pld_epsilon,
+                                          rdp_epsilon, relation_of)
 from jaxdp.privacy._events import PrivacyEvents
 from jaxdp.privacy._sampler_error import (LATTICE_NOTE, SAMPLER_SHARE, run_sampler_tv,
                                           within_sampler_error)
@@ -183,7 +183,7 @@ class PrivacyReport:
             raise ValueError(
                 f"unknown privacy method(s) {unknown}; known: 'closed_form', 'rdp', 'pld'"
             )
-        if len(methods) > 1 and (relation_of(events) == "replace_one_poisson" or any(
+        if len(methods) > 1 and (relation_of(events) in NO_RDP or any(
                 s.mechanism == "laplace" and np.any((s.sampling_rate < 1) & (s.sensitivity > 0))
                 for s in events.streams)):
             methods = [m for m in methods if m != "rdp"]  # dp-accounting has no RDP for them

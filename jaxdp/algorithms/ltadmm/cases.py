@@ -6,8 +6,9 @@ recover each method's noisy gradients.
 from __future__ import annotations
 
 import jax.numpy as jnp
+import numpy as np
 
-from jaxdp import algorithms, network
+from jaxdp import algorithms, network, problems
 from jaxdp.algorithms.cases import N_AGENTS, Case, add_remove_pair, record_pair, sent_by
 
 
@@ -45,12 +46,14 @@ def poisson_cases(net) -> list[Case]:
     paper = ("004 LT-ADMM-DP family, Poisson batches (one record of agent 0 added/removed; "
              "N = 10 ring, d = 5, q = 8/16)")
     pair = add_remove_pair(N_AGENTS, 16, 5, 1e6)
+    soft = soft_clip_pair(N_AGENTS, 16, 5, replace=False)  # the soft clip's worst pair
     poisson = {"sampling": "poisson", "records": 16}
     porter = algorithms.PORTERParams()
     prisma = algorithms.PriSMAParams(sigma0=0.125, sigma1=0.125)  # finite: the defaults give inf
     return [
-        Case("lt_admm_dp:poisson", paper + ", τ = 1", algorithms.LTADMMDP(local_steps=1, **poisson),
-             algorithms.LTADMMDPParams(sigma_e=2.0), net, pair, 1,
+        Case("lt_admm_dp:poisson", paper + ", τ = 1; the soft clip's worst pair (soft_clip_pair)",
+             algorithms.LTADMMDP(local_steps=1, **poisson),
+             algorithms.LTADMMDPParams(sigma_e=2.0), net, soft, 1,
              "agent 0's edge messages of round 0 (2ργ·g̃, one Gaussian release)",
              sent_by("m", net)),
         Case("porter:poisson", paper, algorithms.PORTER(**poisson), porter, net, pair, 2,
@@ -67,9 +70,9 @@ def poisson_replace_cases(net, pair) -> list[Case]:
     ``relation="replace_record"``, b = 8 of a declared m = 16, q = ½): the same ±1e6 record pair,
     whose clipped term is +C/b (or +ζ/b) in one world and −C/b in the other whenever it is sampled
     — the antipodal pair of dp-accounting's REPLACE_ONE PLD, the worst for the relation (twice
-    add/remove's one-sided shift). LT-ADMM-DP at one round of one local step is one release; its
-    soft clip bounds the clipped *mean*, so the report charges 2ζ per record while this pair moves
-    the release by ±ζ (conservative, and the audit's bound is correspondingly far below it).
+    add/remove's one-sided shift). LT-ADMM-DP at one round of one local step is one release, on
+    its own worst pair (:func:`soft_clip_pair`): its soft clip acts on the *mean*, so the ±1e6
+    pair, which moves the release by ±ζ around 0, is not the worst.
     PriSMA at σ0 = σ1 = 0.125 (its paper's σ1 = 0.0155 has ε = inf, which no audit can test)."""
     paper = ("004 LT-ADMM-DP family, Poisson batches (one record of agent 0 replaced by its "
              "antipode after clipping; N = 10 ring, d = 5, q = 8/16)")
@@ -77,9 +80,10 @@ def poisson_replace_cases(net, pair) -> list[Case]:
     porter = algorithms.PORTERParams()
     prisma = algorithms.PriSMAParams(sigma0=0.125, sigma1=0.125)  # finite: the defaults give inf
     return [
-        Case("lt_admm_dp:poisson_replace_record", paper + ", τ = 1",
+        Case("lt_admm_dp:poisson_replace_record",
+             paper + ", τ = 1; the soft clip's worst pair (soft_clip_pair)",
              algorithms.LTADMMDP(local_steps=1, **poisson), algorithms.LTADMMDPParams(sigma_e=2.0),
-             net, pair, 1, "agent 0's edge messages of round 0 (2ργ·g̃, one Gaussian release)",
+             net, soft_clip_pair(N_AGENTS, 16, 5, replace=True), 1, "agent 0's edge messages of round 0 (2ργ·g̃, one Gaussian release)",
              sent_by("m", net)),
         Case("porter:poisson_replace_record", paper, algorithms.PORTER(**poisson), porter, net,
              pair, 2, "agent 0's Ĝ¹, Ĝ², recovered from every agent's q_v",
@@ -88,6 +92,33 @@ def poisson_replace_cases(net, pair) -> list[Case]:
              pair, 2, "agent 0's v⁰, recovered from every agent's x⁰, x¹",
              prisma_terms(net, prisma.gamma, prisma.eta)),
     ]
+
+
+def soft_clip_pair(n: int, m: int, d: int, *, replace: bool, big: float = 1e12,
+                   rest: float = 1e4, seed: int = 0, dtype=np.float64):
+    """The worst neighbouring pair of LT-ADMM-DP's soft clip (7) on Poisson batches: every row of
+    agent 0 has one feature a; its other m − 1 records have label ``rest`` (each gradient −rest·a
+    at x = 0, so a batch holding any of them is soft-clipped to about −ζ·â) and record 0 has label
+    −``big`` in the first problem (gradient +big·a, which outweighs all the others: a batch holding
+    it is clipped to about +ζ·â). In the second problem record 0 is a zero-gradient row (add/remove:
+    the absent record) or, ``replace``, one more record like the others (label ``rest``).
+
+    Whenever record 0 is sampled the release moves from about −ζ·â to +ζ·â, 2ζ(1 − O(b/rest))
+    apart: the declared Δ = 2ζ, approached. Replacing, the batch without the record is clipped
+    where the replacement's is (−ζ·â), so the two worlds are ``(1 − q)N(−ζâ) + qN(+ζâ)`` against
+    ``N(−ζâ)`` (up to the empty batch, probability (1 − q)^{m−1}): the pair the report charges
+    (:mod:`jaxdp.privacy._dp_accounting`, ``"poisson_replace_bounded"``), attained; every other
+    agent's labels are 0."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
+    feats[0] = feats[0, :1]
+    pair = []
+    for first in (-big, rest if replace else 0.0):
+        labels = np.zeros((n, m))
+        labels[0, 1:], labels[0, 0] = rest, first
+        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
+                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
+    return tuple(pair)
 
 
 def _porter_poisson_claim(net, pair) -> Case:

@@ -23,7 +23,14 @@ composition applies — no hidden state carries data that is not in an accounted
   problem's arrays are stored at, never a count of real rows) —
   :func:`~jaxdp.algorithms._sampling.poisson_rate`, the one derivation the sampler uses too.
 
-The soft clip bounds the minibatch mean inside the ζ-ball, so Δ = 2ζ under either relation. PORTER
+The soft clip (7) acts on the minibatch *mean*, not on each record's term, and puts every release
+in the open ζ-ball: Δ = 2ζ under every relation, and no smaller bound holds — under add/remove the
+other records can hold the mean near −ζ·e while the record, large enough, pulls it to +ζ·e (the
+sup 2ζ, approached). Under Poisson replace-one the same ball bounds the distance of the two worlds'
+releases by 2ζ too (with x, with x', and without either: pairwise within 2ζ), so its events are
+``"poisson_replace_bounded"``: the pairs of sampling without replacement under substitution at
+Δ = 2ζ (dp-accounting's Poisson PLD at 2ζ), not the REPLACE_ONE pair ±2ζ, 4ζ apart, that a
+per-record contribution of 2ζ would give. PORTER
 releases one per-sample clipped gradient per iteration (C), as do DP-DSGD and DP-DSGT
 (:mod:`jaxdp.algorithms.dpsgd`, whose events are built here too: :data:`PER_SAMPLE_C`); PriSMA releases v⁰ (C1) then one
 momentum increment per iteration whose data term is η·clip_{C1} + (1−η)·clip_{C2} per sample.
@@ -87,12 +94,23 @@ def record_weight(algorithm) -> float:
     return 2.0 if algorithm.sampling == "fixed" else 1.0
 
 
+def soft(algorithm) -> bool:
+    """Whether ``algorithm`` is LT-ADMM-DP with the soft clip (7), applied to the minibatch *mean*
+    (every release in the ζ-ball, whatever the batch), not to each record's term."""
+    return algorithm.name == "lt_admm_dp" and algorithm.clip == "soft"
+
+
 def event_sampling(algorithm) -> str:
     """The events' sampling scheme: ``"without_replacement"`` (fixed batches), ``"poisson"`` or,
-    under ``relation="replace_record"``, ``"poisson_replace_one"``."""
+    under ``relation="replace_record"``, ``"poisson_replace_one"`` — or, for the soft clip,
+    ``"poisson_replace_bounded"``: its releases with x, with x' and without either all lie in the
+    ζ-ball, so Δ = 2ζ bounds the distance of the two worlds' releases too (not 4ζ,
+    :mod:`jaxdp.privacy._dp_accounting`)."""
     if algorithm.sampling == "fixed":
         return "without_replacement"
-    return "poisson_replace_one" if relation(algorithm) == "replace_record" else "poisson"
+    if relation(algorithm) != "replace_record":
+        return "poisson"
+    return "poisson_replace_bounded" if soft(algorithm) else "poisson_replace_one"
 
 
 def release_sensitivity(algorithm, params, n_agents: int, xp=np):
@@ -136,7 +154,7 @@ def lattice_coefficients(algorithm, problem) -> tuple[float, float]:
     dtype, d = problem.features.dtype, problem.dim
     grow = float(lattice_sensitivity(1.0, d, 0.0, dtype, law="gaussian"))
     offset = float(lattice_sensitivity(0.0, d, 1.0, dtype, law="gaussian"))
-    if not (algorithm.name == "lt_admm_dp" and algorithm.clip == "soft"):
+    if not soft(algorithm):
         terms = algorithm.batch_size if algorithm.sampling == "fixed" else problem.n_samples
         grow *= 1.0 + 2.0 * (terms + 2) ** 2 * unit_roundoff(dtype) / record_weight(algorithm)
     return grow, offset
@@ -296,7 +314,8 @@ def epsilon(algorithm, problem, params, steps: int, method: str = "guarantee", *
         return pld_epsilon(events, delta, 1e-3)
     if method == "zcdp":
         return closed_form_curve(events, delta)[1][:, -1]
-    tight = pld_epsilon if events.sampling == "poisson_replace_one" else rdp_epsilon  # no RDP
+    no_rdp = events.sampling in ("poisson_replace_one", "poisson_replace_bounded")
+    tight = pld_epsilon if no_rdp else rdp_epsilon  # dp-accounting has no RDP for them
     return np.minimum(tight(events, delta), closed_form_curve(events, delta)[1][:, -1])
 
 
@@ -383,13 +402,18 @@ def _contract(algorithm) -> dict:
            "Kasiviswanathan 2019)" if fixed else
            f"Poisson minibatches (each row with probability q = b/n_i, n_i = {_declared(algorithm)}"
            ", the sum divided by b): " + (
+               "a replaced record is in the batch with probability q in both worlds, the "
+               "soft-clipped means with it, with its replacement and without either pairwise "
+               "within 2ζ (Poisson subsampling, replace-one: the pairs of sampling without "
+               "replacement under substitution, dp-accounting's Poisson PLD at 2ζ; no RDP)"
+               if replace and soft(algorithm) else
                "a replaced record is in the batch with probability q in both worlds, its term "
                "one of two of norm ≤ C/b, and every other record keeps its rate (Poisson "
                "subsampling, replace-one: dp-accounting's REPLACE_ONE PLD; no RDP)" if replace else
                "an added or removed record changes one term and every other record keeps its "
                "rate (Poisson subsampling, add/remove-one among data sets of at most n_i records "
                "per agent, checked)"))
-    if algorithm.name == "lt_admm_dp" and algorithm.clip == "soft":
+    if soft(algorithm):
         clip = Assumption("the soft-clipped minibatch mean ζ/(ζ+‖g‖)·g lies in the ζ-ball, so any "
                           "two batches give Δ ≤ 2ζ", enforced=True, how="soft clip (7) at ζ")
     else:
