@@ -157,6 +157,30 @@ def record_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.
     return tuple(pair)
 
 
+def displace_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
+    """The worst replace-one pair of a per-sample clipped mean over a fixed-size batch drawn
+    without replacement: every row of agent 0 has one feature a and label ``−size`` (each clipped
+    to +C·â at x = 0) except record 0, labelled ``+size`` in the first problem (−C·â).
+
+    The second problem's batch mean is C·â whatever the batch; the first's is C·â − 2C·â/b when
+    record 0 is drawn (probability γ = b/m), else the same C·â. So the releases are
+    ``(1 − γ)N(v) + γN(v − 2Câ/b)`` against ``N(v)``: exactly the dominating pair that sampling
+    without replacement under substitution is accounted by (Zhu, Dong & Wang 2022;
+    :mod:`jaxdp.privacy._dp_accounting`) — its ε is attained, not an over-charge. (The antipodal
+    :func:`record_pair` keeps the batch without record 0 at 0, between the two worlds' clipped
+    terms, and shows less.) Every other agent's labels are 0."""
+    rng = np.random.default_rng(seed)
+    feats = rng.normal(size=(n, m, d)) / np.sqrt(d)
+    feats[0] = feats[0, :1]
+    pair = []
+    for first in (size, -size):
+        labels = np.zeros((n, m))
+        labels[0, :], labels[0, 0] = -size, first
+        pair.append(problems.from_arrays(feats, labels, loss="least_squares",
+                                         reg={"ridge": 0.0}, reference=False, dtype=dtype))
+    return tuple(pair)
+
+
 def add_remove_pair(n: int, m: int, d: int, size: float, *, seed: int = 0, dtype=np.float64):
     """Two least-squares problems on the same features whose agent-0 record 0 has label ``size``
     in the first and 0 in the second. Every other label is 0, so at x = 0 every other gradient is

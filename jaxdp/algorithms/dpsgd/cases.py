@@ -11,7 +11,7 @@ import dataclasses
 import numpy as np
 
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms.cases import N_AGENTS, Case, add_remove_pair, record_pair
+from jaxdp.algorithms.cases import N_AGENTS, Case, add_remove_pair, displace_pair, record_pair
 
 M, D, SIZE = 16, 5, 1e6
 SIGMA = 0.125  # σ = C/b at C = 1, b = 8: noise multiplier 1
@@ -46,28 +46,32 @@ def audit_cases() -> list[Case]:
 
 def replace_one_cases(net, params) -> list[Case]:
     """Replace-one under Poisson batches (``relation="replace_record"``), b = 8 of a declared
-    m = 16 (q = ½), noise multiplier 1, one release (and under fixed-size batches, b = 8 of the
-    m = 16 rows, whose only relation it is): agent 0's record labelled ±1e6 in the two
+    m = 16 (q = ½), noise multiplier 1, one release: agent 0's record labelled ±1e6 in the two
     problems (:func:`~jaxdp.algorithms.cases.record_pair`) clips to ∓C·â, so when it is sampled
     (probability q in both worlds) the release is shifted by +C/b in one world and −C/b in the
     other: the antipodal pair ``(qN(−C/b) + (1 − q)N(0), qN(C/b) + (1 − q)N(0))`` that
-    dp-accounting's REPLACE_ONE PLD charges, twice add/remove's one-sided shift."""
+    dp-accounting's REPLACE_ONE PLD charges, twice add/remove's one-sided shift. Under fixed-size
+    batches (b = 8 of the m = 16 rows, whose only relation it is) the worst pair is another
+    (:func:`~jaxdp.algorithms.cases.displace_pair`: every other record clipped where the
+    replacement is), whose releases are the dominating pair the report charges."""
     pair = record_pair(N_AGENTS, M, D, SIZE)
+    displace = displace_pair(N_AGENTS, M, D, SIZE)
     paper = ("DP-SGD family (one record of agent 0 replaced by its antipode after clipping; "
              "N = 10 ring, d = 5, q = 8/16)")
     replace = {"records": M, "relation": "replace_record"}
     observed = "agent 0's g̃⁰ = (W x⁰ − x¹)_0/α, from every agent's x⁰, x¹"
-    fixed = "; fixed-size batches, b = 8 of m = 16"
+    fixed_paper = ("DP-SGD family (one record of agent 0 replaced, every other clipped where "
+                   "the replacement is; N = 10 ring, d = 5; fixed-size batches, b = 8 of m = 16)")
     y1 = "agent 0's y¹ = g̃¹ (x⁰ = y⁰ = g̃⁰ = 0)"
     return [
         Case("dp_dsgd:replace_record", paper, algorithms.DPDSGD(**replace), params, net, pair, 2,
              observed, dsgd_gradient(net, params.alpha), releases=1),
         Case("dp_dsgt:replace_record", paper, algorithms.DPDSGT(**replace), params, net, pair, 2,
              y1, lambda obs: obs["messages"]["y"][1, 0], releases=1),
-        Case("dp_dsgd:fixed", paper + fixed, algorithms.DPDSGD(sampling="fixed"), params, net,
-             pair, 2, observed, dsgd_gradient(net, params.alpha), releases=1),
-        Case("dp_dsgt:fixed", paper + fixed, algorithms.DPDSGT(sampling="fixed"), params, net,
-             pair, 2, y1, lambda obs: obs["messages"]["y"][1, 0], releases=1),
+        Case("dp_dsgd:fixed", fixed_paper, algorithms.DPDSGD(sampling="fixed"), params, net,
+             displace, 2, observed, dsgd_gradient(net, params.alpha), releases=1),
+        Case("dp_dsgt:fixed", fixed_paper, algorithms.DPDSGT(sampling="fixed"), params, net,
+             displace, 2, y1, lambda obs: obs["messages"]["y"][1, 0], releases=1),
     ]
 
 
