@@ -42,7 +42,8 @@ b distinct rows; ``sampling="poisson"`` keeps each row independently with probab
 n_i the declared public record count ``records`` (never the data's m_i: issue 36), and divides
 the sum by b (what Poisson subsampling amplification under add/remove-one needs;
 per-sample sensitivity ζ/b). ``relation``: ``None`` (the sampling's default), or
-``"replace_record"`` with Poisson batches (replace-one, dp-accounting's REPLACE_ONE PLD;
+``"replace_record"`` with Poisson batches (replace-one, dp-accounting's REPLACE_ONE PLD; for the
+soft clip, whose releases all lie in the ζ-ball, the Poisson PLD at 2ζ;
 :data:`~jaxdp.algorithms._sampling.RELATIONS_OF_SAMPLING`). Non-private LT-ADMM ([22], [24]) is
 σ_e = 0 and ζ = ∞ (class :class:`LTADMM`).
 
