@@ -11,6 +11,7 @@ substitution at 2ζ (dp-accounting's Poisson PLD), not the REPLACE_ONE pair ±2�
 from __future__ import annotations
 
 import dataclasses
+import itertools
 
 import jax
 import jax.numpy as jnp
@@ -96,3 +97,34 @@ def test_replace_one_is_charged_the_bounded_pair_not_the_antipodal_one():
                                               delta=1e-5), rtol=1e-3)
     per_sample = dataclasses.replace(alg, clip="per_sample")
     assert lp.privacy_events(per_sample, problem, params, 1).sampling == "poisson_replace_one"
+
+
+def _profile(p: np.ndarray, q: np.ndarray, eps: np.ndarray, cell: float) -> np.ndarray:
+    """``δ(ε) = ∫ max(0, p − e^ε q)`` on a grid (``p``, ``q``: densities on the same cells)."""
+    return np.stack([np.sum(np.maximum(p - np.exp(e) * q, 0.0), axis=-1) * cell for e in eps],
+                    axis=-1)
+
+
+def test_every_three_points_within_delta_stay_below_the_charged_pairs():
+    """The charge of ``"poisson_replace_bounded"`` checked, not only argued: on the line, every
+    ``(1 − q)N(c) + qN(a)`` against ``(1 − q)N(c) + qN(a')`` with c, a, a' pairwise within Δ (a
+    9-point grid of each in [−Δ/2, Δ/2], which holds the attained C = A' and the REPLACE_ONE
+    configuration c = 0, a = −a') has δ(ε) at most the larger of the Poisson pairs'
+    ``((1 − q)N(0) + qN(Δ), N(0))`` and its reverse, at q ∈ {0.1, 0.5, 0.9}, Δ/σ ∈ {0.5, 2, 4},
+    ε ∈ [0, 4] (σ = 1, the same quadrature for both)."""
+    x = np.linspace(-14.0, 18.0, 6401)
+    cell, eps = x[1] - x[0], np.array([0.0, 0.25, 0.5, 1.0, 2.0, 4.0])
+
+    def pdf(mean):
+        return np.exp(-0.5 * (x - np.asarray(mean)[..., None]) ** 2) / np.sqrt(2 * np.pi)
+
+    for q, mu in itertools.product((0.1, 0.5, 0.9), (0.5, 2.0, 4.0)):
+        top, base = (1 - q) * pdf(0.0) + q * pdf(mu), pdf(0.0)
+        charged = np.maximum(_profile(top, base, eps, cell), _profile(base, top, eps, cell))
+        grid = np.linspace(-mu / 2, mu / 2, 9)
+        c, a, a2 = (g.ravel() for g in np.meshgrid(grid, grid, grid, indexing="ij"))
+        worlds = [(1 - q) * pdf(c) + q * pdf(point) for point in (a, a2)]
+        worst = np.max(_profile(*worlds, eps, cell), axis=0)
+        assert np.all(worst <= charged * (1 + 1e-9) + 1e-12), (q, mu, worst - charged)
+        attained = _profile((1 - q) * pdf(mu / 2) + q * pdf(-mu / 2), pdf(mu / 2), eps, cell)
+        np.testing.assert_allclose(attained, _profile(top, base, eps, cell), atol=1e-9)
