@@ -24,7 +24,8 @@ from jaxdp.algorithms.ltadmm import privacy as lp
 from jaxdp.algorithms.ltadmm.cases import soft_clip_pair
 
 ZETA, SIGMA, M, B = 1.0, 2.0, 16, 8
-POISSON = dict(local_steps=1, sampling="poisson", records=M, batch_size=B, sampler="float")
+POISSON = {"local_steps": 1, "sampling": "poisson", "records": M, "batch_size": B,
+           "sampler": "float"}
 
 
 def _release(problem, weights) -> np.ndarray:
