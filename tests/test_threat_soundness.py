@@ -11,13 +11,14 @@ float64: tests/conftest.py enables it for the whole test session.
 """
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms import REGISTRY, DPDGD, DPRWADMM
-from jaxdp.core import noise_dependence, sender_mismatch
+from jaxdp.algorithms import REGISTRY, DPADMM, DPDGD, DPRWADMM, LTADMMDP
+from jaxdp.core import noise_dependence, post_processed, sender_mismatch
 from jaxdp.privacy import Coalition
 from jaxdp.privacy.contract import NOISE_OWNERS, as_threat, fallback_refusal
 
@@ -102,6 +103,79 @@ def test_positive_control_a_false_sender_declaration_is_caught():
     rolled = Rolled()
     assert "agent i's release moves with agent j's draws" in sender_mismatch(
         rolled, problem, net, rolled.default_params())
+
+
+# -- post-processing of the wire and declared draw layouts ----------------------------------------
+def _trainer_run():
+    problem = problems.logistic(n_agents=N, m=8, d=3, seed=0)
+    return problem, network.make_network("complete", N)
+
+
+@pytest.mark.parametrize("name", ["dp_admm", "naive_private_admm"])
+def test_the_trainers_average_is_post_processing_of_the_uploads(name):
+    """Paper 002 (3c): the broadcast w = mean(w~ - γ/ρ) moves with every provider's draw, but is
+    computed from the uploads w~ and γ, both on the wire: not attributed; each upload is its own."""
+    problem, net = _trainer_run()
+    alg = algorithms.get(name)
+    params = alg.default_params()
+    state = alg.init(jax.random.key(0), problem, net, params)
+    noise = alg.noise(jax.random.key(1), state, params, jnp.asarray(0))
+    names = sorted(alg.step(state, noise, problem, net, params, jnp.asarray(0))[1])
+    flags = post_processed(alg, state, noise, problem, net, params)
+    assert dict(zip(names, flags)) == {"gamma": False, "w": True, "w_tilde": False}
+    dep, shared = noise_dependence(alg, problem, net, params)
+    assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
+
+
+class _AverageOnly(DPADMM):
+    """Releases the trainer's average but not the uploads it averages: not post-processing."""
+
+    def step(self, state, noise, problem, network, params, k):
+        state, messages = super().step(state, noise, problem, network, params, k)
+        return state, {"w": messages["w"]}
+
+
+class _RelaysRawGradient(DPADMM):
+    """Re-sends beside the average the neighbour's raw gradient at its released point."""
+
+    def step(self, state, noise, problem, network, params, k):
+        state, messages = super().step(state, noise, problem, network, params, k)
+        raw = jnp.roll(problem.local_grads(messages["w_tilde"]), 1, axis=0)
+        return state, {**messages, "relay": messages["w"] + raw}
+
+
+@pytest.mark.parametrize("cls", [_AverageOnly, _RelaysRawGradient])
+def test_positive_control_what_is_not_on_the_wire_is_not_post_processing(cls):
+    """An average of uploads kept off the wire, or a neighbour's raw value sent beside an average
+    of the wire (its data reach it around the messages): agent i's release carries j's draws."""
+    problem, net = _trainer_run()
+    alg = cls()
+    assert "agent i's release moves with agent j's draws" in sender_mismatch(
+        alg, problem, net, alg.default_params())
+
+
+def test_lt_admm_dp_draws_are_attributed_along_their_declared_agent_axis():
+    """LT-ADMM-DP draws e_i of each of its τ local steps, (τ, N, d): agent axis 1, declared; its
+    per-link messages m_{i→j} (2E rows) are charged to their senders."""
+    problem, net = problems.logistic(n_agents=N, m=8, d=3, seed=0), network.make_network("ring", N)
+    alg = LTADMMDP(local_steps=2, batch_size=4)
+    dep, shared = noise_dependence(alg, problem, net, alg.default_params())
+    assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
+
+    class Rolled(LTADMMDP):  # agent i's gradient carries agent i+1's e
+        def step(self, state, noise, problem, network, params, k):
+            rolled = {**noise, "e": jnp.roll(noise["e"], -1, axis=1)}
+            return super().step(state, rolled, problem, network, params, k)
+
+    class Undeclared(LTADMMDP):  # the leading (τ) axis read as the agents'
+        noise_agent_axis = {}
+
+    rolled, undeclared = Rolled(local_steps=2, batch_size=4), Undeclared(local_steps=2,
+                                                                          batch_size=4)
+    assert "agent i's release moves with agent j's draws" in sender_mismatch(
+        rolled, problem, net, rolled.default_params())
+    assert "no agent axis" in sender_mismatch(undeclared, problem, net,
+                                              undeclared.default_params())
 
 
 GOSSIP_ROUNDS = pytest.mark.xfail(strict=True, reason=(

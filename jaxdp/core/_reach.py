@@ -39,7 +39,7 @@ def first_arrivals(alg, problem, network, params, steps: int, source: int = 0,
         for k in range(steps):
             noise = alg.noise(jax.random.fold_in(key, k), state, params, jnp.asarray(k))
             if shift and k == 0:
-                noise = shift_agent(noise, n, source)
+                noise = shift_agent(noise, n, source, alg.noise_agent_axes(noise))
             state, messages = alg.step(state, noise, problem, network, params, jnp.asarray(k))
             sent.append(_sent_rows(messages, n))
         return sent

@@ -68,6 +68,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from types import MappingProxyType
 from typing import ClassVar
 
 import chex
@@ -139,6 +140,8 @@ class LTADMMDP(Algorithm):
 
     # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
+    # the draws of `noise` are (τ, N, ·): agent i's minibatches and e_i of its τ local steps
+    noise_agent_axis = MappingProxyType({"batch": 1, "e": 1})
     name: ClassVar[str] = "lt_admm_dp"
     cites = (
         "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (LT-ADMM-DP, paper 004)",
