@@ -127,6 +127,18 @@ def test_the_trainers_average_is_post_processing_of_the_uploads(name):
     assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
 
 
+def test_later_gossip_rounds_are_post_processing_of_the_first():
+    """Muffliato with R = 3: y^{r+1} = W y^r for r ≥ 1 (the rounds after the noisy y^0) is computed
+    from the round before it, on the wire: only y^0 is attributed, and it is each agent's own."""
+    problem, net = problems.logistic(n_agents=N, m=8, d=3, seed=0), network.make_network("ring", N)
+    alg = algorithms.get("muffliato", rounds=3)
+    params = alg.default_params()
+    state = alg.init(jax.random.key(0), problem, net, params)
+    noise = alg.noise(jax.random.key(1), state, params, jnp.asarray(0))
+    assert post_processed(alg, state, noise, problem, net, params) == [False, True, True]
+    assert sender_mismatch(alg, problem, net, params) == ""
+
+
 class _AverageOnly(DPADMM):
     """Releases the trainer's average but not the uploads it averages: not post-processing."""
 
@@ -178,26 +190,16 @@ def test_lt_admm_dp_draws_are_attributed_along_their_declared_agent_axis():
                                               undeclared.default_params())
 
 
-GOSSIP_ROUNDS = pytest.mark.xfail(strict=True, reason=(
-    "several gossip rounds per step: a later round's message carries the neighbours' draws of "
-    "the same step, which the one-step check reads as another agent's noise (the accountant "
-    "charges each agent's own draw once per step; the check is stricter than the declaration)"))
-
-
 SERVER_RELAY = pytest.mark.xfail(strict=True, reason=(
-    "the server's average of the uploads (the row LDP-FedAvg releases from agent 0) moves with "
-    "every client's draw of the step: a post-processing of the clients' noisy uploads, each "
-    "protected by its own client's noise as the declaration says, which the one-step check reads "
-    "as agent 0 carrying other agents' noise (stricter than the declaration)"))
-UNEXPLAINED = pytest.mark.xfail(strict=True, reason=(
-    "open finding, not yet explained: the one-step check fails on this audit case at 3b1e8ff "
-    "already (first seen when the rotating slow slice 7/8 first ran it); dp_admm: agent i's "
-    "release moves with agent j's draws of the same step (its averaged w, like SERVER_RELAY?); "
-    "naive_private_admm as dp_admm; lt_admm_dp: its draw 'e' has no agent axis, so the check "
-    "cannot attribute it. Strict: the mark fails once the check passes"))
-KNOWN_STRICT = {"muffliato": GOSSIP_ROUNDS, "ldp_fedavg": SERVER_RELAY,
-                "dp_admm": UNEXPLAINED, "lt_admm_dp": UNEXPLAINED,
-                "naive_private_admm": UNEXPLAINED}
+    "the server's broadcast x^{t+1} = x^t + (1/|S|) Σ_{k∈S} U_k moves with every client's draw: "
+    "it reads the previous broadcast x^t from the state (released a step earlier, not among this "
+    "step's messages) and the count |S| from the selection draws u, by paths around this step's "
+    "messages, so the one-step rule (a message computed only from the step's other messages and "
+    "public values is post-processing) does not recognise it; the uploads U_k, which the "
+    "accountant charges, move with their own client's draws only (the check passes with the "
+    "broadcast left out). Stricter than the declaration, not a leak: x^t and who uploaded are on "
+    "the wire"))
+KNOWN_STRICT = {"ldp_fedavg": SERVER_RELAY}
 
 
 @pytest.mark.slow

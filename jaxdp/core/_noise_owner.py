@@ -132,23 +132,24 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
                          f"of directed links 2E = {senders.size} other than the N = {n} agents, "
                          "to tell an agent axis from a coordinate or a link axis")
     key = jax.random.key(0) if key is None else key
+    step = jax.jit(lambda s, z, k: alg.step(s, z, problem, network, params, k))  # one compile
     state = alg.init(key, problem, network, params)
     first = alg.noise(jax.random.fold_in(key, 1), state, params, jnp.asarray(0))
-    state, _ = alg.step(state, first, problem, network, params, jnp.asarray(0))
+    state, _ = step(state, first, jnp.asarray(0))
     noise = alg.noise(jax.random.fold_in(key, 2), state, params, jnp.asarray(1))
     later = alg.noise(jax.random.fold_in(key, 3), state, params, jnp.asarray(2))
     axes = alg.noise_agent_axes(noise)
     judged = [not pp and jnp.issubdtype(jnp.result_type(m), jnp.floating) for pp, m in zip(
         post_processed(alg, state, noise, problem, network, params),
-        jax.tree.leaves(alg.step(state, noise, problem, network, params, jnp.asarray(1))[1]))]
+        jax.tree.leaves(step(state, noise, jnp.asarray(1))[1]))]
 
     def released(drawn, reach_now: bool) -> list:
         """The floating releases of step 1 that are not post-processing, or of step 2 (drawing
         ``later``) where step 1's draws reach no release of step 1 (an algorithm that sends its
         model before the update)."""
-        after, messages = alg.step(state, drawn, problem, network, params, jnp.asarray(1))
+        after, messages = step(state, drawn, jnp.asarray(1))
         if not reach_now:
-            _, messages = alg.step(after, later, problem, network, params, jnp.asarray(2))
+            _, messages = step(after, later, jnp.asarray(2))
         return [np.asarray(m) for m, keep in zip(jax.tree.leaves(messages), judged) if keep]
 
     def changes(a, b) -> list:
