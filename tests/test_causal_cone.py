@@ -124,7 +124,8 @@ def test_reach_check_passes_dp_dgd_and_catches_a_mutant_claiming_a_shorter_cone(
 def test_reach_check_reads_per_link_messages_and_declared_draw_layouts():
     """LT-ADMM-DP sends one message per directed link and draws e as (τ, N, d) (agent axis 1,
     declared): agent 0's step-0 noise must reach hop d at step d − 1 (x⁺ carries it, sent on the
-    links the same step: within the cone of R = 1), not never, which reading only (N, ·) messages along axis 0 gave."""
+    links the same step: within the cone of R = 1), not never, which reading only (N, ·)
+    messages and shifting axis 0 gave."""
     problem = problems.logistic(n_agents=4, m=8, d=3, seed=0)
     net = network.make_network("path", 4)
     alg = LTADMMDP(local_steps=2, batch_size=4)

@@ -180,7 +180,8 @@ def test_lt_admm_dp_draws_are_attributed_along_their_declared_agent_axis():
             return super().step(state, rolled, problem, network, params, k)
 
     class Undeclared(LTADMMDP):  # the leading (τ) axis read as the agents'
-        noise_agent_axis = {}
+        def noise_agent_axes(self, noise):
+            return jax.tree.map(lambda _: 0, noise)
 
     rolled, undeclared = Rolled(local_steps=2, batch_size=4), Undeclared(local_steps=2,
                                                                           batch_size=4)

@@ -16,8 +16,6 @@ injected into a per-node reference implementation in the tests.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
-from types import MappingProxyType
 from typing import Any, ClassVar
 
 import jax
@@ -84,12 +82,6 @@ class Algorithm:
         :meth:`account_under` gives a tighter analysis. A private algorithm declares it; the
         tests check a ``"sender"`` declaration against one traced step
         (:func:`~jaxdp.core.noise_dependence`).
-      noise_agent_axis: the axis of a draw of :meth:`noise` that holds the agents, by its key in
-        the noise dict, where it is not the leading one (LT-ADMM-DP's ``(τ, N, d)`` draws: 1);
-        keys not named: 0. :meth:`noise_agent_axes` reads it, and the checks of whose noise
-        reaches a release (:func:`~jaxdp.core.noise_dependence`, :func:`~jaxdp.core.reach_mismatch`)
-        shift each agent's slice along it; a draw whose declared axis is not of size N is one no
-        single agent owns.
       rounds_declared: the sequential communication rounds of one step, for an algorithm that
         communicates beyond the network products one traced step counts (a product through the
         dense matrices, by indexing, or in a ``lax.while_loop``); ``None``: counted
@@ -117,7 +109,6 @@ class Algorithm:
     noise_owner: ClassVar[str | None] = None
     default_threat: ClassVar[str] = "eavesdropper"
     rounds_declared: ClassVar[int | None] = None
-    noise_agent_axis: ClassVar[Mapping[str, int]] = MappingProxyType({})
 
     def __init_subclass__(cls, **kwargs):
         super().__init_subclass__(**kwargs)
@@ -161,12 +152,12 @@ class Algorithm:
         return {}
 
     def noise_agent_axes(self, noise: Noise):
-        """The agent axis of every leaf of ``noise`` (a draw of :meth:`noise`), a pytree of ints
-        of its structure: :attr:`noise_agent_axis` of the leaf's key in the noise dict, else 0."""
-        if not isinstance(noise, dict):
-            return jax.tree.map(lambda _: 0, noise)
-        return {name: jax.tree.map(lambda _, a=self.noise_agent_axis.get(name, 0): a, draw)
-                for name, draw in noise.items()}
+        """The axis of each draw of :meth:`noise` that holds the agents: a pytree of ints of
+        ``noise``'s structure, 0 (the leading axis) unless an algorithm whose draws are laid out
+        otherwise says so (LT-ADMM-DP's ``(τ, N, d)``: 1). The checks of whose noise reaches a
+        release (:func:`~jaxdp.core.noise_dependence`, :func:`~jaxdp.core.reach_mismatch`) shift
+        each agent's slice along it; a draw whose axis is not of size N is owned by no one agent."""
+        return jax.tree.map(lambda _: 0, noise)
 
     def step(self, state: State, noise: Noise, problem, network, params: Params, k: Array):
         """One iteration: returns ``(new_state, messages)``."""

@@ -68,7 +68,6 @@ from __future__ import annotations
 
 import dataclasses
 import math
-from types import MappingProxyType
 from typing import ClassVar
 
 import chex
@@ -140,8 +139,6 @@ class LTADMMDP(Algorithm):
 
     # jaxdp.privacy.contract.NOISE_OWNERS: each agent's releases carry its own fresh noise only
     noise_owner = "sender"
-    # the draws of `noise` are (τ, N, ·): agent i's minibatches and e_i of its τ local steps
-    noise_agent_axis = MappingProxyType({"batch": 1, "e": 1})
     name: ClassVar[str] = "lt_admm_dp"
     cites = (
         "Ren, Ma, Bastianello, Johansson, Parisini & Malikopoulos 2026 (LT-ADMM-DP, paper 004)",
@@ -197,6 +194,11 @@ class LTADMMDP(Algorithm):
                                           self.sampling, (self.local_steps,), self.records),  # Alg. 1 l.6
                 "e": noise_draws(jax.random.fold_in(key, 1), (self.local_steps, n, d),
                                  state.x.dtype, sampler=self.sampler)}  # (τ, N, d); e = σ_e·this
+
+    def noise_agent_axes(self, noise):
+        """Both draws of :meth:`noise` are ``(τ, N, ·)``, agent i's minibatches and ``e_i`` of its
+        τ local steps: the agents are axis 1."""
+        return jax.tree.map(lambda _: 1, noise)
 
     def step(self, state, noise, problem, network, params, k):
         del k
