@@ -18,7 +18,7 @@ import pytest
 
 from jaxdp import algorithms, network, problems
 from jaxdp.algorithms import REGISTRY, DPADMM, DPDGD, DPRWADMM, LTADMMDP
-from jaxdp.core import noise_dependence, post_processed, sender_mismatch
+from jaxdp.core import noise_dependence, sender_mismatch, wire_held
 from jaxdp.privacy import Coalition
 from jaxdp.privacy.contract import NOISE_OWNERS, as_threat, fallback_refusal
 
@@ -113,30 +113,28 @@ def _trainer_run():
 
 @pytest.mark.parametrize("name", ["dp_admm", "naive_private_admm"])
 def test_the_trainers_average_is_post_processing_of_the_uploads(name):
-    """Paper 002 (3c): the broadcast w = mean(w~ - γ/ρ) moves with every provider's draw, but is
-    computed from the uploads w~ and γ, both on the wire: not attributed; each upload is its own."""
+    """Paper 002 (3c): the broadcast w = mean(w~ - γ/ρ) moves with every provider's draw, but with
+    the uploads w~ and γ held (they are on the wire) it moves with none; each upload is its own."""
     problem, net = _trainer_run()
     alg = algorithms.get(name)
     params = alg.default_params()
     state = alg.init(jax.random.key(0), problem, net, params)
     noise = alg.noise(jax.random.key(1), state, params, jnp.asarray(0))
     names = sorted(alg.step(state, noise, problem, net, params, jnp.asarray(0))[1])
-    flags = post_processed(alg, state, noise, problem, net, params)
-    assert dict(zip(names, flags)) == {"gamma": False, "w": True, "w_tilde": False}
+    w = wire_held(alg, state, noise, problem, net, params)[names.index("w")]
+    assert np.array_equal(w(noise), w({"xi": noise["xi"] + 1}))
     dep, shared = noise_dependence(alg, problem, net, params)
     assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
 
 
-def test_later_gossip_rounds_are_post_processing_of_the_first():
-    """Muffliato with R = 3: y^{r+1} = W y^r for r ≥ 1 (the rounds after the noisy y^0) is computed
-    from the round before it, on the wire: only y^0 is attributed, and it is each agent's own."""
+def test_later_gossip_rounds_and_dpp2s_second_round_move_only_with_their_own_draws():
+    """Muffliato (R = 3): y^{r+1} = W y^r is computed from the round before it, on the wire.
+    DPP2 (17): z_i = ∇f_i + η q_i + ρ (L y)_i + e_i reads the neighbours' round-1 y, on the wire,
+    and its η^k is a public input (declared nobody's noise): each release is its sender's."""
     problem, net = problems.logistic(n_agents=N, m=8, d=3, seed=0), network.make_network("ring", N)
-    alg = algorithms.get("muffliato", rounds=3)
-    params = alg.default_params()
-    state = alg.init(jax.random.key(0), problem, net, params)
-    noise = alg.noise(jax.random.key(1), state, params, jnp.asarray(0))
-    assert post_processed(alg, state, noise, problem, net, params) == [False, True, True]
-    assert sender_mismatch(alg, problem, net, params) == ""
+    for alg in (algorithms.get("muffliato", rounds=3), algorithms.get("dpp2")):
+        dep, shared = noise_dependence(alg, problem, net, alg.default_params())
+        assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool)), alg.name
 
 
 class _AverageOnly(DPADMM):
@@ -147,19 +145,19 @@ class _AverageOnly(DPADMM):
         return state, {"w": messages["w"]}
 
 
-class _RelaysRawGradient(DPADMM):
-    """Re-sends beside the average the neighbour's raw gradient at its released point."""
+class _RelaysNeighboursDraw(DPADMM):
+    """Re-sends beside the average the neighbour's draw, a raw value off the wire (with it, the
+    neighbour's upload gives away its un-noised w_i)."""
 
     def step(self, state, noise, problem, network, params, k):
         state, messages = super().step(state, noise, problem, network, params, k)
-        raw = jnp.roll(problem.local_grads(messages["w_tilde"]), 1, axis=0)
-        return state, {**messages, "relay": messages["w"] + raw}
+        return state, {**messages, "relay": messages["w"] + jnp.roll(noise["xi"], 1, axis=0)}
 
 
-@pytest.mark.parametrize("cls", [_AverageOnly, _RelaysRawGradient])
+@pytest.mark.parametrize("cls", [_AverageOnly, _RelaysNeighboursDraw])
 def test_positive_control_what_is_not_on_the_wire_is_not_post_processing(cls):
-    """An average of uploads kept off the wire, or a neighbour's raw value sent beside an average
-    of the wire (its data reach it around the messages): agent i's release carries j's draws."""
+    """An average of uploads kept off the wire, or a neighbour's draw sent beside an average of
+    the wire: agent i's release still moves with agent j's draws, the wire held."""
     problem, net = _trainer_run()
     alg = cls()
     assert "agent i's release moves with agent j's draws" in sender_mismatch(

@@ -11,20 +11,25 @@ Layouts. A draw's agent axis is the one the algorithm declares
 a message's rows are the agents (leading axis ``N``) or the directed links (leading axis ``2E``,
 row ``e`` sent by ``senders[e]``, as the audit's link view reads them).
 
-Post-processing. A message computed only from the step's *other* messages and public values
-(parameters, the network, constants) adds nothing to what is already on the wire: the trainer's
-average (3c) of DP-ADMM's uploads, a later gossip round of Muffliato. :func:`post_processed` reads
-that off the step's jaxpr (every path from the state, the data or the draws to it passes through
-another message), and such a message is not attributed to an agent; the messages it is computed
-from are, each on its own rows. A message that also reads the state, the data or a draw by a path
-around the messages (a neighbour's raw value re-sent beside an average) is not post-processing.
+The wire held fixed. Agent ``i``'s release may move with another agent's draws only through
+messages already on the wire: the accountant composes ``i``'s releases adaptively, each a function
+of ``i``'s data, of what is public (every message so far, this step's earlier rounds included) and
+of ``i``'s own draws. So each message is judged with every *other* message of the step held at its
+value (:func:`wire_held`, an evaluation of the step's jaxpr): DP-ADMM's trainer average (3c) of the
+uploads, a later gossip round of Muffliato, DPP2's ``z`` (17) built on the neighbours' ``y`` then
+move with nothing, or with their own agent's draws only. A value that carries a neighbour's draw
+around the wire (an average of uploads that are not sent, the neighbour's draw itself re-sent)
+still moves, and is caught. A draw that is nobody's privacy noise (DPP2's step η^k, public input
+common to all nodes) is declared with agent axis ``None`` and not shifted. The check reads noise
+only: a neighbour's raw *data* re-sent without noise is the information-flow check's
+(:func:`~jaxdp.privacy.check_information_flow`).
 """
 from __future__ import annotations
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from jax.extend.core import Literal
+from jax.extend.core import ClosedJaxpr, Literal, jaxpr_as_fun
 
 
 def _floating(tree) -> list:
@@ -44,53 +49,100 @@ def shift_noise(noise, where):
     return jax.tree.map(shift, noise)
 
 
+def _leaf_axes(noise, axes) -> list:
+    """The agent axis of each leaf of ``noise`` (``None``: nobody's noise), in leaf order."""
+    axes = jax.tree.map(lambda _: 0, noise) if axes is None else axes
+    return jax.tree.leaves(axes, is_leaf=lambda a: a is None)
+
+
+def _owned(leaf, axis) -> bool:
+    """A draw that is some agent's privacy noise: floating, and not declared nobody's."""
+    return axis is not None and jnp.issubdtype(leaf.dtype, jnp.floating)
+
+
 def shift_agent(noise, n: int, agent: int, axes=None):
     """``noise`` with ``agent``'s slice of every floating leaf with an agent axis moved by one.
 
-    ``axes``: the agent axis of each leaf (a pytree of ints of ``noise``'s structure,
-    :meth:`Algorithm.noise_agent_axes <jaxdp.core.Algorithm.noise_agent_axes>`); ``None``: 0.
+    ``axes``: the agent axis of each leaf (a pytree of ints of ``noise``'s structure, ``None``
+    for a draw that is nobody's noise: :meth:`Algorithm.noise_agent_axes
+    <jaxdp.core.Algorithm.noise_agent_axes>`); ``None``: 0 for every leaf.
     """
-    axes = jax.tree.map(lambda _: 0, noise) if axes is None else axes
+    leaves, tree = jax.tree.flatten(noise)
 
     def shift(leaf, axis):
-        if not (jnp.issubdtype(leaf.dtype, jnp.floating) and _has_agent_axis(leaf, n, axis)):
+        if not (_owned(leaf, axis) and _has_agent_axis(leaf, n, axis)):
             return leaf
         return leaf + jnp.zeros_like(leaf).at[(slice(None),) * axis + (agent,)].set(1)
-    return jax.tree.map(shift, noise, axes)
+    return tree.unflatten([shift(x, a) for x, a in zip(leaves, _leaf_axes(noise, axes))])
 
 
-def post_processed(alg, state, noise, problem, network, params, k=1) -> list[bool]:
-    """For each message leaf of ``alg.step`` (``jax.tree.leaves`` order): ``True`` when it is
-    computed only from the step's other messages and public values, so a post-processing of what
-    is already on the wire.
+def shift_owned(noise, axes=None):
+    """``noise`` with every draw that is some agent's noise moved by one unit."""
+    leaves, tree = jax.tree.flatten(noise)
+    return tree.unflatten([x + 1 if _owned(x, a) else x
+                           for x, a in zip(leaves, _leaf_axes(noise, axes))])
 
-    Reads the jaxpr of the step as a function of ``(state, noise, problem)``: a message is
-    post-processing when no path from these inputs reaches it except through the variable of
-    another message. Conservative: an equation with a sub-program (``jit``, ``scan``, ...) makes
-    each of its outputs depend on all of its inputs, and the parameters, the network and the
-    algorithm's fields are public (declared, never derived from the data).
+
+def wire_held(alg, state, noise, problem, network, params, k=1, later=None):
+    """One function per message leaf of the step (``jax.tree.leaves`` order): the draws ↦ that
+    message, with every other message of the step held at its value under ``noise``.
+
+    The step (and a second one drawing ``later``, for an algorithm that sends its model before
+    its update: then the judged messages are the second step's) is traced as a function of the
+    draws, and its jaxpr evaluated with each other message's variable pinned, inside ``jit`` and
+    inside a ``jit``-ed callee that computes it; a sub-program that is not inlined (``scan``,
+    ``cond``, ...) is run as a whole, so a message computed and used inside one is not held (the
+    check is then stricter, never looser).
     """
-    def messages(state, noise, problem):
-        return jax.tree.leaves(alg.step(state, noise, problem, network, params, jnp.asarray(k))[1])
+    def messages(drawn):
+        after, sent = alg.step(state, drawn, problem, network, params, jnp.asarray(k))
+        if later is not None:
+            _, sent = alg.step(after, later, problem, network, params, jnp.asarray(k + 1))
+        return jax.tree.leaves(sent)
 
-    jaxpr = jax.make_jaxpr(messages)(state, noise, problem).jaxpr
-    wire = [v for v in jaxpr.outvars if not isinstance(v, Literal)]
-    return [isinstance(out, Literal)
-            or out not in _private_reach(jaxpr, {v for v in wire if v is not out})
-            for out in jaxpr.outvars]
+    closed = jax.make_jaxpr(messages)(noise)
+    base = jaxpr_as_fun(closed)(*jax.tree.leaves(noise))
+    outs = closed.jaxpr.outvars
+    held = {v: x for v, x in zip(outs, base) if not isinstance(v, Literal)}
+
+    def judge(out):
+        if isinstance(out, Literal):
+            return lambda drawn: out.val
+        pinned = {v: x for v, x in held.items() if v is not out}
+        return jax.jit(lambda drawn: _evaluate(closed.jaxpr, closed.consts,
+                                               jax.tree.leaves(drawn), pinned)[outs.index(out)])
+    return [judge(out) for out in outs]
 
 
-def _private_reach(jaxpr, cut: set) -> set:
-    """The variables of ``jaxpr`` that its inputs reach by a path through no variable of ``cut``
-    (a cut variable is itself reached, but passes nothing on)."""
-    reached = set(jaxpr.invars)
+def _evaluate(jaxpr, consts, args, pinned: dict) -> list:
+    """``jaxpr`` on ``args``, each variable of ``pinned`` set to its value where it is computed
+    (through the callee of a ``jit`` / ``closed_call`` that computes one)."""
+    env = {}
 
-    def passes(v) -> bool:
-        return not isinstance(v, Literal) and v in reached and v not in cut
+    def read(v):
+        return v.val if isinstance(v, Literal) else env[v]
+
+    def write(v, x):
+        env[v] = pinned.get(v, x)
+
+    for v, x in zip(jaxpr.constvars, consts):
+        write(v, x)
+    for v, x in zip(jaxpr.invars, args):
+        write(v, x)
     for eqn in jaxpr.eqns:
-        if any(passes(v) for v in eqn.invars):
-            reached.update(eqn.outvars)
-    return reached
+        inputs = [read(v) for v in eqn.invars]
+        callee = eqn.params.get("jaxpr", eqn.params.get("call_jaxpr"))
+        if isinstance(callee, ClosedJaxpr) and any(v in pinned for v in eqn.outvars):
+            inner = {i: pinned[o] for i, o in zip(callee.jaxpr.outvars, eqn.outvars)
+                     if o in pinned and not isinstance(i, Literal)}
+            outs = _evaluate(callee.jaxpr, callee.consts, inputs, inner)
+        else:
+            with eqn.ctx.manager:  # as jax.core.eval_jaxpr binds an equation
+                outs = eqn.primitive.bind(*inputs, **eqn.primitive.get_bind_params(eqn.params))
+            outs = outs if eqn.primitive.multiple_results else [outs]
+        for v, x in zip(eqn.outvars, outs):
+            write(v, x)
+    return [read(v) for v in jaxpr.outvars]
 
 
 def _rows_moved(out, n: int, senders: np.ndarray) -> np.ndarray | None:
@@ -107,12 +159,13 @@ def _rows_moved(out, n: int, senders: np.ndarray) -> np.ndarray | None:
 
 
 def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarray, list[str]]:
-    """Which agents' noise each agent's release of one step moves.
+    """Which agents' noise each agent's release of one step moves, the wire held fixed.
 
     Runs ``init`` and step ``k = 0``, then step ``k = 1`` with, for each agent ``j``, a unit
-    shift of ``j``'s slice (along the declared agent axis, :meth:`Algorithm.noise_agent_axes
-    <jaxdp.core.Algorithm.noise_agent_axes>`) of every floating noise leaf. A message that is a
-    post-processing of the step's other messages (:func:`post_processed`) is not attributed.
+    shift of ``j``'s slice (along its declared agent axis, :meth:`Algorithm.noise_agent_axes
+    <jaxdp.core.Algorithm.noise_agent_axes>`; a draw declared ``None`` is nobody's noise and is
+    not shifted) of every floating noise leaf; each message is evaluated with the step's other
+    messages held (:func:`wire_held`).
 
     Returns:
       ``(dep, shared)``: ``dep[i, j]`` is ``True`` when agent ``j``'s draws move agent ``i``'s
@@ -132,37 +185,29 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
                          f"of directed links 2E = {senders.size} other than the N = {n} agents, "
                          "to tell an agent axis from a coordinate or a link axis")
     key = jax.random.key(0) if key is None else key
-    step = jax.jit(lambda s, z, k: alg.step(s, z, problem, network, params, k))  # one compile
     state = alg.init(key, problem, network, params)
     first = alg.noise(jax.random.fold_in(key, 1), state, params, jnp.asarray(0))
-    state, _ = step(state, first, jnp.asarray(0))
+    state, _ = alg.step(state, first, problem, network, params, jnp.asarray(0))
     noise = alg.noise(jax.random.fold_in(key, 2), state, params, jnp.asarray(1))
     later = alg.noise(jax.random.fold_in(key, 3), state, params, jnp.asarray(2))
     axes = alg.noise_agent_axes(noise)
-    judged = [not pp and jnp.issubdtype(jnp.result_type(m), jnp.floating) for pp, m in zip(
-        post_processed(alg, state, noise, problem, network, params),
-        jax.tree.leaves(step(state, noise, jnp.asarray(1))[1]))]
+    floating = [jnp.issubdtype(jnp.result_type(m), jnp.floating) for m in jax.tree.leaves(
+        alg.step(state, noise, problem, network, params, jnp.asarray(1))[1])]
+    now = wire_held(alg, state, noise, problem, network, params)
+    reach_now = any(np.any(np.asarray(f(shift_owned(noise, axes))) != np.asarray(f(noise)))
+                    for f, fl in zip(now, floating) if fl)
+    judges = now if reach_now else wire_held(alg, state, noise, problem, network, params,
+                                             later=later)
+    judges = [f for f, fl in zip(judges, floating) if fl]
+    base = [np.asarray(f(noise)) for f in judges]
 
-    def released(drawn, reach_now: bool) -> list:
-        """The floating releases of step 1 that are not post-processing, or of step 2 (drawing
-        ``later``) where step 1's draws reach no release of step 1 (an algorithm that sends its
-        model before the update)."""
-        after, messages = step(state, drawn, jnp.asarray(1))
-        if not reach_now:
-            _, messages = step(after, later, jnp.asarray(2))
-        return [np.asarray(m) for m, keep in zip(jax.tree.leaves(messages), judged) if keep]
+    def changes(drawn) -> list:
+        return [np.asarray(f(drawn)) != b for f, b in zip(judges, base)]
 
-    def changes(a, b) -> list:
-        return [x != y for x, y in zip(a, b)]
-
-    now = released(noise, True)
-    reach_now = any(c.any() for c in changes(released(shift_noise(noise, lambda _: 1), True),
-                                             now))
-    base = released(noise, reach_now)
     shared = []
     dep = np.zeros((n, n), bool)
     for j in range(n):
-        for out in changes(released(shift_agent(noise, n, j, axes), reach_now), base):
+        for out in changes(shift_agent(noise, n, j, axes)):
             moved = _rows_moved(out, n, senders)
             if moved is not None:
                 dep[:, j] |= moved
@@ -170,11 +215,11 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
                 shared.append(f"a release without an agent axis (shape {out.shape}) moves with "
                               f"agent {j}'s draws")
     paths = jax.tree_util.tree_leaves_with_path(noise)
-    for (path, leaf), axis in zip(paths, jax.tree.leaves(axes)):
-        if not jnp.issubdtype(leaf.dtype, jnp.floating) or _has_agent_axis(leaf, n, axis):
+    for (path, leaf), axis in zip(paths, _leaf_axes(noise, axes)):
+        if not _owned(leaf, axis) or _has_agent_axis(leaf, n, axis):
             continue
         alone = shift_noise(noise, lambda other, leaf=leaf: 1 if other is leaf else 0)
-        if any(c.any() for c in changes(released(alone, reach_now), base)):
+        if any(c.any() for c in changes(alone)):
             shared.append(f"the draw {jax.tree_util.keystr(path)} (shape {leaf.shape}, no agent "
                           f"axis at its declared axis {axis}) reaches a release")
     return dep, shared
