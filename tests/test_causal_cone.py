@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from jaxdp import network, problems
-from jaxdp.algorithms import REGISTRY, DPDGD
+from jaxdp.algorithms import REGISTRY, DPDGD, LTADMMDP
 from jaxdp.core import first_arrivals, reach_mismatch
 from jaxdp.network import NetworkSequence, RandomLinkFailures
 from jaxdp.privacy import Coalition, PrivacyReport
@@ -121,6 +121,17 @@ def test_reach_check_passes_dp_dgd_and_catches_a_mutant_claiming_a_shorter_cone(
     assert reach_mismatch(honest, problem, net, params, steps=8) == ""
 
 
+def test_reach_check_reads_per_link_messages_and_declared_draw_layouts():
+    """LT-ADMM-DP sends one message per directed link and draws e as (τ, N, d) (agent axis 1,
+    declared): agent 0's step-0 noise must reach hop d at step d − 1 (x⁺ carries it, sent on the
+    links the same step: within the cone of R = 1), not never, which reading only (N, ·)
+    messages and shifting axis 0 gave."""
+    problem = problems.logistic(n_agents=4, m=8, d=3, seed=0)
+    net = network.make_network("path", 4)
+    alg = LTADMMDP(local_steps=2, batch_size=4)
+    assert list(first_arrivals(alg, problem, net, alg.default_params(), 4)) == [0, 0, 1, 2]
+
+
 def test_hop_distances_on_a_path():
     d = hop_distances([0, 1, 1, 2], [1, 0, 2, 1], 4)
     assert d[0, 2] == 2 and np.isinf(d[0, 3]) and d[2, 2] == 0
@@ -136,8 +147,8 @@ def test_every_sender_algorithm_spreads_within_its_cone(name):
 
     case = next(c for c in cases() if c.id == name)
     problem, net = case.pair[0], case.network
-    if problem.dim == net.n_agents:
-        pytest.skip("d = N: agent and coordinate axes cannot be told apart")
+    if problem.dim == net.n_agents:  # agent and coordinate axes alike: d = 3 instead
+        problem = problems.logistic(n_agents=problem.n_agents, m=8, d=3, seed=0)
     dist = hop_distances(*net.base._host_edges(), net.n_agents)[0]
     steps = int(min(np.max(dist[np.isfinite(dist)]) + 2, 10))  # past the farthest agent
     assert reach_mismatch(case.algorithm, problem, net, case.params, steps) == ""

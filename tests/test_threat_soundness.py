@@ -11,13 +11,14 @@ float64: tests/conftest.py enables it for the whole test session.
 """
 import dataclasses
 
+import jax
 import jax.numpy as jnp
 import numpy as np
 import pytest
 
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms import REGISTRY, DPDGD, DPRWADMM
-from jaxdp.core import noise_dependence, sender_mismatch
+from jaxdp.algorithms import REGISTRY, DPADMM, DPDGD, DPRWADMM, LTADMMDP
+from jaxdp.core import noise_dependence, sender_mismatch, wire_held
 from jaxdp.privacy import Coalition
 from jaxdp.privacy.contract import NOISE_OWNERS, as_threat, fallback_refusal
 
@@ -104,41 +105,102 @@ def test_positive_control_a_false_sender_declaration_is_caught():
         rolled, problem, net, rolled.default_params())
 
 
-GOSSIP_ROUNDS = pytest.mark.xfail(strict=True, reason=(
-    "several gossip rounds per step: a later round's message carries the neighbours' draws of "
-    "the same step, which the one-step check reads as another agent's noise (the accountant "
-    "charges each agent's own draw once per step; the check is stricter than the declaration)"))
+# -- post-processing of the wire and declared draw layouts ----------------------------------------
+def _trainer_run():
+    problem = problems.logistic(n_agents=N, m=8, d=3, seed=0)
+    return problem, network.make_network("complete", N)
 
 
-SERVER_RELAY = pytest.mark.xfail(strict=True, reason=(
-    "the server's average of the uploads (the row LDP-FedAvg releases from agent 0) moves with "
-    "every client's draw of the step: a post-processing of the clients' noisy uploads, each "
-    "protected by its own client's noise as the declaration says, which the one-step check reads "
-    "as agent 0 carrying other agents' noise (stricter than the declaration)"))
-UNEXPLAINED = pytest.mark.xfail(strict=True, reason=(
-    "open finding, not yet explained: the one-step check fails on this audit case at 3b1e8ff "
-    "already (first seen when the rotating slow slice 7/8 first ran it); dp_admm: agent i's "
-    "release moves with agent j's draws of the same step (its averaged w, like SERVER_RELAY?); "
-    "naive_private_admm as dp_admm; lt_admm_dp: its draw 'e' has no agent axis, so the check "
-    "cannot attribute it. Strict: the mark fails once the check passes"))
-KNOWN_STRICT = {"muffliato": GOSSIP_ROUNDS, "ldp_fedavg": SERVER_RELAY,
-                "dp_admm": UNEXPLAINED, "lt_admm_dp": UNEXPLAINED,
-                "naive_private_admm": UNEXPLAINED}
+@pytest.mark.parametrize("name", ["dp_admm", "naive_private_admm"])
+def test_the_trainers_average_is_post_processing_of_the_uploads(name):
+    """Paper 002 (3c): the broadcast w = mean(w~ - γ/ρ) moves with every provider's draw, but with
+    the uploads w~ and γ held (they are on the wire) it moves with none; each upload is its own."""
+    problem, net = _trainer_run()
+    alg = algorithms.get(name)
+    params = alg.default_params()
+    state = alg.init(jax.random.key(0), problem, net, params)
+    noise = alg.noise(jax.random.key(1), state, params, jnp.asarray(0))
+    names = sorted(alg.step(state, noise, problem, net, params, jnp.asarray(0))[1])
+    w = wire_held(alg, state, noise, problem, net, params)[names.index("w")]
+    assert np.array_equal(w(noise), w({"xi": noise["xi"] + 1}))
+    dep, shared = noise_dependence(alg, problem, net, params)
+    assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
+
+
+def test_later_gossip_rounds_and_dpp2s_second_round_move_only_with_their_own_draws():
+    """Muffliato (R = 3): y^{r+1} = W y^r is computed from the round before it, on the wire.
+    DPP2 (17): z_i = ∇f_i + η q_i + ρ (L y)_i + e_i reads the neighbours' round-1 y, on the wire,
+    and its η^k is a public input (declared nobody's noise): each release is its sender's."""
+    problem, net = problems.logistic(n_agents=N, m=8, d=3, seed=0), network.make_network("ring", N)
+    for alg in (algorithms.get("muffliato", rounds=3), algorithms.get("dpp2")):
+        dep, shared = noise_dependence(alg, problem, net, alg.default_params())
+        assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool)), alg.name
+
+
+class _AverageOnly(DPADMM):
+    """Releases the trainer's average but not the uploads it averages: not post-processing."""
+
+    def step(self, state, noise, problem, network, params, k):
+        state, messages = super().step(state, noise, problem, network, params, k)
+        return state, {"w": messages["w"]}
+
+
+class _RelaysNeighboursDraw(DPADMM):
+    """Re-sends beside the average the neighbour's draw, a raw value off the wire (with it, the
+    neighbour's upload gives away its un-noised w_i)."""
+
+    def step(self, state, noise, problem, network, params, k):
+        state, messages = super().step(state, noise, problem, network, params, k)
+        return state, {**messages, "relay": messages["w"] + jnp.roll(noise["xi"], 1, axis=0)}
+
+
+@pytest.mark.parametrize("cls", [_AverageOnly, _RelaysNeighboursDraw])
+def test_positive_control_what_is_not_on_the_wire_is_not_post_processing(cls):
+    """An average of uploads kept off the wire, or a neighbour's draw sent beside an average of
+    the wire: agent i's release still moves with agent j's draws, the wire held."""
+    problem, net = _trainer_run()
+    alg = cls()
+    assert "agent i's release moves with agent j's draws" in sender_mismatch(
+        alg, problem, net, alg.default_params())
+
+
+def test_lt_admm_dp_draws_are_attributed_along_their_declared_agent_axis():
+    """LT-ADMM-DP draws e_i of each of its τ local steps, (τ, N, d): agent axis 1, declared; its
+    per-link messages m_{i→j} (2E rows) are charged to their senders."""
+    problem, net = problems.logistic(n_agents=N, m=8, d=3, seed=0), network.make_network("ring", N)
+    alg = LTADMMDP(local_steps=2, batch_size=4)
+    dep, shared = noise_dependence(alg, problem, net, alg.default_params())
+    assert shared == [] and np.array_equal(dep, np.eye(N, dtype=bool))
+
+    class Rolled(LTADMMDP):  # agent i's gradient carries agent i+1's e
+        def step(self, state, noise, problem, network, params, k):
+            rolled = {**noise, "e": jnp.roll(noise["e"], -1, axis=1)}
+            return super().step(state, rolled, problem, network, params, k)
+
+    class Undeclared(LTADMMDP):  # the leading (τ) axis read as the agents'
+        def noise_agent_axes(self, noise):
+            return jax.tree.map(lambda _: 0, noise)
+
+    rolled, undeclared = Rolled(local_steps=2, batch_size=4), Undeclared(local_steps=2,
+                                                                          batch_size=4)
+    assert "agent i's release moves with agent j's draws" in sender_mismatch(
+        rolled, problem, net, rolled.default_params())
+    assert "no agent axis" in sender_mismatch(undeclared, problem, net,
+                                              undeclared.default_params())
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("name", [pytest.param(n, marks=KNOWN_STRICT[n]) if n in KNOWN_STRICT
-                                  else n
-                                  for n in sorted(n for n, c in REGISTRY.items()
-                                                  if c.is_private() and c.noise_owner == "sender")])
+@pytest.mark.parametrize("name", sorted(n for n, c in REGISTRY.items()
+                                        if c.is_private() and c.noise_owner == "sender"))
 def test_every_sender_declaration_matches_its_audit_case(name):
-    """The registry audit: each "sender" algorithm, on its audit case, one traced step."""
+    """The registry audit: each "sender" algorithm, on its audit case, one traced step, the wire
+    held (a trainer's or server's average, a later gossip round: post-processing)."""
     from jaxdp.experiments.audit import cases
 
     case = next(c for c in cases() if c.id == name)
     problem = case.pair[0]
-    if problem.dim == case.network.n_agents:
-        pytest.skip("d = N: agent and coordinate axes cannot be told apart")
+    if problem.dim == case.network.n_agents:  # agent and coordinate axes alike: d = 3 instead
+        problem = problems.logistic(n_agents=problem.n_agents, m=8, d=3, seed=0)
     assert sender_mismatch(case.algorithm, problem, case.network, case.params) == ""
 
 

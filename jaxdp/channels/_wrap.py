@@ -312,6 +312,10 @@ class WithChannel(Algorithm):
             inner = self.inner.noise(inner_key, inner_state, self.split(params)[0], k)
         return {"inner": inner, "channel": jax.random.fold_in(key, CHANNEL_STREAM)}
 
+    def noise_agent_axes(self, noise):
+        """The inner algorithm's layout of its draws; the channel's key has none."""
+        return {"inner": self.inner.noise_agent_axes(noise["inner"]), "channel": 0}
+
     def step(self, state, noise, problem, network, params, k):
         """The inner step on the proxy network; messages are what the channel released."""
         (state, released), _, _ = self.step_on_proxy(state, noise, problem, network, params, k)

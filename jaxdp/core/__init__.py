@@ -11,7 +11,7 @@ from jaxdp.core._algorithm import (
     standard_draws, zeros_like_models,
 )
 from jaxdp.core._accounting import Accounting
-from jaxdp.core._noise_owner import noise_dependence, sender_mismatch
+from jaxdp.core._noise_owner import noise_dependence, sender_mismatch, wire_held
 from jaxdp.core._reach import first_arrivals, reach_mismatch
 from jaxdp.core._params import (
     DOMAINS, Domain, ParamSpec, check_params, check_per_agent_value, check_value, param,
@@ -21,5 +21,6 @@ from jaxdp.core._params import (
 __all__ = ["Accounting", "Algorithm", "DOMAINS", "Domain", "FLOAT_SAMPLER_REASON", "PROBLEM_NEEDS",
            "PROVENANCES", "ParamSpec", "check_params", "check_problem_supports",
            "check_per_agent_value", "check_value", "first_arrivals", "noise_dependence", "param",
+           "wire_held",
            "param_spec", "param_specs", "reach_mismatch", "sender_mismatch", "standard_draws",
            "undeclared_fields", "zeros_like_models"]

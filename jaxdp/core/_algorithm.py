@@ -151,6 +151,15 @@ class Algorithm:
         del key, state, params, k
         return {}
 
+    def noise_agent_axes(self, noise: Noise):
+        """The axis of each draw of :meth:`noise` that holds the agents: a pytree of ints of
+        ``noise``'s structure, 0 (the leading axis) unless an algorithm whose draws are laid out
+        otherwise says so (LT-ADMM-DP's ``(τ, N, d)``: 1), or ``None`` for a draw that is nobody's
+        privacy noise (DPP2's step η^k, a public input). The checks of whose noise reaches a
+        release (:func:`~jaxdp.core.noise_dependence`, :func:`~jaxdp.core.reach_mismatch`) shift
+        each agent's slice along it; a draw whose axis is not of size N is owned by no one agent."""
+        return jax.tree.map(lambda _: 0, noise)
+
     def step(self, state: State, noise: Noise, problem, network, params: Params, k: Array):
         """One iteration: returns ``(new_state, messages)``."""
         raise NotImplementedError

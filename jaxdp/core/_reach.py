@@ -17,38 +17,49 @@ import numpy as np
 from jaxdp.core._noise_owner import shift_agent
 
 
-def _sent_rows(messages, n: int) -> np.ndarray:
-    """``(N, ·)`` every floating message leaf with a leading agent axis, side by side."""
-    leaves = [np.asarray(m).reshape(n, -1) for m in jax.tree.leaves(messages)
+def _sent_rows(messages, rows: int) -> np.ndarray:
+    """``(rows, ·)`` every floating message leaf with a leading axis of ``rows`` (``N``: one row
+    per agent; ``2E``: one per directed link), side by side."""
+    leaves = [np.asarray(m).reshape(rows, -1) for m in jax.tree.leaves(messages)
               if jnp.issubdtype(jnp.result_type(m), jnp.floating) and np.ndim(m)
-              and np.shape(m)[0] == n]
-    return np.concatenate(leaves, axis=1) if leaves else np.zeros((n, 0))
+              and np.shape(m)[0] == rows]
+    return np.concatenate(leaves, axis=1) if leaves else np.zeros((rows, 0))
 
 
 def first_arrivals(alg, problem, network, params, steps: int, source: int = 0,
                    key=None) -> np.ndarray:
     """``(N,)`` the first step (``0..steps − 1``) at which agent ``v``'s view — the messages of
-    its in-neighbours on the union of the edge sets, and its own — moves with a unit shift of
-    ``source``'s noise at step 0; ``inf`` where it never moves within ``steps``."""
+    its in-neighbours on the union of the edge sets and the per-link messages addressed to it,
+    and its own — moves with a unit shift of ``source``'s noise at step 0 (along each draw's
+    declared agent axis); ``inf`` where it never moves within ``steps``."""
     n = network.n_agents
     key = jax.random.key(0) if key is None else key
+    senders, receivers = (np.asarray(e) for e in network.base._host_edges())
+    if senders.size == n:
+        raise ValueError(f"first_arrivals: N = {n} agents and as many directed links: node and "
+                         "link messages cannot be told apart")
 
-    def run(shift: bool) -> list[np.ndarray]:
+    step = jax.jit(lambda s, z, k: alg.step(s, z, problem, network, params, k))  # one compile
+
+    def run(shift: bool) -> list[tuple[np.ndarray, np.ndarray]]:
         state = alg.init(key, problem, network, params)
         sent = []
         for k in range(steps):
             noise = alg.noise(jax.random.fold_in(key, k), state, params, jnp.asarray(k))
             if shift and k == 0:
-                noise = shift_agent(noise, n, source)
-            state, messages = alg.step(state, noise, problem, network, params, jnp.asarray(k))
-            sent.append(_sent_rows(messages, n))
+                noise = shift_agent(noise, n, source, alg.noise_agent_axes(noise))
+            state, messages = step(state, noise, jnp.asarray(k))
+            sent.append((_sent_rows(messages, n), _sent_rows(messages, senders.size)))
         return sent
 
-    changed = np.stack([(a != b).any(axis=1) for a, b in zip(run(False), run(True))])  # (T, N)
-    senders, receivers = network.base._host_edges()
+    changed = [((a != b).any(axis=1), (p != q).any(axis=1))
+               for (a, p), (b, q) in zip(run(False), run(True))]
     sees = np.eye(n, dtype=bool)
-    sees[np.asarray(senders), np.asarray(receivers)] = True  # sees[j, v]: v receives j's rows
-    moved = (changed.astype(np.int64) @ sees.astype(np.int64)) > 0  # (T, N)
+    sees[senders, receivers] = True  # sees[j, v]: v receives j's rows
+    links = np.zeros((senders.size, n), bool)  # links[e, v]: v sends or receives link e's row
+    links[np.arange(senders.size), senders] = links[np.arange(senders.size), receivers] = True
+    moved = np.stack([(rows.astype(np.int64) @ sees + per_link.astype(np.int64) @ links) > 0
+                      for rows, per_link in changed])  # (T, N)
     return np.where(moved.any(axis=0), np.argmax(moved, axis=0), np.inf)
 
 

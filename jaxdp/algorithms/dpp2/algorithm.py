@@ -131,6 +131,11 @@ class DPP2(Algorithm):
             eta = jnp.asarray(params.eta, state.x.dtype)
         return {**draws, "eta": eta}
 
+    def noise_agent_axes(self, noise):
+        """``w``, ``e``: agent i's rows; η^k is nobody's noise: a public input common to all nodes
+        (the paper's proof gives the adversary {η^k}), so no agent's privacy rests on it."""
+        return {"w": 0, "e": 0, "eta": None}
+
     def step(self, state, noise, problem, network, params, k):
         x, d, q, eta = state.x, state.d, state.q, noise["eta"]
         theta_w = _decayed(params.u_w, params.r, k, x)  # w_i^k ~ Lap(u_w r^k), Alg. 1 l.5

@@ -196,6 +196,11 @@ class LTADMMDP(Algorithm):
                 "e": noise_draws(jax.random.fold_in(key, 1), (self.local_steps, n, d),
                                  state.x.dtype, sampler=self.sampler)}  # (τ, N, d); e = σ_e·this
 
+    def noise_agent_axes(self, noise):
+        """Both draws of :meth:`noise` are ``(τ, N, ·)``, agent i's minibatches and ``e_i`` of its
+        τ local steps: the agents are axis 1."""
+        return jax.tree.map(lambda _: 1, noise)
+
     def step(self, state, noise, problem, network, params, k):
         del k
         z_sum = network.scatter_sum(state.z) if self.form == "edge" else state.y  # Σ_j z_ij
