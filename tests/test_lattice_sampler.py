@@ -119,3 +119,19 @@ def test_seeds_reproduce_and_a_batch_draws_what_each_key_draws(law):
     np.testing.assert_array_equal(one, batch)
     assert not np.array_equal(one[0], one[1])
     assert np.all(one * _lattice.resolution(law) == np.round(one * _lattice.resolution(law)))
+
+
+def test_the_split_constants_are_computed_once_per_table():
+    """``_split``'s host constants (numpy over the table's 2^19 buckets) are computed once per
+    ``(table, k)``, not at every trace: the second call returns the same read-only arrays, and
+    another table (equal contents, another object) gets its own."""
+    rng = np.random.default_rng(3)
+    table = _crafted_table(rng)
+    packed, halves = _lattice._split(table, 4)
+    again = _lattice._split(table, 4)
+    assert again[0] is packed and again[1] is halves
+    assert not packed.flags.writeable and not halves.flags.writeable
+    twin = _lattice.AliasTable(bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
+                               tv=table.tv)
+    assert _lattice._split(twin, 4)[0] is not packed
+    assert np.array_equal(_lattice._split(twin, 4)[0], packed)

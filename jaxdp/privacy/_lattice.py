@@ -115,12 +115,14 @@ def unit_roundoff(dtype) -> float:
     return 2.0 ** -24 if jnp.dtype(dtype) == jnp.float32 else 2.0 ** -53
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class AliasTable:
     """An alias table of ``M = 2^bits`` buckets with 64-bit thresholds (numpy, host constants).
 
     A draw takes bucket ``b`` uniformly and keeps it when a 64-bit uniform ``u < threshold[b]``,
-    else takes ``alias[b]``; its law is exactly ``weights / (M·2^64)``.
+    else takes ``alias[b]``; its law is exactly ``weights / (M·2^64)``. Immutable, hashed by
+    identity (``eq=False``), so constants derived from a table are cached per table
+    (:func:`_split`).
     """
     bits: int
     hi: np.ndarray  # (M,) uint32: threshold >> 32
@@ -367,12 +369,14 @@ def tie_slots(group: int, k: int) -> int:
     return s
 
 
+@functools.lru_cache(maxsize=16)
 def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Host constants of a one-word lookup whose uniform's top ``k`` bits come with the bucket:
     ``(top << bits) | alias`` (``top`` the threshold's top ``k`` bits; one gather decides all
     but the ties) and the ``(M, 2)`` words of ``rest``, the threshold's other ``64 − k`` bits
     moved to the top of a 64-bit word (a tie draws a fresh 64-bit uniform ``V`` and keeps its
-    bucket when ``V < rest``, i.e. ``⌊V/2^k⌋ < threshold mod 2^{64−k}``)."""
+    bucket when ``V < rest``, i.e. ``⌊V/2^k⌋ < threshold mod 2^{64−k}``). Computed once per
+    ``(table, k)`` (numpy over ``M`` buckets, not once per trace); read-only arrays."""
     if not 1 <= k <= 32 - table.bits:
         raise ValueError(f"a one-word lookup needs 1 <= k <= 32 - bits = {32 - table.bits}; "
                          f"got k = {k}")
@@ -381,6 +385,7 @@ def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
     rest = threshold << np.uint64(k)  # wraps: the low 64 − k bits, at the top
     packed = (top << np.uint32(table.bits)) | table.alias.astype(np.uint32)
     halves = np.stack([(rest >> np.uint64(32)).astype(np.uint32), rest.astype(np.uint32)], 1)
+    packed.flags.writeable = halves.flags.writeable = False  # shared by every later trace
     return packed, halves
 
 
