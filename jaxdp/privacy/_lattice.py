@@ -44,8 +44,8 @@ float32 (``docs/privacy.md``, "How tight"). The float32 range fixes the rest: ``
 stay below ``2^{23}`` (exact sums, and :func:`jaxdp.channels._correlated.lattice_integer` recovers
 ``n`` from the release), so ``L = 2^{22}`` and a float32 value is clamped at ``Lγ = 128σ``
 (1024σ before). The price of a finer ``R`` is the table: ``13R`` entries, ``2^{19}`` buckets, 6 MB
-of constants in every program that draws, seconds of exact arithmetic to build
-(:func:`gaussian_table` keeps it in the compilation-cache directory where that cache is on).
+of constants in every program that draws, seconds of exact arithmetic to build (the package
+ships the built table, checked by its digest at every read: :func:`gaussian_table`).
 Not removed: the float error ``2uL`` of ``v/γ`` (¼ step per side in float32). Rounding ``v/γ``
 exactly needs the 48-bit product ``a·γ``, which float32 has not without a fused multiply-add.
 
@@ -75,8 +75,6 @@ import dataclasses
 import functools
 import hashlib
 import math
-import os
-import tempfile
 import zipfile
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -173,24 +171,23 @@ def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
 
 @functools.cache
 def gaussian_table() -> AliasTable:
-    """The alias table of :func:`build_gaussian_table`, built once per process, or read from the
-    compilation-cache directory where the process turned JAX's persistent cache on
-    (:func:`jaxdp.use_compile_cache`, the ``jaxdp`` command): a file there is used only when its
-    SHA-256 is :data:`GAUSSIAN_TABLE_SHA256`, the digest of the table this code builds (a test
-    rebuilds it and checks), so a stale, truncated or altered file is rebuilt over, never drawn
-    from. Building takes seconds of CPU (``2^{19}`` buckets in exact arithmetic); reading, tens of
-    milliseconds."""
-    path = _table_path(jax.config.jax_compilation_cache_dir)
-    table = _read_table(path) if path is not None else None
-    if table is None:
-        table = build_gaussian_table()
-        if path is not None and table_digest(table) == GAUSSIAN_TABLE_SHA256:
-            _write_table(path, table)
-    return table
+    """The alias table of :func:`build_gaussian_table`, read from the copy shipped with the
+    package (:data:`PACKAGED_TABLE`, 2 MB, read in tens of milliseconds), which is drawn from only
+    when its SHA-256 is :data:`GAUSSIAN_TABLE_SHA256`, the digest of the table this code builds (a
+    test rebuilds it and compares array by array): a missing, truncated or altered file is never
+    drawn from, the table is then built (seconds of CPU: ``2^{19}`` buckets in exact arithmetic).
+    The exactness argument is the builder's; the file only saves its time."""
+    table = _read_table(PACKAGED_TABLE)
+    return table if table is not None else build_gaussian_table()
 
 
 GAUSSIAN_TABLE_SHA256 = "3e3c367e0c027be3ff7a54445daa27a637b24048f1c1a8c6992fea2661664bb5"
 """The SHA-256 of :func:`build_gaussian_table`'s table (:func:`table_digest`)."""
+
+PACKAGED_TABLE = Path(__file__).with_name("data") / "gaussian_table.npz"
+"""The shipped copy of :func:`build_gaussian_table`'s table, written by
+:func:`write_packaged_table` after a change of the builder (and of
+:data:`GAUSSIAN_TABLE_SHA256`)."""
 
 
 def table_digest(table: AliasTable) -> str:
@@ -199,15 +196,6 @@ def table_digest(table: AliasTable) -> str:
     for part, dtype in ((table.hi, "<u4"), (table.lo, "<u4"), (table.alias, "<i4")):
         digest.update(np.ascontiguousarray(part, dtype).tobytes())
     return digest.hexdigest()
-
-
-def _table_path(directory: str | None) -> Path | None:
-    """Where the Gaussian table is kept: ``jaxdp-tables/`` in JAX's compilation-cache
-    ``directory``, or ``None`` when the persistent cache is off (a library writes nothing
-    unasked)."""
-    if not directory:
-        return None
-    return Path(directory) / "jaxdp-tables" / f"gaussian-{GAUSSIAN_TABLE_SHA256[:16]}.npz"
 
 
 def _read_table(path: Path) -> AliasTable | None:
@@ -223,15 +211,21 @@ def _read_table(path: Path) -> AliasTable | None:
 
 
 def _write_table(path: Path, table: AliasTable) -> None:
-    """Store ``table`` at ``path`` (owner-only directory, atomic rename); a failure is ignored."""
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
-            np.savez(f, bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
-                     tv=table.tv)
-        os.replace(f.name, path)
-    except OSError:
-        return
+    """Store ``table`` at ``path`` (compressed npz)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
+                        tv=table.tv)
+
+
+def write_packaged_table() -> None:
+    """Build the table and store it at :data:`PACKAGED_TABLE` (``python -c "from
+    jaxdp.privacy import _lattice; _lattice.write_packaged_table()"``); refused unless its digest
+    is :data:`GAUSSIAN_TABLE_SHA256` (update that first after changing the builder)."""
+    table = build_gaussian_table()
+    if table_digest(table) != GAUSSIAN_TABLE_SHA256:
+        raise ValueError(f"the built table's digest is {table_digest(table)}, not "
+                         f"GAUSSIAN_TABLE_SHA256 = {GAUSSIAN_TABLE_SHA256}")
+    _write_table(PACKAGED_TABLE, table)
 
 
 _FRACTION_BITS = 160
@@ -603,3 +597,4 @@ def clamp_warning(scale, dtype, law: str) -> str:
             f"): iterates larger than that are sent as the clamp, not their value. The ε covers "
             f"what is released, but such a run is not the real-valued algorithm; for utility "
             f"studies {advice}")
+
