@@ -56,4 +56,6 @@ def random_words(key: PRNGKey, count: int) -> Array:
     if count % 2:  # JAX pads an odd count with one zero counter
         high = jnp.where(low == half - 1, jnp.uint32(0), high)
     y0, y1 = threefry2x32((data[0], data[1]), (low, high))
-    return jnp.concatenate([y0, y1])[:count]
+    # computed once and stored: without the barrier XLA may fuse the 20 rounds into each
+    # consumer of the words and compute them several times
+    return jax.lax.optimization_barrier(jnp.concatenate([y0, y1])[:count])

@@ -384,25 +384,34 @@ def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def _tie_masks(tie: Array) -> Array:
-    """``(groups, G/32)`` 32-bit masks of ``tie`` ``(groups, G)``: bit ``j`` of mask ``w`` is
-    element ``32w + j``."""
+    """``(groups, C)`` 32-bit masks of ``tie`` ``(groups, G)``, ``C = G/32``: bit ``j`` of mask
+    ``w`` is element ``jC + w``, so building the masks and reading them back
+    (:func:`_tie_bits`) reduce and broadcast along a major axis (vectorized across ``w``)."""
     lanes = jnp.arange(32, dtype=jnp.uint32)
-    tie = tie.reshape(tie.shape[0], -1, 32).astype(jnp.uint32)
-    return jnp.sum(tie << lanes[None, None], axis=-1, dtype=jnp.uint32)  # distinct bits: sum = or
+    tie = tie.reshape(tie.shape[0], 32, -1).astype(jnp.uint32)
+    return jnp.sum(tie << lanes[None, :, None], axis=1, dtype=jnp.uint32)  # distinct bits: or
+
+
+def _tie_bits(masks: Array) -> Array:
+    """The bits of ``masks`` ``(groups, C)`` per element ``(groups, 32C)``, inverse of
+    :func:`_tie_masks`."""
+    lanes = jnp.arange(32, dtype=jnp.uint32)
+    return ((masks[:, None, :] >> lanes[None, :, None]) & 1).reshape(masks.shape[0], -1)
 
 
 def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
-    """``(word, lane)`` ``(groups, count)`` of the first ``count`` ties of each group (in index
-    order) from its masks ``(groups, G/32)``; ``lane = 32`` where the group has no tie left. A
-    scan over the slots that touches the masks only (``G/32`` words a group)."""
+    """``(word, lane)`` ``(groups, count)`` of the first ``count`` ties of each group in index
+    order (element ``lane·C + word``: the lowest lane with a tie in any word, then the first such
+    word) from its masks ``(groups, C)``; ``lane = 32`` where the group has no tie left. A scan
+    over the slots that touches the masks only (``C`` words a group)."""
     words = jnp.arange(masks.shape[1])[None]
 
     def next_tie(left, _):
-        word = jnp.argmax(left != 0, axis=-1)  # the first word with a tie left
-        at = words == word[:, None]
-        m = jnp.sum(jnp.where(at, left, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
-        low = m & (~m + jnp.uint32(1))  # its lowest set bit (0 when no tie is left)
+        any_word = jax.lax.reduce(left, jnp.uint32(0), jax.lax.bitwise_or, (1,))
+        low = any_word & (~any_word + jnp.uint32(1))  # the lowest lane left (0: no tie left)
         lane = jax.lax.population_count(low - jnp.uint32(1)).astype(jnp.int32)
+        word = jnp.argmax((left & low[:, None]) != 0, axis=-1)  # the first word with it
+        at = words == word[:, None]
         return jnp.where(at, left & ~low[:, None], left), (word.astype(jnp.int32), lane)
 
     _, (word, lane) = jax.lax.scan(next_tie, masks, None, length=count)
@@ -410,12 +419,12 @@ def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
 
 
 def _resolve_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> Array:
-    """The ties' verdicts as masks like ``masks`` ``(groups, G/32)``: the ``s``-th tie of a group
+    """The ties' verdicts as masks like ``masks`` ``(groups, C)``: the ``s``-th tie of a group
     (in index order) keeps its bucket when slot ``s``'s 64-bit uniform is below the bucket's
     ``rest``. Ties past the ``S`` slots get no bit (they take the alias)."""
     word, lane = _tie_positions(masks, slots.shape[1])
     found, lane = lane < 32, jnp.minimum(lane, 31)
-    rest = halves[jnp.take_along_axis(bucket, word * 32 + lane, axis=1)]
+    rest = halves[jnp.take_along_axis(bucket, lane * masks.shape[1] + word, axis=1)]
     below = ((slots[..., 0] < rest[..., 0])
              | ((slots[..., 0] == rest[..., 0]) & (slots[..., 1] < rest[..., 1])))
     bit = jnp.where(found & below, jnp.uint32(1) << lane.astype(jnp.uint32), jnp.uint32(0))
@@ -441,9 +450,7 @@ def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
     u, entry = word >> (32 - k), packed[bucket]
     top, alias = entry >> table.bits, (entry & ((1 << table.bits) - 1)).astype(jnp.int32)
     verdicts = _resolve_ties(_tie_masks(u == top), bucket, halves, slots)
-    lanes = jnp.arange(word.shape[-1], dtype=jnp.uint32) % 32
-    tie_keep = (jnp.repeat(verdicts, 32, axis=-1) >> lanes[None]) & 1
-    keep = (u < top) | (tie_keep == 1)
+    keep = (u < top) | (_tie_bits(verdicts) == 1)
     return jnp.where(keep, bucket.astype(jnp.int32), alias)
 
 
