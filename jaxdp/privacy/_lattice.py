@@ -385,18 +385,11 @@ def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
 
 def _tie_masks(tie: Array) -> Array:
     """``(groups, C)`` 32-bit masks of ``tie`` ``(groups, G)``, ``C = G/32``: bit ``j`` of mask
-    ``w`` is element ``jC + w``, so building the masks and reading them back
-    (:func:`_tie_bits`) reduce and broadcast along a major axis (vectorized across ``w``)."""
+    ``w`` is element ``jC + w``, so building them reduces along a major axis (vectorized across
+    ``w``)."""
     lanes = jnp.arange(32, dtype=jnp.uint32)
     tie = tie.reshape(tie.shape[0], 32, -1).astype(jnp.uint32)
     return jnp.sum(tie << lanes[None, :, None], axis=1, dtype=jnp.uint32)  # distinct bits: or
-
-
-def _tie_bits(masks: Array) -> Array:
-    """The bits of ``masks`` ``(groups, C)`` per element ``(groups, 32C)``, inverse of
-    :func:`_tie_masks`."""
-    lanes = jnp.arange(32, dtype=jnp.uint32)
-    return ((masks[:, None, :] >> lanes[None, :, None]) & 1).reshape(masks.shape[0], -1)
 
 
 def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
@@ -418,18 +411,17 @@ def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
     return word.T, lane.T
 
 
-def _resolve_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> Array:
-    """The ties' verdicts as masks like ``masks`` ``(groups, C)``: the ``s``-th tie of a group
-    (in index order) keeps its bucket when slot ``s``'s 64-bit uniform is below the bucket's
-    ``rest``. Ties past the ``S`` slots get no bit (they take the alias)."""
+def _kept_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> tuple[Array, Array]:
+    """``(position, kept)`` ``(groups, S)``: the element index of each group's ``s``-th tie (in
+    index order) and whether it keeps its bucket, i.e. slot ``s``'s 64-bit uniform is below the
+    bucket's ``rest``. Ties past the ``S`` slots are not kept (they take the alias); a slot with
+    no tie left is not kept."""
     word, lane = _tie_positions(masks, slots.shape[1])
-    found, lane = lane < 32, jnp.minimum(lane, 31)
-    rest = halves[jnp.take_along_axis(bucket, lane * masks.shape[1] + word, axis=1)]
+    position = jnp.minimum(lane, 31) * masks.shape[1] + word
+    rest = halves[jnp.take_along_axis(bucket, position, axis=1)]
     below = ((slots[..., 0] < rest[..., 0])
              | ((slots[..., 0] == rest[..., 0]) & (slots[..., 1] < rest[..., 1])))
-    bit = jnp.where(found & below, jnp.uint32(1) << lane.astype(jnp.uint32), jnp.uint32(0))
-    on_word = word[:, :, None] == jnp.arange(masks.shape[1])[None, None]
-    return jnp.sum(jnp.where(on_word, bit[:, :, None], jnp.uint32(0)), axis=1, dtype=jnp.uint32)
+    return position, (lane < 32) & below
 
 
 def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
@@ -443,15 +435,22 @@ def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
     ``U`` is uniform on ``[0, 2^64)`` and the law is exactly the table's. A group with more than
     ``S`` ties (probability ≤ :data:`TIE_OVERFLOW`, :func:`tie_slots`) sends its extra ties to
     the alias: the one departure from the table's law, counted in :func:`sampler_tv`.
+
+    Every draw is first decided as if a tie were a miss (one pass over the words); the ``S``
+    slots of each group then write the kept ties' buckets back (a scatter of ``S`` per group,
+    not a second pass over every draw).
     """
     k = 32 - table.bits - flags
     packed, halves = (jnp.asarray(x) for x in _split(table, k))
     bucket = word & jnp.uint32((1 << table.bits) - 1)
     u, entry = word >> (32 - k), packed[bucket]
     top, alias = entry >> table.bits, (entry & ((1 << table.bits) - 1)).astype(jnp.int32)
-    verdicts = _resolve_ties(_tie_masks(u == top), bucket, halves, slots)
-    keep = (u < top) | (_tie_bits(verdicts) == 1)
-    return jnp.where(keep, bucket.astype(jnp.int32), alias)
+    drawn = jnp.where(u < top, bucket.astype(jnp.int32), alias)
+    position, kept = _kept_ties(_tie_masks(u == top), bucket, halves, slots)
+    rows = jnp.broadcast_to(jnp.arange(word.shape[0])[:, None], position.shape)
+    kept_bucket = jnp.take_along_axis(bucket, position, axis=1).astype(jnp.int32)
+    at = jnp.where(kept, position, word.shape[1])  # out of range: not written
+    return drawn.at[rows, at].set(kept_bucket, mode="drop")
 
 
 def _layout(size: int) -> tuple[int, int]:
