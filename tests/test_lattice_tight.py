@@ -242,19 +242,15 @@ def test_the_laplace_headline_is_smooth_in_the_scale():
     np.testing.assert_array_less(eps, 1.02 * np.asarray(ideal))
 
 
-def test_the_table_is_read_from_the_cache_only_with_its_digest(tmp_path):
-    """The compile-cache copy of the Gaussian table is drawn from only when its SHA-256 is the
-    one this code builds: a stored table round-trips; a truncated file, or one whose tv or one
-    threshold was altered, reads as absent (and is rebuilt over); with the cache off nothing is
-    written."""
-    table = _lattice.gaussian_table()
-    assert _lattice.table_digest(table) == _lattice.GAUSSIAN_TABLE_SHA256
-    path = _lattice._table_path(str(tmp_path))
-    assert path.parent == tmp_path / "jaxdp-tables" and _lattice._table_path("") is None
+def test_the_shipped_table_is_read_only_with_its_digest(tmp_path):
+    """The packaged copy of the Gaussian table is drawn from only when its SHA-256 is the one
+    this code builds: it reads back with that digest; a copy whose tv or one threshold was
+    altered, or a truncated file, reads as absent (and the table is then built)."""
+    table = _lattice._read_table(_lattice.PACKAGED_TABLE)
+    assert table is not None and _lattice.table_digest(table) == _lattice.GAUSSIAN_TABLE_SHA256
+    path = tmp_path / "table.npz"
     _lattice._write_table(path, table)
-    assert oct(path.parent.stat().st_mode & 0o777) == oct(0o700)
-    read = _lattice._read_table(path)
-    assert read is not None and _lattice.table_digest(read) == _lattice.GAUSSIAN_TABLE_SHA256
+    assert _lattice.table_digest(_lattice._read_table(path)) == _lattice.GAUSSIAN_TABLE_SHA256
     for changed in ({"tv": table.tv * 0.5}, {"lo": table.lo ^ np.uint32(1) * (
             np.arange(table.lo.size) == 7)}):
         parts = {"bits": table.bits, "hi": table.hi, "lo": table.lo, "alias": table.alias,
@@ -265,9 +261,29 @@ def test_the_table_is_read_from_the_cache_only_with_its_digest(tmp_path):
     assert _lattice._read_table(path) is None
 
 
-@pytest.mark.slow
-def test_the_built_table_has_the_declared_digest():
-    """Building the table from scratch gives GAUSSIAN_TABLE_SHA256 (the digest a cached copy
-    must match); a change of R, the tail or the arithmetic must update it."""
+def test_the_table_is_read_not_built_at_first_use(monkeypatch):
+    """A process's first Gaussian draw reads the shipped table instead of building it (seconds
+    of exact arithmetic per process, every test worker and cold ``jaxdp run``): with the builder
+    made to fail, ``gaussian_table()`` still returns the table of the declared digest."""
+    def no_build():
+        raise AssertionError("the Gaussian table was built, not read")
+
+    monkeypatch.setattr(_lattice, "build_gaussian_table", no_build)
+    _lattice.gaussian_table.cache_clear()
+    try:
+        table = _lattice.gaussian_table()
+    finally:
+        _lattice.gaussian_table.cache_clear()
+    assert _lattice.table_digest(table) == _lattice.GAUSSIAN_TABLE_SHA256
+
+
+def test_the_built_table_is_the_shipped_one():
+    """Building the table from scratch (exact fixed-point arithmetic) gives the shipped table
+    bucket for bucket (thresholds, aliases, tv) and the declared GAUSSIAN_TABLE_SHA256; a change
+    of R, the tail or the arithmetic must update both (``write_packaged_table``)."""
     table = _lattice.build_gaussian_table()
+    shipped = _lattice._read_table(_lattice.PACKAGED_TABLE)
+    assert table.bits == shipped.bits and table.tv == shipped.tv
+    for part in ("hi", "lo", "alias"):
+        np.testing.assert_array_equal(getattr(table, part), getattr(shipped, part))
     assert _lattice.table_digest(table) == _lattice.GAUSSIAN_TABLE_SHA256

@@ -44,8 +44,8 @@ float32 (``docs/privacy.md``, "How tight"). The float32 range fixes the rest: ``
 stay below ``2^{23}`` (exact sums, and :func:`jaxdp.channels._correlated.lattice_integer` recovers
 ``n`` from the release), so ``L = 2^{22}`` and a float32 value is clamped at ``Lγ = 128σ``
 (1024σ before). The price of a finer ``R`` is the table: ``13R`` entries, ``2^{19}`` buckets, 6 MB
-of constants in every program that draws, seconds of exact arithmetic to build
-(:func:`gaussian_table` keeps it in the compilation-cache directory where that cache is on).
+of constants in every program that draws, seconds of exact arithmetic to build (the package
+ships the built table, checked by its digest at every read: :func:`gaussian_table`).
 Not removed: the float error ``2uL`` of ``v/γ`` (¼ step per side in float32). Rounding ``v/γ``
 exactly needs the 48-bit product ``a·γ``, which float32 has not without a fused multiply-add.
 
@@ -75,8 +75,6 @@ import dataclasses
 import functools
 import hashlib
 import math
-import os
-import tempfile
 import zipfile
 from decimal import Decimal, localcontext
 from fractions import Fraction
@@ -115,12 +113,14 @@ def unit_roundoff(dtype) -> float:
     return 2.0 ** -24 if jnp.dtype(dtype) == jnp.float32 else 2.0 ** -53
 
 
-@dataclasses.dataclass(frozen=True)
+@dataclasses.dataclass(frozen=True, eq=False)
 class AliasTable:
     """An alias table of ``M = 2^bits`` buckets with 64-bit thresholds (numpy, host constants).
 
     A draw takes bucket ``b`` uniformly and keeps it when a 64-bit uniform ``u < threshold[b]``,
-    else takes ``alias[b]``; its law is exactly ``weights / (M·2^64)``.
+    else takes ``alias[b]``; its law is exactly ``weights / (M·2^64)``. Immutable, hashed by
+    identity (``eq=False``), so constants derived from a table are cached per table
+    (:func:`_split`).
     """
     bits: int
     hi: np.ndarray  # (M,) uint32: threshold >> 32
@@ -171,24 +171,23 @@ def _geometric_powers(ratio: Decimal, count: int) -> list[Decimal]:
 
 @functools.cache
 def gaussian_table() -> AliasTable:
-    """The alias table of :func:`build_gaussian_table`, built once per process, or read from the
-    compilation-cache directory where the process turned JAX's persistent cache on
-    (:func:`jaxdp.use_compile_cache`, the ``jaxdp`` command): a file there is used only when its
-    SHA-256 is :data:`GAUSSIAN_TABLE_SHA256`, the digest of the table this code builds (a test
-    rebuilds it and checks), so a stale, truncated or altered file is rebuilt over, never drawn
-    from. Building takes seconds of CPU (``2^{19}`` buckets in exact arithmetic); reading, tens of
-    milliseconds."""
-    path = _table_path(jax.config.jax_compilation_cache_dir)
-    table = _read_table(path) if path is not None else None
-    if table is None:
-        table = build_gaussian_table()
-        if path is not None and table_digest(table) == GAUSSIAN_TABLE_SHA256:
-            _write_table(path, table)
-    return table
+    """The alias table of :func:`build_gaussian_table`, read from the copy shipped with the
+    package (:data:`PACKAGED_TABLE`, 2 MB, read in tens of milliseconds), which is drawn from only
+    when its SHA-256 is :data:`GAUSSIAN_TABLE_SHA256`, the digest of the table this code builds (a
+    test rebuilds it and compares array by array): a missing, truncated or altered file is never
+    drawn from, the table is then built (seconds of CPU: ``2^{19}`` buckets in exact arithmetic).
+    The exactness argument is the builder's; the file only saves its time."""
+    table = _read_table(PACKAGED_TABLE)
+    return table if table is not None else build_gaussian_table()
 
 
 GAUSSIAN_TABLE_SHA256 = "3e3c367e0c027be3ff7a54445daa27a637b24048f1c1a8c6992fea2661664bb5"
 """The SHA-256 of :func:`build_gaussian_table`'s table (:func:`table_digest`)."""
+
+PACKAGED_TABLE = Path(__file__).with_name("data") / "gaussian_table.npz"
+"""The shipped copy of :func:`build_gaussian_table`'s table, written by
+:func:`write_packaged_table` after a change of the builder (and of
+:data:`GAUSSIAN_TABLE_SHA256`)."""
 
 
 def table_digest(table: AliasTable) -> str:
@@ -197,15 +196,6 @@ def table_digest(table: AliasTable) -> str:
     for part, dtype in ((table.hi, "<u4"), (table.lo, "<u4"), (table.alias, "<i4")):
         digest.update(np.ascontiguousarray(part, dtype).tobytes())
     return digest.hexdigest()
-
-
-def _table_path(directory: str | None) -> Path | None:
-    """Where the Gaussian table is kept: ``jaxdp-tables/`` in JAX's compilation-cache
-    ``directory``, or ``None`` when the persistent cache is off (a library writes nothing
-    unasked)."""
-    if not directory:
-        return None
-    return Path(directory) / "jaxdp-tables" / f"gaussian-{GAUSSIAN_TABLE_SHA256[:16]}.npz"
 
 
 def _read_table(path: Path) -> AliasTable | None:
@@ -221,15 +211,21 @@ def _read_table(path: Path) -> AliasTable | None:
 
 
 def _write_table(path: Path, table: AliasTable) -> None:
-    """Store ``table`` at ``path`` (owner-only directory, atomic rename); a failure is ignored."""
-    try:
-        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=path.parent, suffix=".npz", delete=False) as f:
-            np.savez(f, bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
-                     tv=table.tv)
-        os.replace(f.name, path)
-    except OSError:
-        return
+    """Store ``table`` at ``path`` (compressed npz)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(path, bits=table.bits, hi=table.hi, lo=table.lo, alias=table.alias,
+                        tv=table.tv)
+
+
+def write_packaged_table() -> None:
+    """Build the table and store it at :data:`PACKAGED_TABLE` (``python -c "from
+    jaxdp.privacy import _lattice; _lattice.write_packaged_table()"``); refused unless its digest
+    is :data:`GAUSSIAN_TABLE_SHA256` (update that first after changing the builder)."""
+    table = build_gaussian_table()
+    if table_digest(table) != GAUSSIAN_TABLE_SHA256:
+        raise ValueError(f"the built table's digest is {table_digest(table)}, not "
+                         f"GAUSSIAN_TABLE_SHA256 = {GAUSSIAN_TABLE_SHA256}")
+    _write_table(PACKAGED_TABLE, table)
 
 
 _FRACTION_BITS = 160
@@ -367,12 +363,14 @@ def tie_slots(group: int, k: int) -> int:
     return s
 
 
+@functools.lru_cache(maxsize=16)
 def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
     """Host constants of a one-word lookup whose uniform's top ``k`` bits come with the bucket:
     ``(top << bits) | alias`` (``top`` the threshold's top ``k`` bits; one gather decides all
     but the ties) and the ``(M, 2)`` words of ``rest``, the threshold's other ``64 − k`` bits
     moved to the top of a 64-bit word (a tie draws a fresh 64-bit uniform ``V`` and keeps its
-    bucket when ``V < rest``, i.e. ``⌊V/2^k⌋ < threshold mod 2^{64−k}``)."""
+    bucket when ``V < rest``, i.e. ``⌊V/2^k⌋ < threshold mod 2^{64−k}``). Computed once per
+    ``(table, k)`` (numpy over ``M`` buckets, not once per trace); read-only arrays."""
     if not 1 <= k <= 32 - table.bits:
         raise ValueError(f"a one-word lookup needs 1 <= k <= 32 - bits = {32 - table.bits}; "
                          f"got k = {k}")
@@ -381,47 +379,49 @@ def _split(table: AliasTable, k: int) -> tuple[np.ndarray, np.ndarray]:
     rest = threshold << np.uint64(k)  # wraps: the low 64 − k bits, at the top
     packed = (top << np.uint32(table.bits)) | table.alias.astype(np.uint32)
     halves = np.stack([(rest >> np.uint64(32)).astype(np.uint32), rest.astype(np.uint32)], 1)
+    packed.flags.writeable = halves.flags.writeable = False  # shared by every later trace
     return packed, halves
 
 
 def _tie_masks(tie: Array) -> Array:
-    """``(groups, G/32)`` 32-bit masks of ``tie`` ``(groups, G)``: bit ``j`` of mask ``w`` is
-    element ``32w + j``."""
+    """``(groups, C)`` 32-bit masks of ``tie`` ``(groups, G)``, ``C = G/32``: bit ``j`` of mask
+    ``w`` is element ``jC + w``, so building them reduces along a major axis (vectorized across
+    ``w``)."""
     lanes = jnp.arange(32, dtype=jnp.uint32)
-    tie = tie.reshape(tie.shape[0], -1, 32).astype(jnp.uint32)
-    return jnp.sum(tie << lanes[None, None], axis=-1, dtype=jnp.uint32)  # distinct bits: sum = or
+    tie = tie.reshape(tie.shape[0], 32, -1).astype(jnp.uint32)
+    return jnp.sum(tie << lanes[None, :, None], axis=1, dtype=jnp.uint32)  # distinct bits: or
 
 
 def _tie_positions(masks: Array, count: int) -> tuple[Array, Array]:
-    """``(word, lane)`` ``(groups, count)`` of the first ``count`` ties of each group (in index
-    order) from its masks ``(groups, G/32)``; ``lane = 32`` where the group has no tie left. A
-    scan over the slots that touches the masks only (``G/32`` words a group)."""
+    """``(word, lane)`` ``(groups, count)`` of the first ``count`` ties of each group in index
+    order (element ``lane·C + word``: the lowest lane with a tie in any word, then the first such
+    word) from its masks ``(groups, C)``; ``lane = 32`` where the group has no tie left. A scan
+    over the slots that touches the masks only (``C`` words a group)."""
     words = jnp.arange(masks.shape[1])[None]
 
     def next_tie(left, _):
-        word = jnp.argmax(left != 0, axis=-1)  # the first word with a tie left
-        at = words == word[:, None]
-        m = jnp.sum(jnp.where(at, left, jnp.uint32(0)), axis=-1, dtype=jnp.uint32)
-        low = m & (~m + jnp.uint32(1))  # its lowest set bit (0 when no tie is left)
+        any_word = jax.lax.reduce(left, jnp.uint32(0), jax.lax.bitwise_or, (1,))
+        low = any_word & (~any_word + jnp.uint32(1))  # the lowest lane left (0: no tie left)
         lane = jax.lax.population_count(low - jnp.uint32(1)).astype(jnp.int32)
+        word = jnp.argmax((left & low[:, None]) != 0, axis=-1)  # the first word with it
+        at = words == word[:, None]
         return jnp.where(at, left & ~low[:, None], left), (word.astype(jnp.int32), lane)
 
     _, (word, lane) = jax.lax.scan(next_tie, masks, None, length=count)
     return word.T, lane.T
 
 
-def _resolve_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> Array:
-    """The ties' verdicts as masks like ``masks`` ``(groups, G/32)``: the ``s``-th tie of a group
-    (in index order) keeps its bucket when slot ``s``'s 64-bit uniform is below the bucket's
-    ``rest``. Ties past the ``S`` slots get no bit (they take the alias)."""
+def _kept_ties(masks: Array, bucket: Array, halves: Array, slots: Array) -> tuple[Array, Array]:
+    """``(position, kept)`` ``(groups, S)``: the element index of each group's ``s``-th tie (in
+    index order) and whether it keeps its bucket, i.e. slot ``s``'s 64-bit uniform is below the
+    bucket's ``rest``. Ties past the ``S`` slots are not kept (they take the alias); a slot with
+    no tie left is not kept."""
     word, lane = _tie_positions(masks, slots.shape[1])
-    found, lane = lane < 32, jnp.minimum(lane, 31)
-    rest = halves[jnp.take_along_axis(bucket, word * 32 + lane, axis=1)]
+    position = jnp.minimum(lane, 31) * masks.shape[1] + word
+    rest = halves[jnp.take_along_axis(bucket, position, axis=1)]
     below = ((slots[..., 0] < rest[..., 0])
              | ((slots[..., 0] == rest[..., 0]) & (slots[..., 1] < rest[..., 1])))
-    bit = jnp.where(found & below, jnp.uint32(1) << lane.astype(jnp.uint32), jnp.uint32(0))
-    on_word = word[:, :, None] == jnp.arange(masks.shape[1])[None, None]
-    return jnp.sum(jnp.where(on_word, bit[:, :, None], jnp.uint32(0)), axis=1, dtype=jnp.uint32)
+    return position, (lane < 32) & below
 
 
 def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
@@ -435,17 +435,22 @@ def _lookup(table: AliasTable, word: Array, flags: int, slots: Array) -> Array:
     ``U`` is uniform on ``[0, 2^64)`` and the law is exactly the table's. A group with more than
     ``S`` ties (probability ≤ :data:`TIE_OVERFLOW`, :func:`tie_slots`) sends its extra ties to
     the alias: the one departure from the table's law, counted in :func:`sampler_tv`.
+
+    Every draw is first decided as if a tie were a miss (one pass over the words); the ``S``
+    slots of each group then write the kept ties' buckets back (a scatter of ``S`` per group,
+    not a second pass over every draw).
     """
     k = 32 - table.bits - flags
     packed, halves = (jnp.asarray(x) for x in _split(table, k))
     bucket = word & jnp.uint32((1 << table.bits) - 1)
     u, entry = word >> (32 - k), packed[bucket]
     top, alias = entry >> table.bits, (entry & ((1 << table.bits) - 1)).astype(jnp.int32)
-    verdicts = _resolve_ties(_tie_masks(u == top), bucket, halves, slots)
-    lanes = jnp.arange(word.shape[-1], dtype=jnp.uint32) % 32
-    tie_keep = (jnp.repeat(verdicts, 32, axis=-1) >> lanes[None]) & 1
-    keep = (u < top) | (tie_keep == 1)
-    return jnp.where(keep, bucket.astype(jnp.int32), alias)
+    drawn = jnp.where(u < top, bucket.astype(jnp.int32), alias)
+    position, kept = _kept_ties(_tie_masks(u == top), bucket, halves, slots)
+    rows = jnp.broadcast_to(jnp.arange(word.shape[0])[:, None], position.shape)
+    kept_bucket = jnp.take_along_axis(bucket, position, axis=1).astype(jnp.int32)
+    at = jnp.where(kept, position, word.shape[1])  # out of range: not written
+    return drawn.at[rows, at].set(kept_bucket, mode="drop")
 
 
 def _layout(size: int) -> tuple[int, int]:
@@ -598,3 +603,4 @@ def clamp_warning(scale, dtype, law: str) -> str:
             f"): iterates larger than that are sent as the clamp, not their value. The ε covers "
             f"what is released, but such a run is not the real-valued algorithm; for utility "
             f"studies {advice}")
+
