@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from jaxdp import algorithms, network, problems
-from jaxdp.algorithms import REGISTRY, DPADMM, DPDGD, DPRWADMM, LTADMMDP
+from jaxdp.algorithms import DPADMM, DPDGD, DPRWADMM, LTADMMDP, REGISTRY
 from jaxdp.core import noise_dependence, sender_mismatch, wire_held
 from jaxdp.privacy import Coalition
 from jaxdp.privacy.contract import NOISE_OWNERS, as_threat, fallback_refusal
