@@ -40,9 +40,10 @@ import jax.numpy as jnp
 import numpy as np
 import pytest
 
-from jaxdp import algorithms, network, privacy, problems
+from jaxdp import algorithms, network, privacy
 from jaxdp.experiments import audit as table
 from jaxdp.privacy import clip_by_norm
+from tests.harness import registry_reports
 from tests.release_counting import (  # noqa: F401 -- collected here: the gate's §2 and §3
     complete,
     sequence,
@@ -67,28 +68,8 @@ def _cases() -> dict:
         return {case.id: case for case in table.cases(check_coverage=False)}
 
 
-@functools.cache
-def _private_names() -> tuple[str, ...]:
-    """Registry names whose privacy() gives a report on a small problem (built here, not by the
-    audit module, so a case list that forgets an algorithm cannot hide it; once per session: two
-    tests read it)."""
-    rng = np.random.default_rng(0)
-    prob = problems.from_arrays(rng.normal(size=(4, 40, 2)), rng.normal(size=(4, 40)),
-                                loss="least_squares", reg={"ridge": 0.0}, reference=False)
-    net = network.make_network("ring", 4)
-    names = []
-    for name, cls in algorithms.REGISTRY.items():
-        alg = cls()
-        with warnings.catch_warnings():  # least-squares data fail some papers' assumptions
-            warnings.simplefilter("ignore")
-            report = alg.privacy(prob, net, alg.default_params(), 1)
-        if report is not None:
-            names.append(name)
-    return tuple(names)
-
-
 def test_every_registered_private_algorithm_has_a_case():
-    names = _private_names()
+    names = tuple(registry_reports())
     assert len(names) >= 19, names
     missing = sorted(set(names) - set(_cases()))
     assert not missing, f"private algorithms without a soundness case: {missing}"
@@ -170,7 +151,7 @@ def test_the_documented_privacy_table_lists_every_private_algorithm():
     from pathlib import Path
 
     table_md = (Path(__file__).parents[1] / "docs" / "privacy_table.md").read_text()
-    missing = [n for n in _private_names() if f"| `{n}` |" not in table_md]
+    missing = [n for n in registry_reports() if f"| `{n}` |" not in table_md]
     assert not missing, f"re-run `jaxdp reproduce audit-table`: {missing} not in the docs table"
 
 
