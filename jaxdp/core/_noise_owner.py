@@ -49,9 +49,8 @@ def shift_noise(noise, where):
     return jax.tree.map(shift, noise)
 
 
-def _leaf_axes(noise, axes) -> list:
-    """The agent axis of each leaf of ``noise`` (``None``: nobody's noise), in leaf order."""
-    axes = jax.tree.map(lambda _: 0, noise) if axes is None else axes
+def _leaf_axes(axes) -> list:
+    """The agent axis of each leaf (``None``: nobody's noise), in leaf order."""
     return jax.tree.leaves(axes, is_leaf=lambda a: a is None)
 
 
@@ -60,12 +59,12 @@ def _owned(leaf, axis) -> bool:
     return axis is not None and jnp.issubdtype(leaf.dtype, jnp.floating)
 
 
-def shift_agent(noise, n: int, agent: int, axes=None):
+def shift_agent(noise, n: int, agent: int, axes):
     """``noise`` with ``agent``'s slice of every floating leaf with an agent axis moved by one.
 
     ``axes``: the agent axis of each leaf (a pytree of ints of ``noise``'s structure, ``None``
     for a draw that is nobody's noise: :meth:`Algorithm.noise_agent_axes
-    <jaxdp.core.Algorithm.noise_agent_axes>`); ``None``: 0 for every leaf.
+    <jaxdp.core.Algorithm.noise_agent_axes>`).
     """
     leaves, tree = jax.tree.flatten(noise)
 
@@ -73,14 +72,14 @@ def shift_agent(noise, n: int, agent: int, axes=None):
         if not (_owned(leaf, axis) and _has_agent_axis(leaf, n, axis)):
             return leaf
         return leaf + jnp.zeros_like(leaf).at[(slice(None),) * axis + (agent,)].set(1)
-    return tree.unflatten([shift(x, a) for x, a in zip(leaves, _leaf_axes(noise, axes))])
+    return tree.unflatten([shift(x, a) for x, a in zip(leaves, _leaf_axes(axes))])
 
 
-def shift_owned(noise, axes=None):
+def shift_owned(noise, axes):
     """``noise`` with every draw that is some agent's noise moved by one unit."""
     leaves, tree = jax.tree.flatten(noise)
     return tree.unflatten([x + 1 if _owned(x, a) else x
-                           for x, a in zip(leaves, _leaf_axes(noise, axes))])
+                           for x, a in zip(leaves, _leaf_axes(axes))])
 
 
 def wire_held(alg, state, noise, problem, network, params, k=1, later=None):
@@ -191,8 +190,8 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
     noise = alg.noise(jax.random.fold_in(key, 2), state, params, jnp.asarray(1))
     later = alg.noise(jax.random.fold_in(key, 3), state, params, jnp.asarray(2))
     axes = alg.noise_agent_axes(noise)
-    floating = [jnp.issubdtype(jnp.result_type(m), jnp.floating) for m in jax.tree.leaves(
-        alg.step(state, noise, problem, network, params, jnp.asarray(1))[1])]
+    floating = [jnp.issubdtype(m.dtype, jnp.floating) for m in jax.tree.leaves(jax.eval_shape(
+        lambda: alg.step(state, noise, problem, network, params, jnp.asarray(1))[1]))]
     now = wire_held(alg, state, noise, problem, network, params)
     reach_now = any(np.any(np.asarray(f(shift_owned(noise, axes))) != np.asarray(f(noise)))
                     for f, fl in zip(now, floating) if fl)
@@ -215,7 +214,7 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
                 shared.append(f"a release without an agent axis (shape {out.shape}) moves with "
                               f"agent {j}'s draws")
     paths = jax.tree_util.tree_leaves_with_path(noise)
-    for (path, leaf), axis in zip(paths, _leaf_axes(noise, axes)):
+    for (path, leaf), axis in zip(paths, _leaf_axes(axes)):
         if not _owned(leaf, axis) or _has_agent_axis(leaf, n, axis):
             continue
         alone = shift_noise(noise, lambda other, leaf=leaf: 1 if other is leaf else 0)
