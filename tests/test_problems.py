@@ -129,6 +129,40 @@ def test_masked_shards_equal_unpadded_computation(name):
         np.testing.assert_allclose(grads[i], problem.loss.grad(X[i], *args), rtol=1e-12)
 
 
+@pytest.mark.parametrize("d", [2, 12])
+def test_least_squares_shard_gradient_on_both_sides_of_m_equals_d(d):
+    """Least squares' whole-shard gradient (normal equations when m ≥ d, the rows when d > m:
+    padded m = 9 here) equals the per-sample loop and the minibatch form on every row (1e-10)."""
+    features, labels = _shards("least_squares", sizes=(5, 9, 1, 7), d=d)
+    problem = from_arrays(features, labels, loss="least_squares", reg=REG["least_squares"],
+                          reference=False)
+    X = _random_models(problem)
+    grads = problem.local_grads(X)
+    rows = jnp.broadcast_to(jnp.arange(problem.n_samples), problem.mask.shape)
+    np.testing.assert_allclose(grads, problem.local_grads(X, rows), rtol=1e-10, atol=1e-12)
+    for i in range(problem.n_agents):
+        _, ref = _reference_loss_grad("least_squares", np.asarray(X[i]), features[i],
+                                      labels[i], REG["least_squares"])
+        np.testing.assert_allclose(grads[i], ref, rtol=1e-10, atol=1e-12)
+
+
+def test_least_squares_normal_equations_leave_the_step_loop():
+    """Inside a loop over steps, least squares' ``ZᵀDZ`` and ``ZᵀDy`` are computed once: the
+    compiled loop carries the (N, d, d) normal matrices, not the (N, m, d) rows (XLA's
+    loop-invariant code motion; a step then costs d² per agent, not 2md)."""
+    problem = problems.least_squares(4, 30, 3, seed=0)
+
+    def descend(problem, x):
+        step = lambda x, _: (x - 0.1 * problem.local_grads(x), None)
+        return jax.lax.scan(step, x, None, length=20)[0]
+
+    text = jax.jit(descend).lower(problem, jnp.zeros((4, 3))).compile().as_text()
+    carried = [line for line in text.splitlines() if " while(" in line]
+    assert len(carried) == 1
+    dtype = jnp.dtype(problem.features.dtype).name.replace("float", "f")
+    assert f"{dtype}[4,3,3]" in carried[0] and f"{dtype}[4,30,3]" not in carried[0]
+
+
 @pytest.mark.parametrize("name", SMOOTH_LOSSES)
 def test_minibatch_grads_match_loop_on_chosen_rows(name):
     """With batch_idx, the loss and gradient are those of the chosen rows only (repeats counted)."""

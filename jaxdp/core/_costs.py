@@ -82,6 +82,11 @@ class CountingLoss:
         fn = _marked("grad", lambda f, *rest: self.inner.grad(rest[0], f, *rest[1:]))
         return fn(features, x, labels, mask, reg)
 
+    def shard_grad(self, x, features, labels, mask, reg):
+        """The inner whole-shard gradient, marked ``grad`` like :meth:`grad` (one per row)."""
+        fn = _marked("grad", lambda f, *rest: self.inner.shard_grad(rest[0], f, *rest[1:]))
+        return fn(features, x, labels, mask, reg)
+
     def prox(self, x, step, reg, **kw):
         """The inner prox, marked ``prox`` (one per model row)."""
         return _marked("prox", lambda v, s, r: self.inner.prox(v, s, r, **kw))(x, step, reg)

@@ -110,12 +110,14 @@ class Problem:
 
         Args:
           X: (N, d) one model per agent.
-          batch_idx: optional (N, b) int rows, as in ``local_losses``.
+          batch_idx: optional (N, b) int rows, as in ``local_losses``; without it, each
+            agent's whole shard (``loss.shard_grad``: least squares from its normal equations).
 
         Returns:
           (N, d) local gradients.
         """
-        return self._map_agents(self.loss.grad, X, 0, batch_idx)
+        grad = self.loss.grad if batch_idx is not None else self.loss.shard_grad
+        return self._map_agents(grad, X, 0, batch_idx)
 
     def take_agents(self, idx: Array):
         """The same problem restricted to the agents ``idx`` (jittable).
@@ -155,7 +157,7 @@ class Problem:
 
     def global_grad(self, x: Array) -> Array:
         """∇f(x) = Σ_i ∇f_i(x) at one model x (d,); returns (d,)."""
-        return jnp.sum(self._map_agents(self.loss.grad, x, None, None), axis=0)
+        return jnp.sum(self._map_agents(self.loss.shard_grad, x, None, None), axis=0)
 
     def metrics(self, X: AgentArray) -> dict[str, Array]:
         """Global metrics of the agents' models X (N, d), each a () array.
