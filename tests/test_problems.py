@@ -146,6 +146,25 @@ def test_least_squares_shard_gradient_on_both_sides_of_m_equals_d(d):
         np.testing.assert_allclose(grads[i], ref, rtol=1e-10, atol=1e-12)
 
 
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_least_squares_normal_equations_do_not_overflow_before_the_gradient(dtype):
+    """A finite record whose square overflows (1e20 in float32, 1e160 in float64) leaves the
+    whole-shard gradient finite where the rows form is (at x = 0 and near it): the rows are
+    scaled by a power of two before ``ZᵀDZ``, not ``inf · 0 = NaN``."""
+    magnitude = {"float32": 1e20, "float64": 1e160}[dtype]
+    rng = np.random.default_rng(0)
+    features = rng.normal(size=(2, 6, 3))
+    features[0, 0] = [magnitude, 0.0, 0.0]
+    problem = from_arrays(features, rng.normal(size=(2, 6)), loss="least_squares",
+                          reg={"ridge": 0.0}, reference=False, dtype=dtype)
+    args = (problem.features, problem.labels, problem.mask)
+    for x in (jnp.zeros((2, 3), dtype), jnp.full((2, 3), 1e-30 * magnitude ** -0.5, dtype)):
+        rows = jax.vmap(problem.loss.grad, in_axes=(0, 0, 0, 0, None))(x, *args, problem.reg)
+        assert np.isfinite(np.asarray(rows)).all()
+        np.testing.assert_allclose(problem.local_grads(x), rows,
+                                   rtol={"float32": 1e-5, "float64": 1e-12}[dtype])
+
+
 def test_least_squares_normal_equations_leave_the_step_loop():
     """Inside a loop over steps, least squares' ``ZᵀDZ`` and ``ZᵀDy`` are computed once: the
     compiled loop carries the (N, d, d) normal matrices, not the (N, m, d) rows (XLA's
