@@ -231,9 +231,11 @@ class Federated(Algorithm):
     (:data:`WEIGHTINGS`), ``gather`` (compute only the selected clients where their count is
     fixed, :meth:`gathers`; ``False``: every client, masked; the same values either way). The
     gathered round does K/N of the local work, but under many vmapped seeds each seed gathers its
-    own clients' shards, where the masked round shares one copy of the data among the seeds: for
-    a small linear model (d = 10) at K/N = 0.2 over 30 seeds the masked round was faster on CPU,
-    for an MLP the gathered one ~4× (``benchmarks/README.md``, the gathered federated round).
+    own clients' shards, where the masked round shares one copy of the data among the seeds; and
+    least squares' masked round computes its normal equations once a run, the gathered one each
+    round for its K clients (:meth:`~jaxdp.problems.Problem.local_grads`). For least squares
+    (d = 10, m = 200) at K/N = 0.2 the masked round was 2–3× faster on CPU (1 and 30 seeds), for
+    an MLP the gathered one ~4× (``benchmarks/README.md``, the gathered federated round).
     ``"high_loss"`` needs an algorithm whose round updates the clients' losses (``tracks_loss``,
     through :meth:`advance`).
     """
