@@ -32,11 +32,6 @@ import numpy as np
 from jax.extend.core import ClosedJaxpr, Literal, jaxpr_as_fun
 
 
-def _floating(tree) -> list:
-    return [leaf for leaf in jax.tree.leaves(tree) if jnp.issubdtype(jnp.result_type(leaf),
-                                                                     jnp.floating)]
-
-
 def _has_agent_axis(leaf, n: int, axis: int = 0) -> bool:
     return np.ndim(leaf) > axis and np.shape(leaf)[axis] == n
 
@@ -178,7 +173,7 @@ def noise_dependence(alg, problem, network, params, key=None) -> tuple[np.ndarra
         a link axis).
     """
     n = network.n_agents
-    senders = np.asarray(network.base.senders)
+    senders, _ = network.base._host_edges()  # the first graph's, when stacked (as the reach)
     if problem.dim == n or senders.size == n:
         raise ValueError(f"noise_dependence needs a model dimension d = {problem.dim} and a number "
                          f"of directed links 2E = {senders.size} other than the N = {n} agents, "
@@ -229,6 +224,6 @@ def sender_mismatch(alg, problem, network, params, key=None) -> str:
     only with its own agent's draws), else what disagrees, in words."""
     dep, shared = noise_dependence(alg, problem, network, params, key)
     off = [(int(i), int(j)) for i, j in zip(*np.nonzero(dep & ~np.eye(len(dep), dtype=bool)))]
-    problems = list(shared) + ([f"agent i's release moves with agent j's draws for (i, j) in "
-                                f"{off[:6]}"] if off else [])
+    pairs = f"agent i's release moves with agent j's draws for (i, j) in {off[:6]}"
+    problems = list(shared) + ([pairs] if off else [])
     return f"{alg.name}: " + "; ".join(problems) if problems else ""
