@@ -42,21 +42,30 @@ FEDERATED = {
 
 
 def build_problem(spec, sigma: float, snapshot_period: int, federated: bool = False):
-    """decent-bench's ``BenchmarkProblem``: one ``LinearRegressionCost`` agent per row block, on a
-    ``P2PNetwork`` with SPEC's edges and W or (``federated``) as the clients of a ``FedNetwork``."""
+    """decent-bench's ``BenchmarkProblem``: one agent per row block, on a ``P2PNetwork`` with
+    SPEC's edges and W or (``federated``) as the clients of a ``FedNetwork``. Its cost is
+    ``LinearRegressionCost``, or with SPEC's ``loss == "logistic"`` ``LogisticRegressionCost`` on
+    the labels mapped ±1 → {0, 1} (the same loss) plus ``lam · L2RegularizerCost`` (½‖x‖²)."""
     from decent_array import interoperability as iop
     from decent_bench.agents import Agent
     from decent_bench.benchmark import BenchmarkProblem
-    from decent_bench.costs import LinearRegressionCost
+    from decent_bench.costs import L2RegularizerCost, LinearRegressionCost, LogisticRegressionCost
     from decent_bench.networks import FedNetwork
     from decent_bench.schemes import GaussianNoise
 
     A, b = spec["A"], spec["b"]
-    n, m, _ = A.shape
-    agents = [Agent(LinearRegressionCost([(iop.from_numpy(A[i, h].copy()),
-                                           iop.from_numpy(np.array([b[i, h]])))
-                                          for h in range(m)]),
-                    state_snapshot_period=snapshot_period) for i in range(n)]
+    n, m, d = A.shape
+    logistic = str(spec.get("loss", "least_squares")) == "logistic"
+
+    def cost(i):
+        targets = (b[i] + 1) / 2 if logistic else b[i]
+        rows = [(iop.from_numpy(A[i, h].copy()), iop.from_numpy(np.array([targets[h]])))
+                for h in range(m)]
+        if not logistic:
+            return LinearRegressionCost(rows)
+        return LogisticRegressionCost(rows) + L2RegularizerCost((d,)) * float(spec["lam"])
+
+    agents = [Agent(cost(i), state_snapshot_period=snapshot_period) for i in range(n)]
     if federated:  # a star whose hub is a data-less server; every client full batch
         return BenchmarkProblem(network=FedNetwork(agents))
     noise = GaussianNoise(0.0, sigma) if sigma > 0 else None

@@ -5,11 +5,16 @@ venv ``.decentbench-venv`` that ``benchmarks/decentbench_parity.py`` creates)::
 
     python benchmarks/bench_decentbench.py          # 17–37 min: results/decentbench_cpu.json
     python benchmarks/bench_decentbench.py --quick    # 2 trials x 20 iterations: a smoke run
+    python benchmarks/bench_decentbench.py --loss logistic --out results/decentbench_logistic_cpu.json
 
 Workload: N = 50 agents on jaxdp's random geometric graph (r = 0.3, seed 1; Metropolis W in
 float64), d = 10, m = 200 samples per agent, least squares f_i(x) = (1/2m)‖A_i x − b_i‖², x⁰ = 0,
 500 iterations. jaxdp builds the data and W and exports them (``.npz``) to decent-bench, so both
-sides solve the same problem on the same W from the same x⁰.
+sides solve the same problem on the same W from the same x⁰. ``--loss logistic`` runs the
+ℓ2-logistic variant instead: labels ``±1`` (the signs of the same targets), ``f_i(x) = mean_s
+log(1 + exp(−y_s a_sᵀx)) + (λ/2)‖x‖²`` with λ = ``LAM``; decent-bench's ``LogisticRegressionCost``
+(labels in {0, 1}) plus ``λ · L2RegularizerCost``; its ADMM, which needs a proximal that sum has
+not, is left out.
 
 Rows:
   * DGD with Gaussian noise on every directed message (σ = 0.1), at 30 trials (the number
@@ -58,6 +63,8 @@ from pathlib import Path
 
 N, D, M, STEPS, SIGMA = 50, 10, 200, 500, 0.1
 HYPER = {"alpha": 0.05, "rho": 1.0, "relax": 0.5}
+LOSSES = ("least_squares", "logistic")
+LAM = 0.01  # the logistic workload's ℓ2 weight: f_i(x) = mean softplus(−y zᵀx) + (LAM/2)‖x‖²
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 DB_PYTHON = ROOT / ".decentbench-venv" / "bin" / "python"
@@ -68,22 +75,28 @@ DETERMINISTIC = ("dgd", "extra", "nids", "aug_dgm", "admm")
 
 
 # -- the shared problem ---------------------------------------------------------------------------
-def export_spec(path: Path, **extra) -> None:
+def export_spec(path: Path, loss: str = "least_squares", **extra) -> None:
     """Problem data, W and edges (float64) for both sides; built with jaxdp, seeds fixed.
-    ``extra``: hyperparameters stored beside ``HYPER`` (a caller's own workload)."""
+    ``loss``: ``"least_squares"`` (targets ``Aw + noise``) or ``"logistic"`` (ℓ2-regularized
+    with weight ``LAM``, labels ``±1`` the signs of the same targets). ``extra``: hyperparameters
+    stored beside ``HYPER`` (a caller's own workload)."""
     import numpy as np
     from decentbench_parity import metropolis  # this directory: the parity fixtures' W rule
 
     from jaxdp import network
 
+    if loss not in LOSSES:
+        raise ValueError(f"loss must be one of {LOSSES}, got {loss!r}")
     rng = np.random.default_rng(0)
     A = rng.normal(size=(N, M, D))
     b = A @ rng.normal(size=D) + 0.1 * rng.normal(size=(N, M))
+    if loss == "logistic":
+        b = np.where(b >= 0, 1.0, -1.0)
     graph = np.asarray(network.make_network("random_geometric", N, radius=0.3, seed=1).W)
     iu = np.triu_indices(N, 1)
     edges = np.stack([iu[0], iu[1]], 1)[graph[iu] != 0]
     W = metropolis(N, edges.tolist())  # float64, as the parity fixtures
-    np.savez(path, A=A, b=b, W=W, edges=edges, **{**HYPER, **extra})
+    np.savez(path, A=A, b=b, W=W, edges=edges, loss=loss, lam=LAM, **{**HYPER, **extra})
 
 
 def jaxdp_inputs(spec_path: str):
@@ -93,8 +106,10 @@ def jaxdp_inputs(spec_path: str):
     from jaxdp import network, problems
 
     spec = np.load(spec_path)
+    loss = str(spec["loss"]) if "loss" in spec else "least_squares"
+    reg = {"lam": float(spec["lam"])} if loss == "logistic" else {"ridge": 0.0}
     prob = problems.from_arrays(spec["A"].astype(np.float32), spec["b"].astype(np.float32),
-                                loss="least_squares", reg={"ridge": 0.0}, name="bench_ls")
+                                loss=loss, reg=reg, name=f"bench_{loss}")
     adjacency = (spec["W"] != 0) & ~np.eye(N, dtype=bool)
     net = network.build_network(adjacency.astype(int), weights=spec["W"])
     return prob, net
@@ -232,6 +247,8 @@ def plan(args) -> list[tuple]:
     if args.others:
         t = args.trials[0]
         for alg in DETERMINISTIC:
+            if alg == "admm" and args.loss == "logistic":
+                continue  # decent-bench's ADMM needs a proximal; its logistic + ℓ2 sum has none
             cells.append(("db", alg, t, args.steps, min(args.processes), False))
             cells.append(("jaxdp", alg, t, args.steps, None, False))
     return cells
@@ -282,6 +299,8 @@ def parse(argv):
                     help="skip decent-bench with its default state history (period 1)")
     ap.add_argument("--no-others", dest="others", action="store_false",
                     help="skip EXTRA/NIDS/AugDGM/ADMM/DGD without noise")
+    ap.add_argument("--loss", choices=LOSSES, default="least_squares",
+                    help="the agents' loss (logistic: ℓ2-regularized, labels ±1)")
     ap.add_argument("--quick", action="store_true", help="2 trials x 20 iterations, 1 repeat")
     ap.add_argument("--out", default=str(HERE / "results" / "decentbench_cpu.json"))
     ap.add_argument("--table", action="store_true",
@@ -320,7 +339,7 @@ def main(argv=None) -> int:
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         spec = Path(tmp) / "spec.npz"
-        export_spec(spec)
+        export_spec(spec, loss=args.loss)
         for side, alg, trials, it, p, history in plan(args):
             if side == "db":
                 rows.append(run_decentbench(spec, alg, trials, it, p, history))
@@ -378,7 +397,8 @@ def machine_info(load: dict, db_packages: tuple[str, ...] = (), python: Path = D
 def write(args, rows, load) -> None:
     machine = machine_info(load)
     workload = {"n_agents": N, "d": D, "m": M, "iterations": args.steps, "sigma": SIGMA,
-                "loss": "least_squares", "graph": "random_geometric r=0.3 seed=1, Metropolis W",
+                "loss": args.loss, **({"lam": LAM} if args.loss == "logistic" else {}),
+                "graph": "random_geometric r=0.3 seed=1, Metropolis W",
                 "x0": "zeros", **HYPER, "repeats_jaxdp": args.repeats,
                 "command": "python benchmarks/bench_decentbench.py"}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)

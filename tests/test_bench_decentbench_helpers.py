@@ -1,7 +1,7 @@
 """Helpers of the decent-bench benchmarks (issues 25, 27): the parameter layout that
 ``benchmarks/bench_decentbench_models.py`` hands decent-bench (θ flattened in torch's order for
 Linear–Tanh–Linear must compute jaxdp's ``mlp_apply``), and which decent-bench row a jaxdp row's
-speed-up is taken against."""
+speed-up is taken against, and the logistic workload's two sides (the same loss)."""
 import itertools
 import sys
 from pathlib import Path
@@ -12,7 +12,7 @@ import numpy as np
 from jaxdp.problems import mlp_apply, mlp_init
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "benchmarks"))
-from bench_decentbench import decentbench_peer
+from bench_decentbench import LAM, decentbench_peer, export_spec, jaxdp_inputs
 from bench_decentbench_models import torch_order
 
 
@@ -49,3 +49,24 @@ def test_decentbench_peer_prefers_same_trials_then_the_largest():
     assert decentbench_peer(rows, row("jaxdp", "fedavg", 2)) is rows[1]
     assert decentbench_peer(rows, row("jaxdp", "fedavg", 256)) is rows[0]
     assert decentbench_peer(rows, row("jaxdp", "scaffold", 30)) is None
+
+
+def test_logistic_workload_is_decentbench_logistic_plus_l2(tmp_path):
+    """jaxdp's problem of ``--loss logistic`` is decent-bench's ``LogisticRegressionCost`` on the
+    labels mapped to {0, 1} plus ``LAM · L2RegularizerCost`` (½‖x‖²), their formulas in numpy."""
+    import pytest
+
+    spec_path = tmp_path / "spec.npz"
+    export_spec(spec_path, loss="logistic")
+    spec = np.load(spec_path)
+    assert set(np.unique(spec["b"])) == {-1.0, 1.0} and str(spec["loss"]) == "logistic"
+    with jax.enable_x64(True):
+        prob, _ = jaxdp_inputs(str(spec_path))
+        x = np.random.default_rng(1).normal(size=spec["A"].shape[2])
+        ours = np.asarray(prob.local_losses(np.broadcast_to(x, (len(spec["A"]), x.size))))
+    A, b01 = spec["A"], (spec["b"] + 1) / 2
+    sig = 1 / (1 + np.exp(-(A @ x)))
+    theirs = -np.mean(b01 * np.log(sig) + (1 - b01) * np.log(1 - sig), axis=1) + LAM * x @ x / 2
+    np.testing.assert_allclose(ours, theirs, rtol=2e-6)  # float32 data
+    with pytest.raises(ValueError, match="loss must be one of"):
+        export_spec(tmp_path / "bad.npz", loss="hinge")
