@@ -17,10 +17,17 @@ across cells) and records: graph build seconds (edge sampling), network build se
 edge layout), problem build seconds, the network's spectral summary seconds (``Network.summary``,
 which ``jaxdp.run`` records in every trace: Lanczos on the edge list above 2000 agents; computed
 before the run, so the run reuses the cached value), compile and run seconds, the whole
-``jaxdp.run`` call's seconds (with its other host set-up), agent-steps/s and peak RSS.
+``jaxdp.run`` call's seconds (with its other host set-up), agent-steps/s, peak RSS (the
+process: every CPU device's share) and ``device_mib``, what one device holds for the run (the
+compiled chunk's arguments, outputs and temporaries: ``jaxdp.run``'s memory plan).
+
+With ``--shard agents --devices K`` each cell exposes K CPU devices (``jaxdp.use_cpu_cores``)
+and runs ``jaxdp.run(..., shard="agents")``: the agent axis of the data and of the state split
+over them, so one seed uses K cores (``--shard seeds``, the default, runs one seed on one device).
 
 Usage:
     python benchmarks/bench_scale.py       # writes benchmarks/results/scale_cpu.json
+    python benchmarks/bench_scale.py --shard agents --devices 2 --out results/scale_agents_cpu.json
     python benchmarks/bench_scale.py --sizes 1000 10000 --channel-sizes 1000 --out /tmp/s.json
 """
 from __future__ import annotations
@@ -42,7 +49,7 @@ SIZES, CHANNEL_SIZES = (10**3, 10**4, 10**5, 10**6), (10**3, 10**4, 10**5)
 ALGORITHMS = ("dgd", "dp_dgd", "dgd+channel")
 FIELDS = ("algorithm", "n_agents", "n_edges", "steps", "graph_seconds", "network_seconds",
           "problem_seconds", "summary_seconds", "compile_seconds", "run_seconds", "run_call_seconds", "agent_steps_per_second",
-          "peak_rss_mib", "objective_start", "objective_end")
+          "peak_rss_mib", "device_mib", "shard", "devices", "objective_start", "objective_end")
 HERE = Path(__file__).resolve().parent
 
 
@@ -60,12 +67,16 @@ def algorithm(name: str):
     raise ValueError(f"unknown benchmark algorithm {name!r}; known: {', '.join(ALGORITHMS)}")
 
 
-def cell(name: str, n: int, steps: int) -> dict:
-    """Build, compile and run one (algorithm, N) cell in this process; its JSON record."""
+def cell(name: str, n: int, steps: int, shard: str = "seeds", devices: int = 0) -> dict:
+    """Build, compile and run one (algorithm, N) cell in this process; its JSON record.
+    ``devices``: CPU devices to expose first (0: JAX's default, one)."""
     import jax.numpy as jnp
 
     import jaxdp
     from jaxdp import network, problems
+
+    if devices:
+        jaxdp.use_cpu_cores(devices)
 
     alg, params = algorithm(name)
     t0 = time.perf_counter()
@@ -80,24 +91,28 @@ def cell(name: str, n: int, steps: int) -> dict:
     net.summary()  # the spectral summary jaxdp.run records (cached on the network): timed apart
     t4 = time.perf_counter()
     trace = jaxdp.run(alg, prob, net, params, steps=steps, seeds=1, record_every=steps,
-                      progress=False, chunks=1)
+                      progress=False, chunks=1, shard=shard)
     t5 = time.perf_counter()
     objective = trace.metrics["objective"][0]
     return {
         "algorithm": name, "n_agents": n, "n_edges": net.n_edges, "steps": steps,
+        "shard": shard, "devices": len(trace.meta["devices"]),
         "graph_seconds": t1 - t0, "network_seconds": t2 - t1, "problem_seconds": t3 - t2,
         "summary_seconds": t4 - t3,
         "compile_seconds": trace.meta["compile_seconds"],
         "run_seconds": trace.meta["run_seconds"], "run_call_seconds": t5 - t4,
         "agent_steps_per_second": trace.meta["agent_steps_per_second"],
         "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "device_mib": trace.meta["memory_per_device_mib"],
         "objective_start": float(objective[0]), "objective_end": float(objective[-1]),
     }
 
 
-def run_cell(name: str, n: int, steps: int, timeout: float | None = None) -> dict:
+def run_cell(name: str, n: int, steps: int, timeout: float | None = None,
+             shard: str = "seeds", devices: int = 0) -> dict:
     """``cell`` in a fresh subprocess; a failure (memory, timeout) is a row with ``error``."""
-    cmd = [sys.executable, os.path.abspath(__file__), "--cell", name, str(n), str(steps)]
+    cmd = [sys.executable, os.path.abspath(__file__), "--cell", name, str(n), str(steps),
+           "--shard", shard, "--devices", str(devices)]
     try:
         done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -115,13 +130,14 @@ def table(rows: list) -> str:
     site's content column)."""
     times = ["| algorithm | N | \\|E\\| | graph s | network s | problem s | summary s | compile s "
              "| run s |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    rates = ["| algorithm | N | agent-steps/s | run µs/agent | peak RSS MiB | RSS KiB/agent |",
-             "|---|---:|---:|---:|---:|---:|"]
+    rates = ["| algorithm | N | agent-steps/s | run µs/agent | peak RSS MiB | RSS KiB/agent "
+             "| device MiB |", "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if "error" in r:
             times.append(f"| {r['algorithm']} | {r['n_agents']} | failed: {r['error'][:80]} |")
             continue
-        head = f"| {r['algorithm']} | {r['n_agents']:.0e} | "
+        split = (f" (agents / {r['devices']})" if r.get("shard") == "agents" else "")
+        head = f"| {r['algorithm']}{split} | {r['n_agents']:.0e} | "
         times.append(
             f"{head}{r['n_edges']} | {r['graph_seconds']:.2f} | {r['network_seconds']:.2f} | "
             f"{r['problem_seconds']:.2f} | {r['summary_seconds']:.2f} | "
@@ -129,7 +145,8 @@ def table(rows: list) -> str:
         rates.append(
             f"{head}{r['agent_steps_per_second']:.3g} | "
             f"{1e6 * r['run_seconds'] / r['n_agents']:.1f} | "
-            f"{r['peak_rss_mib']:.0f} | {1024 * r['peak_rss_mib'] / r['n_agents']:.2f} |")
+            f"{r['peak_rss_mib']:.0f} | {1024 * r['peak_rss_mib'] / r['n_agents']:.2f} | "
+            f"{r.get('device_mib', float('nan')):.0f} |")
     return "\n".join(times) + "\n\n" + "\n".join(rates)
 
 
@@ -140,16 +157,23 @@ def main(argv=None) -> None:
     parser.add_argument("--steps", type=int, default=STEPS)
     parser.add_argument("--timeout", type=float, default=None, help="seconds per cell")
     parser.add_argument("--out", default=str(HERE / "results" / "scale_cpu.json"))
+    parser.add_argument("--shard", choices=("seeds", "agents"), default="seeds",
+                        help="what jaxdp.run splits over the devices")
+    parser.add_argument("--devices", type=int, default=0,
+                        help="CPU devices to expose in each cell (0: JAX's default, one)")
     parser.add_argument("--cell", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.devices < 0:
+        parser.error(f"--devices must be >= 0, got {args.devices}")
     if args.cell:
-        print(json.dumps(cell(args.cell[0], int(args.cell[1]), int(args.cell[2]))))
+        print(json.dumps(cell(args.cell[0], int(args.cell[1]), int(args.cell[2]), args.shard,
+                              args.devices)))
         return
     cells = ([(name, n) for n in args.sizes for name in ("dgd", "dp_dgd")]
              + [("dgd+channel", n) for n in args.channel_sizes])
     rows = []
     for name, n in cells:
-        rows.append(run_cell(name, n, args.steps, args.timeout))
+        rows.append(run_cell(name, n, args.steps, args.timeout, args.shard, args.devices))
         print(json.dumps(rows[-1]), flush=True)
     import jax
 
@@ -158,7 +182,8 @@ def main(argv=None) -> None:
     workload = {"graph": "random_sparse_edges", "degree": DEGREE, "graph_seed": GRAPH_SEED,
                 "weights": "metropolis", "backend": "edges", "problem": "least_squares",
                 "m": M, "d": D, "alpha": ALPHA, "clip": CLIP, "sigma": SIGMA,
-                "channel": CHANNEL, "seeds": 1, "dtype": "float32",
+                "channel": CHANNEL, "seeds": 1, "dtype": "float32", "shard": args.shard,
+                "devices": args.devices or 1,
                 "metrics": "problem.metrics, record_every=steps (2 records)"}
     Path(args.out).parent.mkdir(parents=True, exist_ok=True)
     Path(args.out).write_text(json.dumps(

@@ -76,6 +76,16 @@ def test_benchmark_cell_has_every_field_at_tiny_n(name, n):
     assert "| " + name + " |" in bench.table([row])
 
 
+def test_benchmark_cell_split_over_agents_runs_the_same_numbers():
+    bench = _bench()
+    with jax.enable_x64(False):
+        whole, split = (bench.cell("dgd+channel", 200, steps=3, shard=s) for s in ("seeds",
+                                                                                  "agents"))
+    assert (whole["devices"], split["devices"], split["shard"]) == (1, 8, "agents")
+    np.testing.assert_allclose(split["objective_end"], whole["objective_end"], rtol=1e-6)
+    assert "(agents / 8)" in bench.table([split])
+
+
 def test_benchmark_main_writes_rows_from_subprocesses(tmp_path):
     bench = _bench()
     out = tmp_path / "scale.json"

@@ -34,6 +34,8 @@ from jaxdp.engine._trace import Trace, diverged_seeds, stack_traces
 from jaxdp.network._spectral import EXACT_MAX_AGENTS
 
 SEED_AXIS = "seeds"
+AGENT_AXIS = "agents"
+SHARDS = (SEED_AXIS, AGENT_AXIS)  # what run(shard=...) may split over the devices
 
 
 def run(
@@ -50,6 +52,7 @@ def run(
     progress: bool = True,
     chunks: int | None = None,
     devices=None,
+    shard: str = "seeds",
     resume_dir=None,
     seeds_per_block: int | None = None,
     memory_budget: float | None = None,
@@ -70,8 +73,14 @@ def run(
       observe: keep every step's messages and models (memory O(S·K·N·d)).
       progress: show a progress bar over chunks.
       chunks: number of jitted chunks (default: 10 when ``progress`` else 1).
-      devices: devices to shard the seed axis over (default: all local devices, but at most one
-        per 8 seeds).
+      devices: devices to shard over (default: all local devices, but at most one per 8 seeds;
+        with ``shard="agents"`` the most of them whose count divides N).
+      shard: ``"seeds"`` splits the seeds over the devices (each holds the whole problem and
+        network); ``"agents"`` splits the agent axis of the problem's data, of the network's
+        per-agent arrays and of the state (every device runs every seed on N/D agents; XLA
+        moves what a step reads across the split, e.g. the neighbours' models): for a graph
+        whose data or state do not fit one device, or one seed on many CPU cores. The numbers
+        do not depend on it (up to float rounding of sums over agents).
       resume_dir: make the run resumable: seeds are computed in blocks of ``seeds_per_block``,
         each block's trace is saved in this folder as soon as it is done, and a rerun with the
         same configuration loads finished blocks instead of recomputing them.
@@ -100,7 +109,7 @@ def run(
     return _dispatch(algorithm, problem, network, params, None, resume_dir, seeds_per_block,
                      steps=steps, seeds=seeds, record_every=record_every, metrics=metrics,
                      observe=observe, progress=progress, chunks=chunks, devices=devices,
-                     memory_budget=memory_budget)
+                     shard=shard, memory_budget=memory_budget)
 
 
 def sweep(
@@ -117,6 +126,7 @@ def sweep(
     progress: bool = True,
     chunks: int | None = None,
     devices=None,
+    shard: str = "seeds",
     resume_dir=None,
     seeds_per_block: int | None = None,
     memory_budget: float | None = None,
@@ -141,7 +151,7 @@ def sweep(
     return _dispatch(algorithm, problem, network, params_grid, size, resume_dir, seeds_per_block,
                      steps=steps, seeds=seeds, record_every=record_every, metrics=metrics,
                      observe=observe, progress=progress, chunks=chunks, devices=devices,
-                     memory_budget=memory_budget)
+                     shard=shard, memory_budget=memory_budget)
 
 
 def grid(params, **axes):
@@ -174,6 +184,11 @@ def grid(params, **axes):
 
 # ---------------------------------------------------------------------------------------------
 def _dispatch(algorithm, problem, network, params, grid_size, resume_dir, seeds_per_block, **kw):
+    if kw["shard"] not in SHARDS:
+        raise ValueError(f"shard must be one of {SHARDS}; got {kw['shard']!r}")
+    if kw["shard"] == "agents" and jax.process_count() > 1:
+        raise ValueError("shard='agents' splits the agents over one process's devices; with "
+                         f"{jax.process_count()} processes (jax.distributed) shard the seeds")
     if resume_dir is None:
         if jax.process_count() > 1:
             return _execute_multiprocess(algorithm, problem, network, params, grid_size, **kw)
@@ -239,6 +254,21 @@ def _auto_devices(n_seeds: int, min_seeds_per_device: int = 8) -> list:
     return local[: max(1, min(len(local), n_seeds // min_seeds_per_device))]
 
 
+def _agent_devices(devices, n_agents: int) -> list:
+    """The devices to split ``n_agents`` over: ``devices`` when given (their count must divide
+    N: XLA splits an axis in equal parts), else the most local devices whose count divides N."""
+    if devices:
+        devices = list(devices)
+        if n_agents % len(devices):
+            raise ValueError(
+                f"shard='agents' splits the N = {n_agents} agents in equal parts, so the device "
+                f"count must divide N; got {len(devices)} devices (pass devices= a list whose "
+                "length divides N, or leave it to pick the most that do)")
+        return devices
+    local = jax.local_devices()
+    return local[:max(c for c in range(1, len(local) + 1) if n_agents % c == 0)]
+
+
 def _default_record_every(steps: int) -> int:
     if steps <= 200:
         return 1
@@ -256,7 +286,7 @@ def _chunk_plan(records: int, chunks: int) -> list[int]:
 
 
 def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, record_every,
-             metrics, observe, progress, chunks, devices, memory_budget=None,
+             metrics, observe, progress, chunks, devices, shard=SEED_AXIS, memory_budget=None,
              programs=None) -> Trace:
     _check_int("steps", steps)
     _check_int("record_every", record_every, allow_none=True)
@@ -266,21 +296,25 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
         raise ValueError(
             f"record_every must divide steps; got steps={steps}, record_every={record_every}")
     seed_list = _seed_list(seeds)
-    devices = list(devices or _auto_devices(len(seed_list)))
+    if shard == AGENT_AXIS:
+        devices = _agent_devices(devices, network.n_agents)
+    else:
+        devices = list(devices or _auto_devices(len(seed_list)))
+    unit = len(devices) if shard == SEED_AXIS else 1  # a seed batch is a multiple of this
     budget = _memory_budget(devices) if memory_budget is None else float(memory_budget)
     if budget <= 0:
         raise ValueError(f"memory_budget must be a positive number of bytes; got {memory_budget}")
     programs = {} if programs is None else programs
-    program = programs.get(tuple(devices))
+    program = programs.get((shard, *devices))
     if program is None:
-        program = programs[tuple(devices)] = _Program(
+        program = programs[(shard, *devices)] = _Program(
             algorithm, problem, network, params, grid_size, record_every, metrics, observe,
-            Mesh(np.array(devices), (SEED_AXIS,)))
+            Mesh(np.array(devices), (shard,)))
 
     t0 = time.perf_counter()
     records = steps // record_every
     n_chunks = min(records, chunks or (10 if progress else 1))
-    batch = len(seed_list) + (-len(seed_list)) % len(devices)
+    batch = len(seed_list) + (-len(seed_list)) % unit
     while True:  # shrink until one chunk's program fits the budget
         plan = _chunk_plan(records, n_chunks)
         compiled = _compile(program, batch, sorted(set(plan)))
@@ -289,12 +323,13 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
             break
         if observe and n_chunks < records:  # the steps' messages dominate: shorter chunks
             n_chunks = min(records, 2 * n_chunks)
-        elif batch > len(devices):  # then fewer seeds at a time
-            fit = max(1, int(batch * budget / need / len(devices)))
-            batch = min(batch - len(devices), fit * len(devices))
+        elif batch > unit:  # then fewer seeds at a time
+            fit = max(1, int(batch * budget / need / unit))
+            batch = min(batch - unit, fit * unit)
         else:
             raise ValueError(
-                f"one seed per device needs {need / 2**20:.1f} MiB per device, more than "
+                f"{'one seed per device' if unit > 1 else 'one seed'} needs "
+                f"{need / 2**20:.1f} MiB per device, more than "
                 f"memory_budget = {budget / 2**20:.1f} MiB: raise the budget, record less often "
                 "(record_every) or run without observe")
     compile_seconds = time.perf_counter() - t0
@@ -318,7 +353,7 @@ def _execute(algorithm, problem, network, params, grid_size, *, steps, seeds, re
 
     meta = _metadata(algorithm, problem, network, params, grid_size, seed_list, steps,
                      record_every, devices, compile_seconds, run_seconds, diverged)
-    meta.update(costs_per_step=costs, seed_batches=len(batches), chunks=len(plan),
+    meta.update(costs_per_step=costs, seed_batches=len(batches), chunks=len(plan), shard=shard,
                 memory_per_device_mib=need / 2**20, memory_budget_mib=budget / 2**20)
     return Trace(metrics=metrics_np, steps=np.arange(0, steps + 1, record_every),
                  diverged=diverged, final_models=models, observed=observed_np, meta=meta)
@@ -363,8 +398,41 @@ class _Program:
         self.algorithm, self.problem, self.network = algorithm, problem, network
         self.params, self.grid_size, self.record_every = params, grid_size, record_every
         self.metrics, self.observe = metrics, observe
-        self.sharding = NamedSharding(mesh, PartitionSpec(SEED_AXIS))
+        self.by_agents = mesh.axis_names == (AGENT_AXIS,)
+        # by agents the seeds are replicated, and the data's and the carry's agent axes split
+        self.sharding = NamedSharding(mesh, PartitionSpec(*[] if self.by_agents else [SEED_AXIS]))
+        if self.by_agents:
+            self.problem, self.network = jax.device_put(
+                (problem, network), self._agent_shardings((problem, network), batch_axes=0))
         self._compiled = {}  # (batch, chunk lengths) -> programs: reused by resumable blocks
+
+    def _agent_shardings(self, tree, batch_axes: int):
+        """Per leaf of ``tree``: split over the mesh the axis after ``batch_axes`` leading batch
+        axes where it has the agents' length N or the directed links' 2E (when the devices
+        divide it: per-link work such as a channel's noise is split too), else replicated. A
+        layout only: a leaf whose axis has that length by coincidence is split too, which costs
+        transfers, not correctness."""
+        mesh = self.sharding.mesh
+        lengths = {self.network.n_agents}
+        links = 2 * getattr(self.network, "n_edges", 0)
+        if links and links % mesh.size == 0:
+            lengths.add(links)
+
+        def place(leaf):
+            shape = np.shape(leaf)
+            if len(shape) > batch_axes and shape[batch_axes] in lengths:
+                return NamedSharding(mesh, PartitionSpec(*[None] * batch_axes, AGENT_AXIS))
+            return NamedSharding(mesh, PartitionSpec())
+        return jax.tree.map(place, tree)
+
+    def _jit(self, fn, *args, **options):
+        """``jax.jit(fn)`` lowered at ``args`` and compiled; by agents, the outputs' agent (and
+        link) axes, after the seed and grid axes, split as the inputs' are, so that a chunk's
+        carry comes out as the next chunk takes it in."""
+        if self.by_agents:
+            options["out_shardings"] = self._agent_shardings(
+                jax.eval_shape(fn, *args), 1 + (self.grid_size is not None))
+        return jax.jit(fn, **options).lower(*args).compile()
 
     def _over_batch(self, fn):
         """Map ``fn(params, key, carry, problem, network)`` over seeds (axis 0) and the grid
@@ -397,17 +465,18 @@ class _Program:
     def _compile(self, batch: int, lengths) -> dict:
         keys = self.keys(list(range(batch)))
         dummy = jnp.zeros((batch,) + ((self.grid_size,) if self.grid_size else ()))
-        start_fn = jax.jit(self._over_batch(self._start), out_shardings=self.sharding)
         data = (self.problem, self.network)
-        start = start_fn.lower(self.params, keys, dummy, *data).compile()
-        carry_shapes = jax.tree.map(  # the carry as start returns it, without computing it
-            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=self.sharding),
-            jax.eval_shape(start_fn, self.params, keys, dummy, *data)[0])
+        start_fn, start_args = self._over_batch(self._start), (self.params, keys, dummy, *data)
+        start = self._jit(start_fn, *start_args, out_shardings=self.sharding)
+        shapes = jax.eval_shape(start_fn, *start_args)[0]  # the carry, without computing it
+        where = (start.output_shardings[0] if self.by_agents
+                 else jax.tree.map(lambda _: self.sharding, shapes))
+        carry_shapes = jax.tree.map(
+            lambda a, w: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=w), shapes, where)
         compiled = {"start": start}
         for n_rec in lengths:
-            compiled[n_rec] = jax.jit(
-                self._over_batch(self._chunk(n_rec * self.record_every)), donate_argnums=2,
-            ).lower(self.params, keys, carry_shapes, *data).compile()
+            compiled[n_rec] = self._jit(self._over_batch(self._chunk(n_rec * self.record_every)),
+                                        self.params, keys, carry_shapes, *data, donate_argnums=2)
         return compiled
 
     def run(self, compiled, plan, seeds, bar, record_every):
