@@ -91,3 +91,17 @@ def test_bad_shard_and_devices_are_clear_errors(setup):
     with pytest.raises(ValueError, match="device count must divide N"):
         jaxdp.run(algorithms.DGD(), prob, net, steps=2, progress=False, shard="agents",
                   devices=jax.devices()[:3])
+
+
+def test_link_failures_and_resumable_blocks_split_agents_too(setup, tmp_path):
+    """A time-varying network (its links drawn each step) and a resumable run in blocks of seeds
+    give the same numbers split over agents."""
+    from jaxdp import network
+
+    prob, net = setup
+    failing = network.RandomLinkFailures(net, p_fail=0.3)
+    alg, params = algorithms.DPDGD(), algorithms.DPDGDParams(alpha=0.05, clip=1.0, sigma=0.5)
+    kw = {"steps": 6, "seeds": 4, "progress": False}
+    _assert_same(jaxdp.run(alg, prob, failing, params, **kw),
+                 jaxdp.run(alg, prob, failing, params, shard="agents", resume_dir=tmp_path,
+                           seeds_per_block=2, **kw))
