@@ -105,3 +105,14 @@ def test_link_failures_and_resumable_blocks_split_agents_too(setup, tmp_path):
     _assert_same(jaxdp.run(alg, prob, failing, params, **kw),
                  jaxdp.run(alg, prob, failing, params, shard="agents", resume_dir=tmp_path,
                            seeds_per_block=2, **kw))
+
+
+def test_the_concepts_page_example_runs_split_over_the_devices(capsys):
+    """docs/concepts.md's ``shard="agents"`` block, as printed there (8 test devices)."""
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "concepts.md").read_text()
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if 'shard="agents"' in b]
+    exec(compile(block, "concepts.md", "exec"), {})  # noqa: S102
+    assert capsys.readouterr().out.strip() == "512 agents on each of 8 device(s)"
