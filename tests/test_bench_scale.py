@@ -33,6 +33,17 @@ def test_random_sparse_edges_degree_symmetric_no_loops(n, degree):
     net.validate()  # W doubly stochastic, P Laplacian-like (and connected)
 
 
+def test_sorted_unique_is_numpys_unique():
+    from jaxdp.network._validation import sorted_unique
+
+    rng = np.random.default_rng(0)
+    for values in (rng.integers(0, 50, 1000), rng.integers(-10**12, 10**12, 777),
+                   np.array([5]), np.array([], np.int64), np.full(9, 3)):
+        out = sorted_unique(values)
+        np.testing.assert_array_equal(out, np.unique(values))
+        assert out.dtype == values.dtype
+
+
 def test_random_sparse_edges_deterministic_for_a_seed():
     a, b = (network.random_sparse_edges(500, 10, seed=3) for _ in range(2))
     assert np.array_equal(a, b)

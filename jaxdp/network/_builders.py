@@ -16,7 +16,7 @@ import numpy as np
 
 from jaxdp._registry import Registry
 from jaxdp.network._network import Network, build_network
-from jaxdp.network._validation import as_graph, check_adjacency
+from jaxdp.network._validation import as_graph, check_adjacency, sorted_unique
 
 
 def ring(n: int) -> nx.Graph:
@@ -187,7 +187,7 @@ def random_sparse_edges(n: int, degree: float = 10.0, seed: int = 0) -> np.ndarr
     codes = _edge_codes(n, cycle, np.roll(cycle, -1))
     while len(codes) < target:
         i, j = rng.integers(0, n, size=(2, target - len(codes)))
-        codes = np.union1d(codes, _edge_codes(n, i[i != j], j[i != j]))
+        codes = sorted_unique(np.concatenate([codes, _edge_codes(n, i[i != j], j[i != j])]))
     return np.stack([codes // n, codes % n], axis=1)
 
 
@@ -202,7 +202,7 @@ def random_sparse(n: int, degree: float = 10.0, seed: int = 0) -> nx.Graph:
 def _edge_codes(n: int, i: np.ndarray, j: np.ndarray) -> np.ndarray:
     """Sorted distinct codes ``min(i, j) n + max(i, j)`` of undirected pairs (int64)."""
     i, j = np.asarray(i, np.int64), np.asarray(j, np.int64)
-    return np.unique(np.minimum(i, j) * n + np.maximum(i, j))
+    return sorted_unique(np.minimum(i, j) * n + np.maximum(i, j))
 
 
 def from_edges(n: int, edges: Iterable[tuple[int, int]]) -> nx.Graph:

@@ -312,7 +312,7 @@ def check_edges(n: int, edges) -> np.ndarray:
     if loops.size:
         raise ValueError(f"graph has a self-loop at node {edges[loops[0], 0]}; self-loops are "
                          "not allowed")
-    codes = np.unique(edges[:, 0] * n + edges[:, 1])
+    codes = sorted_unique(edges[:, 0] * n + edges[:, 1])
     edges = np.stack([codes // n, codes % n], axis=1)
     adjacency = coo_matrix((np.ones(len(edges), np.int8), (edges[:, 0], edges[:, 1])), (n, n))
     count, labels = connected_components(adjacency, directed=False)
@@ -322,6 +322,14 @@ def check_edges(n: int, edges) -> np.ndarray:
             f"graph is disconnected: {count} connected components (sizes {sizes[:10].tolist()}); "
             "decentralized optimization needs a connected graph")
     return edges
+
+
+def sorted_unique(values) -> np.ndarray:
+    """The distinct values of a 1-D integer array, sorted, by one sort: ``np.unique`` without
+    its hash table, which numpy 2.3+ uses for integers and which took 5.1 s for 5·10⁶ int64
+    edge codes where the sort takes 0.06 s."""
+    values = np.sort(np.asarray(values).ravel())
+    return values[np.concatenate(([True], values[1:] != values[:-1]))] if values.size else values
 
 
 def adjacency_of(graph) -> np.ndarray:
