@@ -11,6 +11,8 @@
 # The model workloads (issue 25: digits MLP and CNN with DP-DSGD, 16/64 agents, seeds 1-256) alone:
 #   bash benchmarks/gpu.sh "$OUT" --stages 4 --budget 400 --models-s 390
 # and rehearsed on CPU: JAX_PLATFORMS=cpu bash benchmarks/gpu.sh /tmp/r --rehearse --stages 4
+# The scale cells (issue 38 goal 3: 1,000 steps, 10^6 and 10^7 agents) alone:
+#   bash benchmarks/gpu.sh "$OUT" --stages 5 --budget 560 --scale-s 550
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT_DIR=${1:-${OUT:-benchmarks/results}}

@@ -39,6 +39,14 @@ Stages (each with a deadline inside ``--budget`` seconds; a stage that runs out 
    own runs the whole grid:
    ``bash benchmarks/gpu.sh "$OUT" --stages 4 --budget 400 --models-s 390``.
 
+5. **scale** (``--scale-s``, issue 38 goal 3 on the device): ``bench_scale.py``'s cells at
+   1,000 steps (:data:`SCALE_CELLS`: DGD and DP-DGD at N = 10⁶, DGD behind the per-message
+   ``clip+gaussian`` channel at 10⁵, then DGD at 10⁷ and the channel at 10⁶), each in a fresh
+   process (graph, network and data built on the host, then compile and run), in that order until
+   the stage's time runs out; each row is the cell's JSON (seconds per phase, agent-steps/s, what
+   one device holds). A call of its own:
+   ``bash benchmarks/gpu.sh "$OUT" --stages 5 --budget 560 --scale-s 550``.
+
 ``--rehearse`` runs the same code on tiny sizes (a few steps, a few seeds, the benchmarks skipped
 except one tiny headline cell and one tiny CNN cell) so that
 ``tests/test_gpu_driver.py`` exercises it end to end on CPU; ``--stages 4 --rehearse`` runs the
@@ -68,6 +76,9 @@ MODEL_WORKLOADS = ("digits_mlp", "digits_cnn")
 MODEL_AGENTS = (16, 64)
 MODEL_SEEDS = (1, 16, 256)
 MODEL_STEPS = 100
+SCALE_CELLS = (("dgd", 10**6), ("dp_dgd", 10**6), ("dgd+channel", 10**5), ("dgd", 10**7),
+               ("dgd+channel", 10**6))
+SCALE_STEPS = 1000
 
 
 class Rows:
@@ -489,6 +500,17 @@ def stage4(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
                     break
 
 
+# -- stage 5: scale (issue 38, goal 3) -------------------------------------------------------------
+def stage5(rows: Rows, out: Path, tiny: bool, deadline: float) -> None:
+    del out  # each cell's JSON is its row
+    cells = (("dgd", 200), ("dgd+channel", 200)) if tiny else SCALE_CELLS
+    steps = 2 if tiny else SCALE_STEPS
+    for name, n in cells:
+        subprocess_row(rows, "scale", f"{name}_{n}",
+                       [sys.executable, str(HERE / "bench_scale.py"), "--cell", name, str(n),
+                        str(steps)], timeout=deadline - time.time())
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=os.environ.get("OUT") or str(HERE / "results"))
@@ -497,8 +519,11 @@ def main() -> None:
     ap.add_argument("--stage2-s", type=float, default=330.0)
     ap.add_argument("--models-s", type=float, default=60.0,
                     help="seconds for stage 4 (the model workloads)")
+    ap.add_argument("--scale-s", type=float, default=300.0,
+                    help="seconds for stage 5 (the scale cells)")
     ap.add_argument("--stages", type=int, nargs="+", default=[1, 2, 4, 3],
-                    help="stages in the order run: 1 correctness, 2 ladder, 4 models, 3 reserve")
+                    help="stages in the order run: 1 correctness, 2 ladder, 4 models, 3 reserve "
+                         "(5, scale: in a call of its own)")
     ap.add_argument("--ladder", nargs="+", default=None, metavar="NAME",
                     help="stage 2 runs only these (headline_dpp2, suite_dpp2_dgd, ...)")
     ap.add_argument("--rehearse", "--tiny", action="store_true", dest="tiny",
@@ -521,13 +546,12 @@ def main() -> None:
     rows = Rows(out / f"gpu_rows_{_kind(jax.devices()[0])}.jsonl")
     rows.write("env", "environment", rehearse=args.tiny, argv=sys.argv, **env)
     end = START + args.budget
-    stage_ends = {1: min(end, time.time() + args.stage1_s), 2: None, 3: end, 4: None}
+    stage_ends = {1: min(end, time.time() + args.stage1_s), 3: end}
     for stage in args.stages:
-        if stage == 2:
-            stage_ends[2] = min(end, time.time() + args.stage2_s)
-        if stage == 4:
-            stage_ends[4] = min(end, time.time() + args.models_s)
-        run = {1: stage1, 2: stage2, 3: stage3, 4: stage4}[stage]
+        seconds = {2: args.stage2_s, 4: args.models_s, 5: args.scale_s}.get(stage)
+        if seconds is not None:  # these stages' clocks start when they do
+            stage_ends[stage] = min(end, time.time() + seconds)
+        run = {1: stage1, 2: stage2, 3: stage3, 4: stage4, 5: stage5}[stage]
         try:
             run(rows, out, args.tiny, stage_ends[stage], **({"only": args.ladder} if stage == 2
                                                             else {}))

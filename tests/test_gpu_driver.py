@@ -96,3 +96,26 @@ def test_pairwise_gpu_cells_rehearsal_writes_a_row_per_cell(tmp_path):
     for bound, attained in zip(row["headline_epsilon"], row["attained_headline_epsilon"],
                                strict=True):  # the bound never below its attained lower end
         assert bound >= attained * (1 - 1e-9), (bound, attained)
+
+
+@pytest.mark.slow  # two fresh-process cells (--runslow)
+def test_gpu_driver_scale_stage_alone_on_cpu(tmp_path):
+    """Stage 5 (issue 38 goal 3's device cells), rehearsed alone: one row per bench_scale cell,
+    each the cell's own JSON."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
+    env.update(JAX_PLATFORMS="cpu")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_driver.py"), "--rehearse",
+                           "--stages", "5", "--out", str(tmp_path), "--budget", "200",
+                           "--scale-s", "190"], capture_output=True, text=True, timeout=300,
+                          cwd=tmp_path, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    (path,) = tmp_path.glob("gpu_rows_*.jsonl")
+    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    assert [(r["stage"], r["name"]) for r in rows] == [
+        ("env", "environment"), ("scale", "dgd_200"), ("scale", "dgd+channel_200"),
+        ("done", "done")], rows
+    for row in rows[1:3]:
+        assert row["returncode"] == 0, row
+        result = row["result"]
+        assert result["n_agents"] == 200 and result["steps"] == 2, result
+        assert result["agent_steps_per_second"] > 0 and result["device_mib"] > 0, result
