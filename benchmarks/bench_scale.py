@@ -133,8 +133,8 @@ def table(rows: list) -> str:
     site's content column)."""
     times = ["| algorithm | N | \\|E\\| | graph s | network s | problem s | summary s | compile s "
              "| run s |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    rates = ["| algorithm | N | agent-steps/s | run µs/agent | peak RSS MiB | RSS KiB/agent "
-             "| device MiB |", "|---|---:|---:|---:|---:|---:|---:|"]
+    rates = [("| algorithm | N | agent-steps/s | run µs/agent | peak RSS MiB | RSS KiB/agent "
+              "| device MiB |"), "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         if "error" in r:
             times.append(f"| {r['algorithm']} | {r['n_agents']} | failed: {r['error'][:80]} |")

@@ -11,18 +11,22 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_gpu_driver_rehearsal_writes_every_stage(tmp_path):
-    # stages 1-3 here; stage 4 (the model workloads) is rehearsed alone in the next test
+def _rehearse(tmp_path, *flags, timeout: float) -> list[dict]:
+    """``gpu_driver.py --rehearse FLAGS`` on CPU in a fresh process; its JSON rows."""
     env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
     env.update(JAX_PLATFORMS="cpu")
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_driver.py"), "--rehearse",
-                           "--out", str(tmp_path), "--budget", "170",
-                           "--stages", "1", "2", "3"], capture_output=True,
-                          text=True, timeout=240, cwd=tmp_path, env=env)
+                           "--out", str(tmp_path), *flags], capture_output=True, text=True,
+                          timeout=timeout, cwd=tmp_path, env=env, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     files = list(tmp_path.glob("gpu_rows_*.jsonl"))
     assert len(files) == 1, files
-    rows = [json.loads(line) for line in files[0].read_text().splitlines()]
+    return [json.loads(line) for line in files[0].read_text().splitlines()]
+
+
+def test_gpu_driver_rehearsal_writes_every_stage(tmp_path):
+    # stages 1-3 here; stages 4 and 5 (models, scale) are rehearsed alone below
+    rows = _rehearse(tmp_path, "--budget", "170", "--stages", "1", "2", "3", timeout=240)
     env_row = rows[0]
     assert env_row["stage"] == "env" and len(env_row["commit"]) == 40
     for key in ("device_kind", "XLA_FLAGS", "jax", "packages", "jax_default_matmul_precision",
@@ -60,15 +64,8 @@ def test_gpu_driver_model_stage_alone_on_cpu(tmp_path):
     spec.loader.exec_module(driver)
     assert [driver.model_problem(w, 16).dim for w in driver.MODEL_WORKLOADS] == [2410, 1370]
 
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
-    env.update(JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_driver.py"), "--rehearse",
-                           "--stages", "4", "--out", str(tmp_path), "--budget", "400",
-                           "--models-s", "390"], capture_output=True, text=True, timeout=500,
-                          cwd=tmp_path, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    (path,) = tmp_path.glob("gpu_rows_*.jsonl")
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows = _rehearse(tmp_path, "--stages", "4", "--budget", "400", "--models-s", "390",
+                     timeout=500)
     assert [(r["stage"], r["name"]) for r in rows] == [
         ("env", "environment"), ("models", "digits_cnn_dp_dsgd"), ("done", "done")], rows
     row = rows[1]
@@ -102,15 +99,8 @@ def test_pairwise_gpu_cells_rehearsal_writes_a_row_per_cell(tmp_path):
 def test_gpu_driver_scale_stage_alone_on_cpu(tmp_path):
     """Stage 5 (issue 38 goal 3's device cells), rehearsed alone: one row per bench_scale cell,
     each the cell's own JSON."""
-    env = {k: v for k, v in os.environ.items() if k not in ("XLA_FLAGS", "PYTHONPATH")}
-    env.update(JAX_PLATFORMS="cpu")
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "gpu_driver.py"), "--rehearse",
-                           "--stages", "5", "--out", str(tmp_path), "--budget", "200",
-                           "--scale-s", "190"], capture_output=True, text=True, timeout=300,
-                          cwd=tmp_path, env=env)
-    assert done.returncode == 0, done.stderr[-3000:]
-    (path,) = tmp_path.glob("gpu_rows_*.jsonl")
-    rows = [json.loads(line) for line in path.read_text().splitlines()]
+    rows = _rehearse(tmp_path, "--stages", "5", "--budget", "200", "--scale-s", "190",
+                     timeout=300)
     assert [(r["stage"], r["name"]) for r in rows] == [
         ("env", "environment"), ("scale", "dgd_200"), ("scale", "dgd+channel_200"),
         ("done", "done")], rows

@@ -113,6 +113,7 @@ def test_the_concepts_page_example_runs_split_over_the_devices(capsys):
     from pathlib import Path
 
     page = (Path(__file__).resolve().parents[1] / "docs" / "concepts.md").read_text()
-    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.S) if 'shard="agents"' in b]
+    (block,) = [b for b in re.findall(r"```python\n(.*?)```", page, re.DOTALL)
+                if 'shard="agents"' in b]
     exec(compile(block, "concepts.md", "exec"), {})  # noqa: S102
     assert capsys.readouterr().out.strip() == "512 agents on each of 8 device(s)"
