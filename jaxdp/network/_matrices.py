@@ -26,9 +26,10 @@ def directed(edges: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 
 def laplacian(n: int, edges: np.ndarray) -> Operator:
-    """Combinatorial Laplacian ``L = D - A`` of the unweighted graph: ``(degrees, -1)``."""
-    senders, receivers = directed(edges)
-    return np.bincount(receivers, minlength=n).astype(np.float64), -np.ones(len(senders))
+    """Combinatorial Laplacian ``L = D - A`` of the unweighted graph: ``(degrees, -1)`` (a node's
+    degree is how often it appears in ``edges``: no directed copy of the edge list is made)."""
+    return (np.bincount(np.asarray(edges).ravel(), minlength=n).astype(np.float64),
+            np.full(2 * len(edges), -1.0))
 
 
 def mixing_matrix(n: int, edges: np.ndarray, weights, eps: float | None = None,
