@@ -468,11 +468,9 @@ class _Program:
         data = (self.problem, self.network)
         start_fn, start_args = self._over_batch(self._start), (self.params, keys, dummy, *data)
         start = self._jit(start_fn, *start_args, out_shardings=self.sharding)
-        shapes = jax.eval_shape(start_fn, *start_args)[0]  # the carry, without computing it
-        where = (start.output_shardings[0] if self.by_agents
-                 else jax.tree.map(lambda _: self.sharding, shapes))
-        carry_shapes = jax.tree.map(
-            lambda a, w: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=w), shapes, where)
+        carry_shapes = jax.tree.map(  # the carry as start returns it, without computing it
+            lambda a: jax.ShapeDtypeStruct(a.shape, a.dtype, sharding=a.sharding),
+            start.out_info[0])
         compiled = {"start": start}
         for n_rec in lengths:
             compiled[n_rec] = self._jit(self._over_batch(self._chunk(n_rec * self.record_every)),
