@@ -29,6 +29,7 @@ _EXPORTS = {
     **{name: "jaxdp.engine" for name in ("Trace", "final_metrics", "grid", "run", "simulate",
                                            "sweep", "use_cpu_cores")},
     "use_compile_cache": "jaxdp._cache",
+    "compiler_options": "jaxdp._compiler",
 }
 #: Sub-packages reachable as attributes of ``jaxdp`` without an explicit import.
 _SUBMODULES = ("algorithms", "attacks", "channels", "cli", "compare", "core", "engine",

@@ -24,6 +24,7 @@ import jax.numpy as jnp
 import numpy as np
 import optax
 
+from jaxdp._compiler import jit
 from jaxdp.engine import final_metrics
 
 
@@ -107,7 +108,7 @@ def tune(algorithm, problem, network, params, *, fields: Sequence[str], steps: i
         checkpoint_every=checkpoint_every)
     train = seed_keys(range(seeds))
     scale = jnp.log if log_utility else (lambda v: v)
-    loss = jax.jit(jax.value_and_grad(lambda theta: scale(objective(to_params(theta), train))))
+    loss = jit(jax.value_and_grad(lambda theta: scale(objective(to_params(theta), train))))
     optimizer = optimizer or optax.adam(0.05)
     start = {f: jnp.asarray(params[f], jnp.result_type(float)) for f in fields}
     theta = {f: jnp.log(v) - (jnp.log1p(-v) if f in unit_fields else 0.0)
@@ -142,7 +143,7 @@ def _held_out(algorithm, problem, network, params, keys, steps, utility, metrics
     def one(key):
         return final_metrics(algorithm, problem, network, params, key, steps=steps,
                              metrics=metrics)[utility]
-    values = np.asarray(jax.jit(jax.vmap(one))(keys))
+    values = np.asarray(jit(jax.vmap(one))(keys))
     finite = values[np.isfinite(values)]
     if finite.size == 0:
         return float("nan"), float("nan"), int(values.size)

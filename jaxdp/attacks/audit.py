@@ -27,6 +27,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._compiler import jit
 from jaxdp.engine import simulate
 
 
@@ -172,7 +173,7 @@ def audit_observations(algorithm, problems, network, params, statistic, *, steps
                                   metrics=lambda p, m: {})
         return statistic(observed)
 
-    scores_of = jax.jit(jax.vmap(one, in_axes=(None, 0)))
+    scores_of = jit(jax.vmap(one, in_axes=(None, 0)))
     out = []
     for problem, ids in zip(problems, seeds, strict=True):
         ids = np.asarray(list(ids), np.uint32)

@@ -23,6 +23,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._compiler import jit
 from jaxdp.engine import step_keys, sweep
 
 
@@ -91,7 +92,7 @@ def eta_sequence(algorithm, params, seeds, steps: int, dtype) -> np.ndarray:
 
     per_seed = jax.vmap(eta_at, in_axes=(None, 0))
     seeds = jnp.asarray(seeds, jnp.uint32)
-    return np.asarray(jax.jit(jax.vmap(per_seed, in_axes=(0, None)))(seeds, jnp.arange(steps)))
+    return np.asarray(jit(jax.vmap(per_seed, in_axes=(0, None)))(seeds, jnp.arange(steps)))
 
 
 class _XOnly(NamedTuple):
@@ -118,8 +119,8 @@ def tier1_recovery_study(algorithm, problem, network, params_grid, *, steps: int
     msgs, models = trace.observed["messages"], trace.observed["models"]  # (S, G, K, ...)
     x0 = np.zeros_like(models[:, :, :1])
     x_true = np.concatenate([x0, models[:, :, :-1]], axis=2)  # x^k, k = 0..K-1
-    attack = jax.jit(jax.vmap(jax.vmap(lambda y, z, a, b: tier1_attack(y, z, network.P, a, b),
-                                       in_axes=(0, 0, 0, 0)), in_axes=(0, 0, None, None)))
+    attack = jit(jax.vmap(jax.vmap(lambda y, z, a, b: tier1_attack(y, z, network.P, a, b),
+                                   in_axes=(0, 0, 0, 0)), in_axes=(0, 0, None, None)))
     rec = attack(msgs["y"], msgs["z"], params_grid.alpha, params_grid.beta)
     err = np.linalg.norm(np.asarray(rec.x) - x_true, axis=(-2, -1))[..., 1:]
     x_err = np.median(err / np.linalg.norm(x_true, axis=(-2, -1))[..., 1:], axis=-1)

@@ -20,6 +20,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._compiler import jit
 from jaxdp.channels._program import ProductCall, program_releases, refusal
 from jaxdp.channels._proxy import Probe, call_costs
 from jaxdp.core import Accounting
@@ -164,7 +165,7 @@ def self_term_flow(alg, problem, network, params, agent: int = 0) -> str:
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        base, moved = jax.jit(next_states)()
+        base, moved = jit(next_states)()
     others = np.arange(n) != agent
     paths = jax.tree_util.tree_flatten_with_path(base)[0]
     for (path, a), b in zip(paths, jax.tree_util.tree_leaves(moved)):

@@ -31,6 +31,8 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Literal, jaxpr_as_fun
 
+from jaxdp._compiler import jit
+
 
 def _has_agent_axis(leaf, n: int, axis: int = 0) -> bool:
     return np.ndim(leaf) > axis and np.shape(leaf)[axis] == n
@@ -103,8 +105,8 @@ def wire_held(alg, state, noise, problem, network, params, k=1, later=None):
         if isinstance(out, Literal):
             return lambda drawn: out.val
         pinned = {v: x for v, x in held.items() if v is not out}
-        return jax.jit(lambda drawn: _evaluate(closed.jaxpr, closed.consts,
-                                               jax.tree.leaves(drawn), pinned)[outs.index(out)])
+        return jit(lambda drawn: _evaluate(closed.jaxpr, closed.consts,
+                                           jax.tree.leaves(drawn), pinned)[outs.index(out)])
     return [judge(out) for out in outs]
 
 

@@ -14,6 +14,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._compiler import jit
 from jaxdp.core._noise_owner import shift_agent
 
 
@@ -39,7 +40,7 @@ def first_arrivals(alg, problem, network, params, steps: int, source: int = 0,
         raise ValueError(f"first_arrivals: N = {n} agents and as many directed links: node and "
                          "link messages cannot be told apart")
 
-    step = jax.jit(lambda s, z, k: alg.step(s, z, problem, network, params, k))  # one compile
+    step = jit(lambda s, z, k: alg.step(s, z, problem, network, params, k))  # one compile
 
     def run(shift: bool) -> list[tuple[np.ndarray, np.ndarray]]:
         state = alg.init(key, problem, network, params)

@@ -20,6 +20,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.sharding import Mesh, NamedSharding, PartitionSpec
 
+from jaxdp._compiler import compiler_options
 from jaxdp._version import __version__
 from jaxdp.engine._checks import (
     _check_int,
@@ -186,7 +187,7 @@ def grid(params, **axes):
 def _dispatch(algorithm, problem, network, params, grid_size, resume_dir, seeds_per_block, **kw):
     if kw["shard"] not in SHARDS:
         raise ValueError(f"shard must be one of {SHARDS}; got {kw['shard']!r}")
-    if kw["shard"] == "agents" and jax.process_count() > 1:
+    if kw["shard"] == AGENT_AXIS and jax.process_count() > 1:
         raise ValueError("shard='agents' splits the agents over one process's devices; with "
                          f"{jax.process_count()} processes (jax.distributed) shard the seeds")
     if resume_dir is None:
@@ -426,13 +427,16 @@ class _Program:
         return jax.tree.map(place, tree)
 
     def _jit(self, fn, *args, **options):
-        """``jax.jit(fn)`` lowered at ``args`` and compiled; by agents, the outputs' agent (and
+        """``jax.jit(fn)`` lowered at ``args`` and compiled with jaxdp's compiler options for
+        the mesh's platform (:func:`jaxdp.compiler_options`); by agents, the outputs' agent (and
         link) axes, after the seed and grid axes, split as the inputs' are, so that a chunk's
         carry comes out as the next chunk takes it in."""
         if self.by_agents:
             options["out_shardings"] = self._agent_shardings(
                 jax.eval_shape(fn, *args), 1 + (self.grid_size is not None))
-        return jax.jit(fn, **options).lower(*args).compile()
+        kind = self.sharding.mesh.devices.flat[0].platform
+        return jax.jit(fn, compiler_options=compiler_options(kind),
+                       **options).lower(*args).compile()
 
     def _over_batch(self, fn):
         """Map ``fn(params, key, carry, problem, network)`` over seeds (axis 0) and the grid

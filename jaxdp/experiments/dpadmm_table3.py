@@ -15,6 +15,7 @@ import jax
 import numpy as np
 
 from jaxdp import network
+from jaxdp._compiler import jit
 from jaxdp.algorithms.dpadmm.algorithm import DPADMM, DPADMMParams
 from jaxdp.algorithms.dpadmm.baselines import (
     ConsensusADMM,
@@ -107,7 +108,7 @@ def _timings(setup, data):
         alg, params = make(TABLE3_EPS[0])
         for p in (make(e)[1] for e in TABLE3_EPS):
             alg.validate(p, problem, net)
-        compiled = jax.jit(functools.partial(_final_state, alg, setup.steps)).lower(
+        compiled = jit(functools.partial(_final_state, alg, setup.steps)).lower(
             problem, net, params, key).compile()  # one program for every ε (Params are traced)
         times[name] = [_best_time(compiled, (problem, net, make(e)[1], key), setup.seeds)
                        for e in TABLE3_EPS]

@@ -30,6 +30,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp import algorithms, network, problems
+from jaxdp._compiler import jit
 from jaxdp.algorithms.dpp2 import privacy as acc
 from jaxdp.algorithms.dpp2.algorithm import DPP2State, theory_check, theory_params
 from jaxdp.attacks.eavesdrop import tier1_recovery_study
@@ -226,8 +227,8 @@ def _claim_invariances(report, prob, net, params, steps):
             "dy": jnp.max(jnp.abs(msg_a["y"] - msg_b["y"])),
             "q": rel(a.q, params.rho * net.apply_P(a.d)), "d": rel(a.d, total)}
 
-    _, out = jax.jit(lambda: jax.lax.scan(body, (zero, zero, jnp.zeros_like(zero.x)),
-                                          jnp.arange(steps)))()
+    _, out = jit(lambda: jax.lax.scan(body, (zero, zero, jnp.zeros_like(zero.x)),
+                                      jnp.arange(steps)))()
     m = {k: float(jnp.max(v)) for k, v in out.items()}
     report.claim("R1", "for identical Laplace draws, two η sequences give the same x-trajectory "
                  "and z-messages (to rounding); only y differs",
@@ -316,7 +317,7 @@ def _claim_counterexample(report, net, steps):
     def body(s, k):
         return alg.step(s, noise, prob, net, params, k)[0], None
 
-    final, _ = jax.jit(lambda s: jax.lax.scan(body, s, jnp.arange(steps)))(
+    final, _ = jit(lambda s: jax.lax.scan(body, s, jnp.arange(steps)))(
         DPP2State(x=x0, d=jnp.zeros_like(x0), q=jnp.zeros_like(x0)))
     err = lambda x: float(jnp.sum((x - x.mean(0, keepdims=True)) ** 2))  # noqa: E731
     ratio = err(final.x) / err(x0)

@@ -34,6 +34,7 @@ import jax.numpy as jnp
 import numpy as np
 
 from jaxdp import algorithms, network, problems
+from jaxdp._compiler import jit
 from jaxdp.algorithms.ldp import privacy as ldp_privacy
 from jaxdp.engine import simulate
 from jaxdp._plotting import (figure, finish, metric_label, plot_band, save,
@@ -66,7 +67,7 @@ def _fig1(out: Path, seeds: int, samples: int, progress: bool = False) -> Report
     closed = np.asarray(ldp_privacy.gamma_bound(jnp.asarray(W * B), jnp.asarray(alpha_b * B)))
     exact = ldp_privacy.gamma_exact(W * B, alpha_b * B)
     mc_points = [(0.1, 2.0), (0.5, 6.0), (1.0, 10.0), (0.3, 4.0), (0.8, 8.0)]
-    mc = jax.jit(ldp_privacy.gamma_monte_carlo, static_argnums=3)
+    mc = jit(ldp_privacy.gamma_monte_carlo, static_argnums=3)
     mc_rows = []
     for omega, beta in progress_bar(mc_points, progress, "Monte Carlo points"):
         est = np.array([mc(jax.random.key(s), omega * beta, alpha_b * beta, samples)[0]

@@ -51,6 +51,7 @@ import jax.numpy as jnp
 import numpy as np
 from jax.extend.core import ClosedJaxpr, Jaxpr, Literal
 
+from jaxdp._compiler import jit
 from jaxdp._jaxpr import sub_jaxprs
 from jaxdp.privacy._sites import ROLES, parse_site, public_inputs
 
@@ -225,7 +226,7 @@ def _compiled(jaxpr: Jaxpr):
     run on every data set)."""
     fun = _COMPILED.get(id(jaxpr))
     if fun is None or fun[0] is not jaxpr:
-        fun = (jaxpr, jax.jit(lambda consts, *args: jax.core.eval_jaxpr(jaxpr, consts, *args)))
+        fun = (jaxpr, jit(lambda consts, *args: jax.core.eval_jaxpr(jaxpr, consts, *args)))
         _COMPILED.clear()
         _COMPILED[id(jaxpr)] = fun
     return fun[1]

@@ -12,6 +12,7 @@ import jax
 import jax.numpy as jnp
 import numpy as np
 
+from jaxdp._compiler import jit
 from jaxdp._precision import einsum, matmul
 from jaxdp.privacy._factorization import (
     LinearRelease,
@@ -167,7 +168,7 @@ def pairwise_decoder(W, edges, steps: int, threat="neighbours", participation=No
         release = gossip_release(W, edges, steps, 1.0, decoder=jnp.tril(theta), broadcast=True)
         return worst_pair_mu2(release, obs, classes) * model_noise(release, W)
 
-    step_fn = jax.jit(jax.value_and_grad(objective))
+    step_fn = jit(jax.value_and_grad(objective))
     opt = optax.adam(learning_rate)
     theta = jnp.eye(steps) if start is None else jnp.tril(jnp.asarray(start))
     state = opt.init(theta)
