@@ -30,6 +30,8 @@ import os
 import time
 from pathlib import Path
 
+from bench_sampler_speed import append_rows, load  # this directory
+
 N, M, D, STEPS = 50, 200, 10, 500
 
 
@@ -116,13 +118,10 @@ def main(argv=None) -> int:
             row = {"seeds": seeds, "variant": name, "ms_per_step": time_step(g, x0, options),
                    "compiler_options": "xla_defaults" if args.xla_defaults else "jaxdp",
                    "xla_flags": os.environ.get("XLA_FLAGS", ""),
-                   "load1": float(Path("/proc/loadavg").read_text().split()[0])}
+                   "load1": load()}
             print(json.dumps(row), flush=True)
             rows.append(row)
-    path = Path(args.out)
-    old = json.loads(path.read_text()) if path.exists() else {"rows": []}
-    old["rows"] += rows
-    path.write_text(json.dumps(old, indent=1) + "\n")
+    append_rows(Path(args.out), rows)
     return 0
 
 

@@ -95,11 +95,15 @@ def main(argv=None) -> int:
         r["loss"] = args.loss
         r["xla_flags"] = os.environ.get("XLA_FLAGS", "")
         print(json.dumps(r))
-    path = Path(args.out)
+    append_rows(Path(args.out), rows)
+    return 0
+
+
+def append_rows(path: Path, rows: list[dict]) -> None:
+    """Append ``rows`` to the ``{"rows": [...]}`` JSON file at ``path`` (created if missing)."""
     old = json.loads(path.read_text()) if path.exists() else {"rows": []}
     old["rows"] += rows
     path.write_text(json.dumps(old, indent=1) + "\n")
-    return 0
 
 
 if __name__ == "__main__":
