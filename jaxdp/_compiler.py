@@ -12,10 +12,11 @@ of another sum wrongly in float32. Measured on jaxlib 0.10.2 (two Sapphire Rapid
 ``exp``, ``sigmoid``, a square, ``abs`` or ``max(·, 0)`` in place of ``tanh`` are as wrong; with
 no function in between, with one to three seeds, or with 5 agents or 20 rows instead of 50 and
 200 it is off by rounding only; float64 programs are not fused so). Without those fusions
-(``xla_cpu_experimental_ynn_fusion_type`` empty) XLA's own loop fusions compute it to rounding,
-and jaxdp's CPU runs are as fast or faster: DGD on the ℓ2-logistic benchmark with per-message
-lattice noise, 30 seeds, 0.62–0.66 → 0.53–0.55 s; an MLP under DP-DSGD 0.72 → 0.63–0.68 s at 30
-seeds and 7.9–8.0 → 8.1–8.2 s at 256 (``benchmarks/README.md``).
+(``xla_cpu_experimental_ynn_fusion_type`` empty) XLA's own loop fusions compute it to rounding.
+The speed moves both ways (``benchmarks/README.md``, "XLA:CPU's YNNPACK fusions"): DGD on the
+ℓ2-logistic benchmark with per-message lattice noise at 30 seeds 1.2–1.5× faster, the same at
+256, DP-DSGD on an MLP the same at 30 seeds and 6 % slower at 256, a single-seed noise-free
+logistic run 1.6× slower (0.06 → 0.10 ms a step), compilation 0.1–0.3 s longer.
 
 jaxdp's own algorithms do not write that pattern (every registered one gives the same trajectory
 with and without the fusions, to float32 rounding), but an algorithm prototyped in a notebook
