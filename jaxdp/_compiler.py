@@ -49,9 +49,12 @@ def _cpu_accepts() -> bool:
 
 
 def compiler_options(platform: str | None = None) -> dict | None:
-    """The XLA options jaxdp compiles with on ``platform`` (default: JAX's default backend):
-    :data:`CPU_OPTIONS` on CPU, where this jaxlib accepts them, else ``None`` (XLA's defaults).
-    Pass them to your own ``jax.jit`` as ``compiler_options=`` (module docstring)."""
+    """The XLA options jaxdp compiles with on ``platform`` (default: JAX's default backend).
+
+    On CPU, ``{"xla_cpu_experimental_ynn_fusion_type": ""}``: no YNNPACK fusion, since jaxlib
+    0.10's YNNPACK fusions compute a float32 sum of a non-linear function of another sum wrongly.
+    Elsewhere, or where this jaxlib no longer has the option, ``None`` (XLA's defaults). Pass the
+    result to your own outermost ``jax.jit`` as ``compiler_options=``."""
     platform = platform or jax.default_backend()
     return dict(CPU_OPTIONS) if platform == "cpu" and _cpu_accepts() else None
 
